@@ -1,0 +1,3 @@
+from kforensics.cli import main
+
+main()

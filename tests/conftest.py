@@ -1,0 +1,30 @@
+"""Shared fixtures: paths to the committed sample logs and to ../shared/realdata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_LOGS = REPO / "sample_logs"
+REALDATA = (REPO.parent / "shared" / "realdata").resolve()
+
+
+def realdata_files(pattern: str) -> list[Path]:
+    """Files under ../shared/realdata matching a glob (empty when the folder is absent)."""
+    if not REALDATA.is_dir():
+        return []
+    return sorted(p for p in REALDATA.rglob(pattern) if p.is_file())
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    if not REALDATA.is_dir():
+        pytest.skip(f"real broker files not present: {REALDATA} (they live in the project's shared/ folder)")
+    return REALDATA
+
+
+@pytest.fixture(scope="session")
+def sample_logs() -> Path:
+    return SAMPLE_LOGS
