@@ -28,3 +28,13 @@ def realdata() -> Path:
 @pytest.fixture(scope="session")
 def sample_logs() -> Path:
     return SAMPLE_LOGS
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one local SparkSession shared by every Spark test."""
+    from kforensics.spark.session import build_session
+
+    session = build_session("local[2]", "kforensics-tests", **{"spark.sql.shuffle.partitions": "4"})
+    yield session
+    session.stop()

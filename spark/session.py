@@ -1,0 +1,36 @@
+"""SparkSession creation: embedded local Spark by default, any master URL on request.
+
+Imported only by commands that run Spark (never by `dump` or `--help`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+
+
+def build_session(master: str | None = None, app_name: str = "kforensics", **conf: str) -> SparkSession:
+    """Create (or return the running) SparkSession.
+
+    Workers must run the same interpreter as the driver, so PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON
+    default to this one; Arrow is switched on for the parse-at-the-edge path.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .master(master or os.environ.get("KFORENSICS_SPARK_MASTER", DEFAULT_MASTER))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
