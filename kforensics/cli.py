@@ -21,3 +21,12 @@ def main() -> None:
       kforensics dump /var/lib/kafka/orders-0/00000000000000000000.log --deep-iteration
       kforensics dump --json --files orders-0/00000000000000000000.index
     """
+
+
+def _register() -> None:
+    from kforensics.dump_cmd import dump
+
+    main.add_command(dump)
+
+
+_register()

@@ -1,0 +1,402 @@
+"""`kforensics dump`: print any broker file, as kafka-dump-log does, or as JSON lines.
+
+Never imports pyspark. Each file type has one small function that walks its parser and hands the
+entities to a renderer (:mod:`kforensics.dump_out`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kforensics.dump_out import JsonOut, TextOut
+from kforensics.parsers.findings import Finding
+
+FILE_TYPES = (
+    "log", "metadata_snapshot", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint",
+    "offset_checkpoint", "partition_metadata", "meta_properties", "quorum_state", "clean_shutdown",
+)
+DECODERS = ("offsets", "transaction_log", "cluster_metadata")
+_METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+
+EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
+
+
+@dataclass
+class DumpOptions:
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    index_sanity_check: bool = False
+    verify_index_only: bool = False
+    max_bytes: int | None = None
+    skip_record_metadata: bool = False
+    decoder: str | None = None
+    pids: tuple[int, ...] = ()
+    producer_epoch: int | None = None
+    leader_epoch: int | None = None
+    offsets: tuple[int | None, int | None] = (None, None)
+
+
+@dataclass
+class DumpState:
+    """What the run found so far: drives the trailing stderr report and the exit code."""
+
+    findings: list[Finding] = field(default_factory=list)
+    unreadable: bool = False
+    index_mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    non_consecutive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.unreadable:
+            return EXIT_UNREADABLE
+        if any(f.effective_severity in ("warning", "error") for f in self.findings):
+            return EXIT_FINDINGS
+        return EXIT_OK
+
+
+def _parse_offsets(value: str | None) -> tuple[int | None, int | None]:
+    if not value:
+        return (None, None)
+    lo, sep, hi = value.partition(":")
+    if not sep:
+        raise click.BadParameter("expected FROM:TO, e.g. 100:200, 100: or :200", param_hint="--offsets")
+    try:
+        return (int(lo) if lo else None, int(hi) if hi else None)
+    except ValueError as exc:
+        raise click.BadParameter(f"not an offset range: {value}", param_hint="--offsets") from exc
+
+
+def detect_type(path: Path) -> str | None:
+    from kforensics.parsers.log_dir import detect_file_type
+
+    return detect_file_type(path)
+
+
+@click.command("dump")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--files", "files_opt", multiple=True, metavar="F1,F2,...",
+              help="Comma-separated files to dump (as kafka-dump-log); also accepted positionally.")
+@click.option("--type", "file_type", type=click.Choice(FILE_TYPES), help="Override the type guessed from the name.")
+@click.option("--print-data-log", is_flag=True, help="Print keys and values (implies --deep-iteration).")
+@click.option("--deep-iteration", is_flag=True, help="Print every record, not only batch headers.")
+@click.option("--index-sanity-check", is_flag=True, help="Only check index sanity, as the broker does at start-up.")
+@click.option("--verify-index-only", is_flag=True, help="Verify index entries against the log without printing them.")
+@click.option("--max-bytes", type=click.IntRange(min=0), help="Read at most this many bytes of batches per .log.")
+@click.option("--max-message-size", type=int, default=5 * 1024 * 1024, show_default=True,
+              help="Accepted for kafka-dump-log compatibility (batches are never size-limited here).")
+@click.option("--skip-record-metadata", is_flag=True, help="Do not print record metadata (offset, sizes...).")
+@click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets keys and values.")
+@click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state keys and values.")
+@click.option("--cluster-metadata-decoder", is_flag=True, help="Decode KRaft __cluster_metadata records.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of kafka-dump-log text.")
+@click.option("--pid", "pids", type=int, multiple=True, help="Only batches of this producer id (repeatable).")
+@click.option("--producer-epoch", type=int, help="Only batches of this producer epoch.")
+@click.option("--leader-epoch", type=int, help="Only batches of this partition leader epoch.")
+@click.option("--offsets", "offsets_range", metavar="FROM:TO", help="Only offsets in this inclusive range.")
+@click.option("--iso-time", is_flag=True, help="Human-readable UTC timestamps (JSON: extra *_iso fields).")
+def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | None, print_data_log: bool,
+         deep_iteration: bool, index_sanity_check: bool, verify_index_only: bool, max_bytes: int | None,
+         max_message_size: int, skip_record_metadata: bool, offsets_decoder: bool, transaction_log_decoder: bool,
+         cluster_metadata_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
+         leader_epoch: int | None, offsets_range: str | None, iso_time: bool) -> None:
+    """Print broker files: *.log, *.index, *.timeindex, *.txnindex, *.snapshot, checkpoints, metadata.
+
+    \b
+    Exit codes: 0 read fine, 1 warning/error findings, 2 usage error or unreadable file.
+    \b
+    Examples:
+      kforensics dump orders-0/00000000000000000000.log --deep-iteration --print-data-log
+      kforensics dump --files a.index,a.timeindex --verify-index-only
+      kforensics dump --json --pid 4000 --offsets 100:200 orders-0/00000000000000000000.log
+    """
+    files = list(paths) + [Path(f) for opt in files_opt for f in opt.split(",") if f.strip()]
+    if not files:
+        raise click.UsageError("no file given: pass files as arguments or with --files")
+    decoders = [name for name, on in zip(DECODERS, (offsets_decoder, transaction_log_decoder,
+                                                     cluster_metadata_decoder), strict=True) if on]
+    if len(decoders) > 1:
+        raise click.UsageError("choose at most one of --offsets-decoder, --transaction-log-decoder, "
+                               "--cluster-metadata-decoder")
+    opts = DumpOptions(
+        print_data_log=print_data_log or bool(decoders),
+        deep_iteration=deep_iteration or print_data_log or bool(decoders),
+        index_sanity_check=index_sanity_check, verify_index_only=verify_index_only, max_bytes=max_bytes,
+        skip_record_metadata=skip_record_metadata, decoder=decoders[0] if decoders else None,
+        pids=pids, producer_epoch=producer_epoch, leader_epoch=leader_epoch,
+        offsets=_parse_offsets(offsets_range),
+    )
+    out = JsonOut(iso_time=iso_time) if as_json else TextOut(iso_time=iso_time,
+                                                              skip_record_metadata=skip_record_metadata)
+    state = DumpState()
+    for path in files:
+        dump_file(path, file_type, opts, out, state)
+    if not as_json:
+        _print_trailing_reports(state, out)
+    sys.stdout.flush()
+    sys.exit(state.exit_code)
+
+
+def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    """Dump one file of any known type; unreadable or unknown files are reported, never raised."""
+    out.line(f"Dumping {path}")
+    kind = file_type or detect_type(path)
+    if not path.is_file() or not os.access(path, os.R_OK):
+        state.unreadable = True
+        _report(Finding("unreadable_file", str(path), None, f"cannot read {path}: no such readable file"), out, state)
+        return
+    if kind is None:
+        state.unreadable = True
+        _report(Finding("unknown_file", str(path), None,
+                        f"do not know how to dump {path.name}; pass --type", severity="error"), out, state)
+        return
+    try:
+        DUMPERS[kind](path, opts, out, state)
+    except OSError as exc:
+        state.unreadable = True
+        _report(Finding("unreadable_file", str(path), None, f"cannot read {path}: {exc.strerror or exc}"), out, state)
+
+
+def _report(finding: Finding, out: Any, state: DumpState) -> None:
+    state.findings.append(finding)
+    out.finding(finding)
+
+
+def _emit_all(items: Iterable[Any], emit: Callable[[Any], None], out: Any, state: DumpState) -> int:
+    count = 0
+    for item in items:
+        if isinstance(item, Finding):
+            _report(item, out, state)
+        else:
+            emit(item)
+            count += 1
+    return count
+
+
+# --- record batches: *.log and KRaft metadata snapshots -------------------------------------------
+
+def _batch_selected(b: Any, opts: DumpOptions) -> bool:
+    if opts.pids and b.producer_id not in opts.pids:
+        return False
+    if opts.producer_epoch is not None and b.producer_epoch != opts.producer_epoch:
+        return False
+    if opts.leader_epoch is not None and b.partition_leader_epoch != opts.leader_epoch:
+        return False
+    lo, hi = opts.offsets
+    if lo is not None and b.last_offset < lo:
+        return False
+    return not (hi is not None and b.base_offset > hi)
+
+
+def _record_selected(r: Any, opts: DumpOptions) -> bool:
+    lo, hi = opts.offsets
+    return (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)
+
+
+def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.record_batch import open_log
+
+    name = path.name
+    if name.endswith(".log"):
+        out.line(f"Log starting offset: {_base_offset_from_name(name)}")
+    elif name == "bootstrap.checkpoint":
+        out.line("KRaft bootstrap snapshot")
+    elif m := _METADATA_SNAPSHOT.match(name):
+        out.line(f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}")
+    decode = _decoder(opts.decoder) if opts.print_data_log else None
+    last_record_offset = -1
+    valid_bytes = 0
+    with open_log(path) as log:
+        for item in log.batches(headers_only=not opts.deep_iteration, max_bytes=opts.max_bytes):
+            if isinstance(item, Finding):
+                _report(item, out, state)
+                continue
+            batch = item
+            valid_bytes = batch.position + batch.size
+            selected = _batch_selected(batch, opts)
+            if selected:
+                out.batch(batch, str(path))
+            if not opts.deep_iteration:
+                continue
+            for rec in log.records(batch):
+                if isinstance(rec, Finding):
+                    _report(rec, out, state)
+                    continue
+                if last_record_offset != -1 and rec.offset != last_record_offset + 1:
+                    state.non_consecutive.setdefault(str(path.resolve()), []).append(
+                        (last_record_offset, rec.offset))
+                last_record_offset = rec.offset
+                if selected and _record_selected(rec, opts):
+                    decoded = decode(rec, batch) if decode is not None and not batch.is_control else None
+                    out.record(batch, rec, print_data=opts.print_data_log, decoded=decoded)
+        trailing = log.size - valid_bytes
+    if trailing > 0 and opts.max_bytes is None:
+        out.line(f"Found {trailing} invalid bytes at the end of {name}")
+
+
+def _base_offset_from_name(name: str) -> int | str:
+    head = name.split(".")[0]
+    return int(head) if head.isdigit() else head
+
+
+def _decoder(name: str | None) -> Callable[[Any, Any], Any] | None:
+    """The --*-decoder formatting function: (record, batch) -> (key text, value text)."""
+    if name is None:
+        return None
+    from kforensics.parsers import internal_topics as it
+
+    fn = {"offsets": it.format_consumer_offsets, "transaction_log": it.format_transaction_state,
+          "cluster_metadata": it.format_cluster_metadata}[name]
+    return lambda rec, batch: fn(rec.key, rec.value)
+
+
+# --- index files -----------------------------------------------------------------------------------
+
+def _sibling_log_bounds(path: Path, out: Any, state: DumpState) -> list[Any] | None:
+    """Batch bounds of the .log beside an index file (None when there is no such log)."""
+    from kforensics.parsers.index_check import BatchBounds
+    from kforensics.parsers.record_batch import open_log
+
+    log_path = path.with_name(path.name.split(".")[0] + ".log")
+    if not log_path.is_file():
+        return None
+    bounds = []
+    with open_log(log_path) as log:
+        for b in log.batches(headers_only=True):
+            if not isinstance(b, Finding):
+                bounds.append(BatchBounds(b.position, b.base_offset, b.last_offset, b.max_timestamp))
+    return bounds
+
+
+def dump_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.index_check import check_offset_index
+    from kforensics.parsers.offset_index import iter_offset_index
+
+    entries: list[Any] = []
+    findings: list[Finding] = []
+    for item in iter_offset_index(path):
+        (findings if isinstance(item, Finding) else entries).append(item)
+    _dump_index_like(path, opts, out, state, entries, findings, check_offset_index, out.index_entry)
+
+
+def dump_time_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.index_check import check_time_index
+    from kforensics.parsers.time_index import iter_time_index
+
+    entries: list[Any] = []
+    findings: list[Finding] = []
+    for item in iter_time_index(path):
+        (findings if isinstance(item, Finding) else entries).append(item)
+    _dump_index_like(path, opts, out, state, entries, findings, check_time_index, out.time_index_entry)
+
+
+def _dump_index_like(path: Path, opts: DumpOptions, out: Any, state: DumpState, entries: list[Any],
+                     findings: list[Finding], check: Callable[..., list[Finding]],
+                     emit: Callable[[Any], None]) -> None:
+    for f in findings:
+        _report(f, out, state)
+    if not entries:
+        out.line(f"{path} is empty.")
+        return
+    if opts.index_sanity_check:
+        if not findings:
+            out.line(f"{path} passed sanity check.")
+        return
+    bounds = _sibling_log_bounds(path, out, state)
+    if bounds is not None:
+        for f in check(str(path), entries, bounds):
+            if f.kind == "index_offset_mismatch":
+                state.index_mismatches.setdefault(str(path.resolve()), []).append(
+                    (f.details.get("index_offset"), f.details.get("log_offset")))
+                state.findings.append(f)
+                if isinstance(out, JsonOut):
+                    out.finding(f)
+            else:
+                _report(f, out, state)
+    if not opts.verify_index_only:
+        for e in entries:
+            emit(e)
+
+
+# --- small files -----------------------------------------------------------------------------------
+
+def dump_txn_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.txn_index import iter_txn_index
+
+    _emit_all((t for t in iter_txn_index(path) if isinstance(t, Finding) or not opts.pids
+               or t.producer_id in opts.pids), out.aborted_txn, out, state)
+
+
+def dump_producer_snapshot(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.producer_snapshot import read_producer_snapshot
+
+    snapshot, findings = read_producer_snapshot(path)
+    for f in findings:
+        _report(f, out, state)
+    if snapshot is not None:
+        for entry in snapshot.entries:
+            if not opts.pids or entry.producer_id in opts.pids:
+                out.producer_state(entry)
+
+
+def dump_leader_epoch_checkpoint(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.checkpoints import read_leader_epoch_checkpoint
+
+    entries, findings = read_leader_epoch_checkpoint(path)
+    _emit_all([*findings, *entries], out.leader_epoch, out, state)
+
+
+def dump_offset_checkpoint(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    from kforensics.parsers.checkpoints import read_offset_checkpoint
+
+    entries, findings = read_offset_checkpoint(path)
+    _emit_all([*findings, *entries], out.checkpoint_entry, out, state)
+
+
+def _properties_dumper(reader_name: str, kind: str) -> Callable[[Path, DumpOptions, Any, DumpState], None]:
+    def dump_props(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+        from kforensics.parsers import checkpoints
+
+        props, findings = getattr(checkpoints, reader_name)(path)
+        for f in findings:
+            _report(f, out, state)
+        if props:
+            out.properties(kind, dict(props))
+
+    return dump_props
+
+
+DUMPERS: dict[str, Callable[[Path, DumpOptions, Any, DumpState], None]] = {
+    "log": dump_log,
+    "metadata_snapshot": dump_log,
+    "index": dump_index,
+    "timeindex": dump_time_index,
+    "txnindex": dump_txn_index,
+    "snapshot": dump_producer_snapshot,
+    "leader_epoch_checkpoint": dump_leader_epoch_checkpoint,
+    "offset_checkpoint": dump_offset_checkpoint,
+    "partition_metadata": _properties_dumper("read_partition_metadata", "partition_metadata"),
+    "meta_properties": _properties_dumper("read_meta_properties", "meta_properties"),
+    "quorum_state": _properties_dumper("read_quorum_state", "quorum_state"),
+    "clean_shutdown": _properties_dumper("read_clean_shutdown", "clean_shutdown"),
+}
+
+
+def _print_trailing_reports(state: DumpState, out: TextOut) -> None:
+    """kafka-dump-log's stderr epilogue (its lists are built by prepending, so newest first)."""
+    err = out.err
+    for file_name, pairs in state.index_mismatches.items():
+        err.write(f"Mismatches in :{file_name}\n")
+        for index_offset, log_offset in reversed(pairs):
+            err.write(f"  Index offset: {index_offset}, log offset: {log_offset}\n")
+    for file_name, pairs in state.non_consecutive.items():
+        err.write(f"Non-consecutive offsets in {file_name}\n")
+        for first, second in reversed(pairs):
+            err.write(f"  {first} is followed by {second}\n")

@@ -1,0 +1,252 @@
+"""Renderers for `kforensics dump`: kafka-dump-log's text lines, or JSON lines.
+
+Text output follows DumpLogSegments' templates field for field so that an operator can diff our dump
+against kafka-dump-log's. JSON field names are a contract (see README, "JSON lines").
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from kforensics.parsers.findings import Finding
+
+
+def _optional_long(value: int | None) -> str:
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def iso(ms: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC (negative sentinels are kept as numbers)."""
+    if ms is None or ms < 0:
+        return str(ms)
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def data_text(data: bytes | None) -> str | None:
+    """Key/value for JSON: UTF-8 text where valid, else "base64:..."."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(data).decode("ascii")
+
+
+class TextOut:
+    """kafka-dump-log's text templates on stdout; findings on stderr."""
+
+    def __init__(self, stream: IO[str] | None = None, err: IO[str] | None = None, *, iso_time: bool = False,
+                 skip_record_metadata: bool = False) -> None:
+        self.stream = stream or sys.stdout
+        self.err = err or sys.stderr
+        self.iso_time = iso_time
+        self.skip_record_metadata = skip_record_metadata
+
+    def _ts(self, ms: int) -> str:
+        return iso(ms) if self.iso_time else str(ms)
+
+    def line(self, text: str) -> None:
+        self.stream.write(text + "\n")
+
+    def batch(self, b: Any, file: str) -> None:
+        if b.magic >= 2:
+            head = (
+                f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.count} "
+                f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
+                f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
+                f"isTransactional: {_jbool(b.is_transactional)} isControl: {_jbool(b.is_control)} "
+                f"deleteHorizonMs: {_optional_long(b.delete_horizon_ms)}"
+            )
+        else:
+            head = f"offset: {b.last_offset}"
+        self.line(
+            f"{head} position: {b.position} {b.timestamp_type}: {self._ts(b.max_timestamp)} size: {b.size} "
+            f"magic: {b.magic} compresscodec: {b.codec} crc: {b.crc} isvalid: {_jbool(b.crc_valid)}"
+        )
+
+    def record(self, b: Any, r: Any, *, print_data: bool, decoded: tuple[str | None, str | None] | None) -> None:
+        parts = ["|"]
+        sep = " "
+        if not self.skip_record_metadata:
+            text = (
+                f"| offset: {r.offset} {b.timestamp_type}: {self._ts(r.timestamp)} "
+                f"keySize: {_size(r.key)} valueSize: {_size(r.value)}"
+            )
+            if b.magic >= 2:
+                text += f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]"
+            else:
+                # DumpLogSegments prints a stray '}' here; kept so that outputs diff clean.
+                text += f" isValid: {_jbool(getattr(r, 'crc_valid', True))} crc: {getattr(r, 'crc', None)}}}"
+            if b.is_control:
+                text += _control_suffix(r)
+            parts = [text]
+        else:
+            parts = ["| "]
+            sep = ""
+        if print_data and not b.is_control:
+            if decoded is not None:
+                key_text, value_text = decoded
+            else:
+                key_text = _java_string(r.key)
+                value_text = _java_string(r.value)
+            if key_text is not None:
+                parts.append(f"{sep}key: {key_text}")
+                sep = " "
+            if value_text is not None:
+                parts.append(f" payload: {value_text}")
+        self.line("".join(parts))
+
+    def index_entry(self, e: Any) -> None:
+        self.line(f"offset: {e.offset} position: {e.position}")
+
+    def time_index_entry(self, e: Any) -> None:
+        self.line(f"timestamp: {self._ts(e.timestamp)} offset: {e.offset}")
+
+    def aborted_txn(self, t: Any) -> None:
+        self.line(
+            f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+            f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}"
+        )
+
+    def producer_state(self, p: Any) -> None:
+        current = None if p.current_txn_first_offset < 0 else p.current_txn_first_offset
+        text = (
+            f"producerId: {p.producer_id} producerEpoch: {p.producer_epoch} coordinatorEpoch: {p.coordinator_epoch} "
+            f"currentTxnFirstOffset: {_optional_long(current)} lastTimestamp: {self._ts(p.timestamp)} "
+        )
+        if p.last_offset >= 0:
+            text += (
+                f"firstSequence: {p.last_sequence - p.offset_delta} lastSequence: {p.last_sequence} "
+                f"lastOffset: {p.last_offset} offsetDelta: {p.offset_delta} timestamp: {self._ts(p.timestamp)}"
+            )
+        self.line(text)
+
+    def leader_epoch(self, e: Any) -> None:
+        self.line(f"epoch: {e.epoch} startOffset: {e.start_offset}")
+
+    def checkpoint_entry(self, e: Any) -> None:
+        self.line(f"topic: {e.topic} partition: {e.partition} offset: {e.offset}")
+
+    def properties(self, kind: str, props: dict[str, Any]) -> None:
+        for key, value in props.items():
+            self.line(f"{key}: {json.dumps(value) if isinstance(value, dict | list) else value}")
+
+    def finding(self, f: Finding) -> None:
+        where = f"{f.file}" + (f" at byte {f.position}" if f.position is not None else "")
+        self.err.write(f"{f.effective_severity.upper()} {f.kind}: {where}: {f.message}\n")
+
+
+class JsonOut:
+    """One JSON object per line; field names are the documented contract."""
+
+    def __init__(self, stream: IO[str] | None = None, *, iso_time: bool = False) -> None:
+        self.stream = stream or sys.stdout
+        self.iso_time = iso_time
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+
+    def line(self, text: str) -> None:  # kafka-dump-log headers ("Dumping ...") have no JSON form
+        return None
+
+    def _iso(self, obj: dict[str, Any], *fields: str) -> dict[str, Any]:
+        if self.iso_time:
+            for name in fields:
+                if isinstance(obj.get(name), int):
+                    obj[name + "_iso"] = iso(obj[name])
+        return obj
+
+    def batch(self, b: Any, file: str) -> None:
+        self.emit(self._iso({
+            "type": "batch", "file": file, "position": b.position, "size": b.size, "magic": b.magic,
+            "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count,
+            "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
+            "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
+            "last_sequence": b.last_sequence, "is_transactional": b.is_transactional,
+            "is_control": b.is_control, "codec": b.codec, "timestamp_type": b.timestamp_type,
+            "base_timestamp": b.base_timestamp, "max_timestamp": b.max_timestamp, "crc": b.crc,
+            "crc_valid": b.crc_valid,
+        }, "base_timestamp", "max_timestamp"))
+
+    def record(self, b: Any, r: Any, *, print_data: bool, decoded: tuple[Any, Any] | None) -> None:
+        obj: dict[str, Any] = {
+            "type": "record", "offset": r.offset, "timestamp": r.timestamp, "sequence": r.sequence,
+            "key_size": _size(r.key), "value_size": _size(r.value),
+            "header_keys": [k for k, _ in r.headers], "control_type": r.control_type,
+            "coordinator_epoch": r.coordinator_epoch,
+        }
+        if print_data:
+            obj["key"] = data_text(r.key)
+            obj["value"] = data_text(r.value)
+            if decoded is not None:
+                obj["decoded"] = decoded
+        self.emit(self._iso(obj, "timestamp"))
+
+    def index_entry(self, e: Any) -> None:
+        self.emit({"type": "index_entry", "offset": e.offset, "position": e.position})
+
+    def time_index_entry(self, e: Any) -> None:
+        self.emit(self._iso({"type": "time_index_entry", "timestamp": e.timestamp, "offset": e.offset},
+                            "timestamp"))
+
+    def aborted_txn(self, t: Any) -> None:
+        self.emit({"type": "aborted_txn", "version": t.version, "producer_id": t.producer_id,
+                   "first_offset": t.first_offset, "last_offset": t.last_offset,
+                   "last_stable_offset": t.last_stable_offset})
+
+    def producer_state(self, p: Any) -> None:
+        self.emit(self._iso({
+            "type": "producer_state", "producer_id": p.producer_id, "producer_epoch": p.producer_epoch,
+            "last_sequence": p.last_sequence, "last_offset": p.last_offset, "offset_delta": p.offset_delta,
+            "timestamp": p.timestamp, "coordinator_epoch": p.coordinator_epoch,
+            "current_txn_first_offset": p.current_txn_first_offset,
+        }, "timestamp"))
+
+    def leader_epoch(self, e: Any) -> None:
+        self.emit({"type": "leader_epoch", "epoch": e.epoch, "start_offset": e.start_offset})
+
+    def checkpoint_entry(self, e: Any) -> None:
+        self.emit({"type": "checkpoint_entry", "topic": e.topic, "partition": e.partition, "offset": e.offset})
+
+    def properties(self, kind: str, props: dict[str, Any]) -> None:
+        self.emit({"type": kind, **props})
+
+    def finding(self, f: Finding) -> None:
+        self.emit(f.to_json())
+
+
+def _jbool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _size(data: bytes | None) -> int:
+    return -1 if data is None else len(data)
+
+
+def _java_string(data: bytes | None) -> str | None:
+    """What Kafka's StringDecoder prints: UTF-8 with replacement characters."""
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def _control_suffix(r: Any) -> str:
+    kind = r.control_type
+    if kind in ("ABORT", "COMMIT"):
+        return f" endTxnMarker: {kind} coordinatorEpoch: {r.coordinator_epoch}"
+    decoded = getattr(r, "control_json", None)
+    names = {"SNAPSHOT_HEADER": "SnapshotHeader", "SNAPSHOT_FOOTER": "SnapshotFooter",
+             "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}
+    if kind in names and decoded is not None:
+        return f" {names[kind]} {decoded}"
+    type_id = CONTROL_TYPE_IDS.get(kind)
+    return f" controlType: {kind}" if type_id is None else f" controlType: {kind}({type_id})"
+
+
+CONTROL_TYPE_IDS = {"ABORT": 0, "COMMIT": 1, "LEADER_CHANGE": 2, "SNAPSHOT_HEADER": 3, "SNAPSHOT_FOOTER": 4,
+                    "KRAFT_VERSION": 5, "KRAFT_VOTERS": 6}
