@@ -18,6 +18,7 @@ KINDS: dict[str, tuple[Severity, str]] = {
     # record batches / message sets (*.log, *.checkpoint)
     "truncated_tail": ("warning", "the file ends inside a batch (a crash or a file still being written)"),
     "corrupt_crc": ("error", "a batch's stored CRC differs from the CRC computed over its bytes"),
+    "zero_filled_tail": ("warning", "the file ends in zero bytes where a batch should be (preallocation or a crash)"),
     "invalid_batch_length": ("error", "a batch length field is impossible; the rest of the file is unreadable"),
     "unknown_magic": ("error", "a batch has a magic byte other than 0, 1 or 2"),
     "decompression_failed": ("error", "a compressed batch could not be decompressed"),

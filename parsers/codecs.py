@@ -1,0 +1,177 @@
+"""Decompression of record batches: gzip, snappy (xerial-framed or raw), lz4 frame, zstd.
+
+Output is bounded (`max_size`) so that a lying or malicious payload cannot exhaust memory.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import zstandard
+
+CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+DEFAULT_MAX_SIZE = 256 << 20
+
+# Kafka's Java snappy framing (xerial SnappyOutputStream): magic, version, compatible version, then
+# blocks of int32 length + raw snappy.
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+XERIAL_HEADER = struct.Struct(">8sii")  # [0] magic [8] version [12] compatible version
+_INT32 = struct.Struct(">i")
+LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
+
+
+class CodecError(Exception):
+    """The payload could not be decompressed; the message says why."""
+
+
+def codec_name(attributes: int) -> str:
+    code = attributes & 0x07
+    return CODEC_NAMES[code] if code < len(CODEC_NAMES) else f"unknown({code})"
+
+
+def decompress(codec: int, data: bytes | memoryview, *, magic: int = 2, max_size: int = DEFAULT_MAX_SIZE) -> bytes:
+    """Decompress one batch's records section (codec = attributes & 7)."""
+    try:
+        if codec == 1:
+            return _gunzip(data, max_size)
+        if codec == 2:
+            return _unsnappy(data, max_size)
+        if codec == 3:
+            return _unlz4(data, max_size, legacy=magic == 0)
+        if codec == 4:
+            return _unzstd(data, max_size)
+    except CodecError:
+        raise
+    except Exception as exc:  # each library has its own error types
+        raise CodecError(f"{CODEC_NAMES[codec]}: {exc}") from exc
+    raise CodecError(f"unknown compression codec {codec}")
+
+
+def _check_size(size: int, max_size: int) -> None:
+    if size > max_size:
+        raise CodecError(f"decompressed size exceeds {max_size} bytes")
+
+
+def _gunzip(data: bytes | memoryview, max_size: int) -> bytes:
+    out = bytearray()
+    rest = bytes(data)
+    while rest:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out += d.decompress(rest, max_size + 1 - len(out))
+        _check_size(len(out), max_size)
+        if not d.eof:
+            raise CodecError("gzip: truncated stream")
+        rest = d.unused_data.lstrip(b"\x00")  # Java's GZIPInputStream also reads concatenated members
+    return bytes(out)
+
+
+def _unsnappy(data: bytes | memoryview, max_size: int) -> bytes:
+    data = bytes(data)
+    if not data.startswith(XERIAL_MAGIC):
+        _check_size(cramjam.snappy.decompress_raw_len(data), max_size)
+        return bytes(cramjam.snappy.decompress_raw(data))
+    if len(data) < XERIAL_HEADER.size:
+        raise CodecError("snappy: truncated xerial header")
+    out = bytearray()
+    pos = XERIAL_HEADER.size
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise CodecError(f"snappy: truncated xerial block length at {pos}")
+        (length,) = _INT32.unpack_from(data, pos)
+        pos += 4
+        if length < 0 or pos + length > len(data):
+            raise CodecError(f"snappy: xerial block of {length} bytes overruns the payload at {pos}")
+        block = data[pos:pos + length]
+        _check_size(len(out) + cramjam.snappy.decompress_raw_len(block), max_size)
+        out += bytes(cramjam.snappy.decompress_raw(block))
+        pos += length
+    return bytes(out)
+
+
+def _unlz4(data: bytes | memoryview, max_size: int, *, legacy: bool) -> bytes:
+    data = bytes(data)
+    try:
+        return _lz4_frame(data, max_size)
+    except CodecError:
+        raise
+    except Exception:
+        if not data.startswith(LZ4_FRAME_MAGIC):
+            raise
+        # KAFKA-3160: magic-0 (and some old magic-1) writers computed the header checksum over the
+        # magic bytes too. Recompute it the right way and try again.
+        fixed = _fix_lz4_header_checksum(data)
+        if fixed is None:
+            raise
+        return _lz4_frame(fixed, max_size)
+
+
+def _lz4_frame(data: bytes, max_size: int) -> bytes:
+    decompressor = lz4.frame.LZ4FrameDecompressor()
+    out = decompressor.decompress(data, max_length=max_size + 1)
+    _check_size(len(out), max_size)
+    if not decompressor.eof:
+        raise CodecError("lz4: truncated frame")
+    return out
+
+
+def _fix_lz4_header_checksum(data: bytes) -> bytes | None:
+    if len(data) < 7:
+        return None
+    flg = data[4]
+    descriptor_len = 2 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    hc_pos = 4 + descriptor_len
+    if hc_pos >= len(data):
+        return None
+    hc = (_xxh32(data[4:hc_pos]) >> 8) & 0xFF
+    return data[:hc_pos] + bytes([hc]) + data[hc_pos + 1:]
+
+
+def _xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32, only for the few bytes of an LZ4 frame descriptor."""
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    n = len(data)
+    i = 0
+    if n >= 16:
+        v = [(seed + p1 + p2) & mask, (seed + p2) & mask, seed & mask, (seed - p1) & mask]
+        while i + 16 <= n:
+            for k in range(4):
+                lane = int.from_bytes(data[i:i + 4], "little")
+                v[k] = (rotl((v[k] + lane * p2) & mask, 13) * p1) & mask
+                i += 4
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & mask
+    else:
+        h = (seed + p5) & mask
+    h = (h + n) & mask
+    while i + 4 <= n:
+        h = (rotl((h + int.from_bytes(data[i:i + 4], "little") * p3) & mask, 17) * p4) & mask
+        i += 4
+    while i < n:
+        h = (rotl((h + data[i] * p5) & mask, 11) * p1) & mask
+        i += 1
+    h ^= h >> 15
+    h = (h * p2) & mask
+    h ^= h >> 13
+    h = (h * p3) & mask
+    h ^= h >> 16
+    return h
+
+
+def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
+    out = bytearray()
+    while True:
+        chunk = reader.read(1 << 20)
+        if not chunk:
+            break
+        out += chunk
+        _check_size(len(out), max_size)
+    return bytes(out)
