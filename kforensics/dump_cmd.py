@@ -136,11 +136,15 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
     out = JsonOut(iso_time=iso_time) if as_json else TextOut(iso_time=iso_time,
                                                               skip_record_metadata=skip_record_metadata)
     state = DumpState()
-    for path in files:
-        dump_file(path, file_type, opts, out, state)
-    if not as_json:
-        _print_trailing_reports(state, out)
-    sys.stdout.flush()
+    try:
+        for path in files:
+            dump_file(path, file_type, opts, out, state)
+        if not as_json:
+            _print_trailing_reports(state, out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as a Unix tool does.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     sys.exit(state.exit_code)
 
 
@@ -159,6 +163,8 @@ def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, st
         return
     try:
         DUMPERS[kind](path, opts, out, state)
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         state.unreadable = True
         _report(Finding("unreadable_file", str(path), None, f"cannot read {path}: {exc.strerror or exc}"), out, state)
