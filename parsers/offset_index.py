@@ -28,12 +28,22 @@ def iter_offset_index(path: str | os.PathLike[str], base_offset: int | None = No
     path = os.fspath(path)
     base = base_offset_from_name(path) if base_offset is None else base_offset
     previous: IndexEntry | None = None
+    first_zero = False
     for i, position_in_file, (relative, position) in iter_entries(path, ENTRY_FORMAT, ENTRY_SIZE):
         if isinstance(relative, Finding):
             yield relative
             return
         if i > 0 and relative == 0:
             return  # the zero-filled preallocated tail starts here
+        if i == 0 and relative == 0 and position == 0:
+            # (base offset, 0) is a real entry only if the index holds nothing else: a trimmed one-entry index.
+            # Followed by more zeros it is an empty preallocated index (kafka-dump-log prints it anyway).
+            first_zero = True
+            continue
+        if first_zero:
+            previous = IndexEntry(base, 0)
+            yield previous
+            first_zero = False
         entry = IndexEntry(base + relative, position)
         if previous is not None and (entry.offset <= previous.offset or entry.position <= previous.position):
             yield Finding("index_non_monotonic", path, position_in_file,
@@ -43,3 +53,5 @@ def iter_offset_index(path: str | os.PathLike[str], base_offset: int | None = No
                            "previous_offset": previous.offset, "previous_position": previous.position})
         yield entry
         previous = entry
+    if first_zero and os.path.getsize(path) == ENTRY_SIZE:
+        yield IndexEntry(base, 0)

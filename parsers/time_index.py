@@ -31,6 +31,8 @@ def iter_time_index(path: str | os.PathLike[str], base_offset: int | None = None
             return
         if i > 0 and relative == 0:
             return  # the zero-filled preallocated tail starts here
+        if i == 0 and relative == 0 and timestamp == 0:
+            return  # an empty preallocated time index (no broker writes timestamp 0 as a max timestamp)
         entry = TimeIndexEntry(timestamp, base + relative)
         if previous is not None and (entry.timestamp <= previous.timestamp or entry.offset < previous.offset):
             yield Finding("timeindex_non_monotonic", path, position_in_file,

@@ -1,0 +1,741 @@
+"""Write the sample broker log directories under sample_logs/ (deterministic: same bytes every run).
+
+Batches are written by an independent writer, kafka-python's builders (DefaultRecordBatchBuilder,
+LegacyRecordBatchBuilder). What only a broker writes is done here with struct, following the broker's
+rules (LogSegment, OffsetIndex, TimeIndex, TransactionIndex, ProducerStateManager): base offsets and
+partition leader epochs (both outside the CRC), control batches (COMMIT/ABORT markers), one raw
+(non-xerial) snappy batch, index, time index, txn index, producer snapshot and checkpoint files.
+Nothing here uses kforensics itself: the output is the oracle for kforensics' decoders.
+
+EXPECTED.json is written from this script's own bookkeeping of what it wrote.
+
+    python sample_logs/generate.py [OUT_DIR]      (default: the folder this script is in)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import shutil
+import struct
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import cramjam
+import kafka.record.default_records as default_records
+import kafka.record.legacy_records as legacy_records
+from crc32c import crc32c
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+
+# kafka-python's gzip encoder stamps the wall clock into the gzip header; pin it for reproducibility.
+def _gzip_encode(payload: bytes, compresslevel: int | None = None) -> bytes:
+    return gzip.compress(payload, compresslevel=compresslevel or 9, mtime=0)
+
+
+default_records.gzip_encode = _gzip_encode
+legacy_records.gzip_encode = _gzip_encode
+
+BASE_TS = int(datetime(2025, 11, 20, 10, 0, tzinfo=UTC).timestamp() * 1000)
+NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
+CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+INDEX_INTERVAL_BYTES = 1024
+PREALLOCATED_INDEX_BYTES = 64 * 1024  # segment.index.bytes, set low for the sample (the default is 10 MiB)
+TOPIC_IDS = {}
+
+
+def varint(value: int) -> bytes:
+    """Zigzag varint as in Kafka's record format."""
+    v = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _kstr(s: str | None) -> bytes:
+    if s is None:
+        return struct.pack(">h", -1)
+    b = s.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+def _uvarint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _compact_str(s: str | None) -> bytes:
+    if s is None:
+        return _uvarint(0)
+    b = s.encode()
+    return _uvarint(len(b) + 1) + b
+
+
+# --- batch writers ------------------------------------------------------------------------------
+
+def data_batch(records: list[tuple[int, bytes | None, bytes | None, list[tuple[str, bytes]]]], *, codec: int = NONE,
+               producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+               transactional: bool = False) -> bytearray:
+    """A v2 batch by kafka-python; records are (timestamp, key, value, headers) at offset deltas 0..n-1."""
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=transactional,
+                                        producer_id=producer_id, producer_epoch=producer_epoch,
+                                        base_sequence=base_sequence, batch_size=1 << 30)
+    for delta, (ts, key, value, headers) in enumerate(records):
+        builder.append(delta, timestamp=ts, key=key, value=value, headers=headers)
+    return bytearray(builder.build())
+
+
+def raw_snappy_batch(records, **kwargs) -> bytearray:
+    """Like data_batch, but snappy without xerial framing (as librdkafka and others write it)."""
+    batch = data_batch(records, codec=NONE, **kwargs)
+    body = bytes(cramjam.snappy.compress_raw(bytes(batch[61:])))
+    out = bytearray(batch[:61]) + body
+    attributes = struct.unpack_from(">h", out, 21)[0] | SNAPPY
+    struct.pack_into(">h", out, 21, attributes)
+    struct.pack_into(">i", out, 8, len(out) - 12)
+    struct.pack_into(">I", out, 17, crc32c(bytes(out[21:])))
+    return out
+
+
+def control_batch(producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, ts: int) -> bytearray:
+    """A COMMIT/ABORT marker batch, as the broker writes it (kafka-python cannot)."""
+    key = struct.pack(">hh", 0, 1 if commit else 0)
+    value = struct.pack(">hi", 0, coordinator_epoch)
+    body = b"\x00" + varint(0) + varint(0) + varint(len(key)) + key + varint(len(value)) + value + varint(0)
+    record = varint(len(body)) + body
+    attributes = 0x10 | 0x20
+    header = struct.pack(">qiibIhiqqqhii", 0, 61 - 12 + len(record), 0, 2, 0, attributes, 0, ts, ts, producer_id,
+                         producer_epoch, -1, 1)
+    out = bytearray(header + record)
+    struct.pack_into(">I", out, 17, crc32c(bytes(out[21:])))
+    return out
+
+
+def legacy_set(magic: int, codec: int, messages: list[tuple[int, int, bytes | None, bytes | None]]) -> bytearray:
+    """A legacy message set by kafka-python: messages are (offset, timestamp, key, value).
+
+    Compressed magic-1 wrappers get inner offsets 0..n-1 (as producers write them) and the wrapper
+    takes the absolute offset of the last inner message (as the broker assigns it).
+    """
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 30)
+    last = messages[-1][0]
+    for i, (offset, ts, key, value) in enumerate(messages):
+        inner = i if (codec and magic == 1) else offset
+        builder.append(inner, timestamp=ts if magic else None, key=key, value=value)
+    out = bytearray(builder.build())
+    if codec:
+        struct.pack_into(">q", out, 0, last)
+    return out
+
+
+# --- a partition as the broker would lay it out --------------------------------------------------
+
+@dataclass
+class Segment:
+    base_offset: int
+    data: bytearray = field(default_factory=bytearray)
+    index: list[tuple[int, int]] = field(default_factory=list)
+    timeindex: list[tuple[int, int]] = field(default_factory=list)
+    txnindex: list[tuple[int, int, int, int]] = field(default_factory=list)
+    bytes_since_index: int = 0
+    max_ts: int = -1
+    max_ts_offset: int = -1
+
+
+@dataclass
+class ProducerState:
+    epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int = -1
+    txn_first_offset: int = -1
+
+
+class PartitionWriter:
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic, self.partition = topic, partition
+        self.segments = [Segment(0)]
+        self.next_offset = 0
+        self.leader_epoch = 0
+        self.epochs: list[tuple[int, int]] = []
+        self.producers: dict[int, ProducerState] = {}
+        self.snapshots: dict[int, bytes] = {}
+        self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.fact_batches: list[dict] = []
+        self.transactions: list[dict] = []
+        self.anomalies: list[dict] = []
+        self.legal: list[dict] = []
+        self.log_start_offset = 0
+        self.high_watermark: int | None = None
+        self.recovery_point: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @property
+    def active(self) -> Segment:
+        return self.segments[-1]
+
+    def set_leader_epoch(self, epoch: int) -> None:
+        self.leader_epoch = epoch
+        if not self.epochs or self.epochs[-1][0] != epoch:
+            self.epochs.append((epoch, self.next_offset))
+
+    def roll(self) -> None:
+        seg = self.active
+        if seg.max_ts >= 0 and (not seg.timeindex or seg.max_ts > seg.timeindex[-1][0]):
+            seg.timeindex.append((seg.max_ts, seg.max_ts_offset))
+        self.snapshots[self.next_offset] = self._snapshot_bytes()
+        self.segments.append(Segment(self.next_offset))
+
+    def _snapshot_bytes(self) -> bytes:
+        body = bytearray()
+        for pid in sorted(self.producers):
+            p = self.producers[pid]
+            body += struct.pack(">qhiqiqiq", pid, p.epoch, p.last_sequence, p.last_offset, p.offset_delta, p.timestamp,
+                                p.coordinator_epoch, self.ongoing.get(pid, -1))
+        count_and_entries = struct.pack(">i", len(self.producers)) + bytes(body)
+        return struct.pack(">hI", 1, crc32c(count_and_entries)) + count_and_entries
+
+    def append(self, batch: bytearray, *, count: int, max_ts: int, producer_id: int = -1, producer_epoch: int = -1,
+               base_sequence: int = -1, transactional: bool = False, control: str | None = None,
+               coordinator_epoch: int = -1, record_offsets: list[int] | None = None, magic: int = 2,
+               codec: int = NONE, leader_epoch: int | None = None) -> dict:
+        """Place a batch at the log end: patch base offset and leader epoch, index it, track state."""
+        seg = self.active
+        base = self.next_offset
+        position = len(seg.data)
+        if magic == 2:
+            struct.pack_into(">q", batch, 0, base)
+            struct.pack_into(">i", batch, 12, self.leader_epoch if leader_epoch is None else leader_epoch)
+            last = base + struct.unpack_from(">i", batch, 23)[0]
+        else:
+            last = struct.unpack_from(">q", batch, 0)[0] if codec else base + count - 1
+            base = last - count + 1
+        if max_ts > seg.max_ts:
+            seg.max_ts, seg.max_ts_offset = max_ts, last
+        if seg.bytes_since_index > INDEX_INTERVAL_BYTES:
+            seg.index.append((last, position))
+            if not seg.timeindex or seg.max_ts > seg.timeindex[-1][0]:
+                seg.timeindex.append((seg.max_ts, seg.max_ts_offset))
+            seg.bytes_since_index = 0
+        seg.bytes_since_index += len(batch)
+        seg.data += batch
+        self.next_offset = last + 1
+        last_sequence = -1 if base_sequence < 0 else (base_sequence + (last - base)) % 2**31
+        fact = {"segment": f"{seg.base_offset:020d}.log", "position": position, "size": len(batch), "magic": magic,
+                "base_offset": base, "last_offset": last, "count": count, "producer_id": producer_id,
+                "producer_epoch": producer_epoch, "base_sequence": base_sequence, "last_sequence": last_sequence,
+                "is_transactional": transactional, "is_control": control is not None, "control_type": control,
+                "codec": CODEC_NAMES[codec], "max_timestamp": max_ts,
+                "partition_leader_epoch": (self.leader_epoch if leader_epoch is None else leader_epoch)
+                if magic == 2 else -1}
+        self.fact_batches.append(fact)
+        if producer_id >= 0:
+            self._track_producer(fact, coordinator_epoch)
+        return fact
+
+    def _track_producer(self, fact: dict, coordinator_epoch: int) -> None:
+        pid = fact["producer_id"]
+        state = self.producers.get(pid)
+        if fact["control_type"] is None:
+            self.producers[pid] = ProducerState(fact["producer_epoch"], fact["last_sequence"], fact["last_offset"],
+                                                fact["last_offset"] - fact["base_offset"], fact["max_timestamp"],
+                                                state.coordinator_epoch if state else -1)
+            if fact["is_transactional"] and pid not in self.ongoing:
+                self.ongoing[pid] = fact["base_offset"]
+            return
+        # A marker ends the producer's transaction (or an empty one) and records the coordinator epoch.
+        first = self.ongoing.pop(pid, None)
+        if state is None:
+            state = ProducerState(fact["producer_epoch"], -1, -1, 0, fact["max_timestamp"])
+            self.producers[pid] = state
+        state.epoch = fact["producer_epoch"]
+        state.coordinator_epoch = coordinator_epoch
+        state.timestamp = fact["max_timestamp"]
+        data = [b for b in self.fact_batches if b["producer_id"] == pid and not b["is_control"]
+                and first is not None and first <= b["base_offset"] < fact["base_offset"]]
+        self.transactions.append({
+            "producer_id": pid, "producer_epoch": fact["producer_epoch"], "first_offset": first,
+            "last_data_offset": data[-1]["last_offset"] if data else None, "marker_offset": fact["base_offset"],
+            "outcome": fact["control_type"], "coordinator_epoch": coordinator_epoch, "batch_count": len(data),
+            "record_count": sum(b["count"] for b in data),
+            "duration_ms": fact["max_timestamp"] - min(b["max_timestamp"] for b in data) if data else 0,
+        })
+        if fact["control_type"] == "ABORT" and first is not None:
+            others = [o for p, o in self.ongoing.items() if p != pid]
+            lso = min(others) if others else fact["base_offset"] + 1
+            self.active.txnindex.append((pid, first, fact["base_offset"], lso))
+
+    def open_transactions(self) -> None:
+        for pid, first in sorted(self.ongoing.items()):
+            data = [b for b in self.fact_batches if b["producer_id"] == pid and b["base_offset"] >= first]
+            self.transactions.append({
+                "producer_id": pid, "producer_epoch": data[-1]["producer_epoch"], "first_offset": first,
+                "last_data_offset": data[-1]["last_offset"], "marker_offset": None, "outcome": "OPEN",
+                "coordinator_epoch": None, "batch_count": len(data), "record_count": sum(b["count"] for b in data),
+                "duration_ms": None,
+            })
+
+    # -- files ------------------------------------------------------------------------------------
+
+    def write(self, log_dir: Path, *, active_preallocated: bool = True, truncate_tail: int = 0,
+              final_snapshot: bool = True) -> dict:
+        pdir = log_dir / self.name
+        pdir.mkdir(parents=True)
+        files = {}
+        for i, seg in enumerate(self.segments):
+            active = i == len(self.segments) - 1
+            name = f"{seg.base_offset:020d}"
+            data = bytes(seg.data)
+            if active and truncate_tail:
+                data = data[:-truncate_tail]
+            (pdir / f"{name}.log").write_bytes(data)
+            index = b"".join(struct.pack(">ii", off - seg.base_offset, pos) for off, pos in seg.index)
+            timeindex = b"".join(struct.pack(">qi", ts, off - seg.base_offset) for ts, off in seg.timeindex)
+            if active and active_preallocated:
+                index = index.ljust(PREALLOCATED_INDEX_BYTES // 8 * 8, b"\0")
+                timeindex = timeindex.ljust(PREALLOCATED_INDEX_BYTES // 12 * 12, b"\0")
+            (pdir / f"{name}.index").write_bytes(index)
+            (pdir / f"{name}.timeindex").write_bytes(timeindex)
+            if seg.txnindex:
+                (pdir / f"{name}.txnindex").write_bytes(b"".join(
+                    struct.pack(">hqqqq", 0, pid, first, last, lso) for pid, first, last, lso in seg.txnindex))
+            files[name] = len(data)
+        if final_snapshot:
+            self.snapshots[self.next_offset] = self._snapshot_bytes()
+        for offset, snap in sorted(self.snapshots.items()):
+            (pdir / f"{offset:020d}.snapshot").write_bytes(snap)
+        epochs = self.epochs or [(0, 0)]
+        (pdir / "leader-epoch-checkpoint").write_text(
+            f"0\n{len(epochs)}\n" + "".join(f"{e} {o}\n" for e, o in epochs))
+        topic_id = TOPIC_IDS.setdefault(self.topic, _topic_id(self.topic))
+        (pdir / "partition.metadata").write_text(f"version: 0\ntopic_id: {topic_id}\n")
+        return files
+
+
+def _topic_id(topic: str) -> str:
+    import base64
+    import hashlib
+
+    return base64.urlsafe_b64encode(hashlib.sha256(topic.encode()).digest()[:16]).decode().rstrip("=")
+
+
+def records(rng: random.Random, n: int, ts: int, *, prefix: str = "order", null_key_every: int = 0,
+            headers: bool = False) -> list:
+    out = []
+    for i in range(n):
+        key = None if null_key_every and i % null_key_every == 0 else f"{prefix}-{rng.randrange(10_000):05d}".encode()
+        value = json.dumps({"id": rng.randrange(10**6), "status": rng.choice(["new", "paid", "shipped"]),
+                            "amount": rng.randrange(100, 99_999), "note": "sample " * 3}).encode()
+        hdrs = [("trace-id", f"{rng.randrange(16**8):08x}".encode()), ("source", b"checkout")] if headers else []
+        out.append((ts + i * 7, key, value, hdrs))
+    return out
+
+
+# --- the partitions ----------------------------------------------------------------------------
+
+def build_orders(rng: random.Random) -> PartitionWriter:
+    """Clean idempotent producers over 4 segments, every codec, a clean leader change, an epoch bump
+    restarting at sequence 0, and a sequence wrapping past 2147483647."""
+    p = PartitionWriter("orders", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    seqs = {1000: 0, 1001: 0, 1002: 2**31 - 25}
+    epochs = {1000: 0, 1001: 0, 1002: 3}
+    codecs = [NONE, GZIP, SNAPPY, LZ4, ZSTD]
+    for i in range(60):
+        if i in (20, 40):
+            p.roll()
+        if i == 30:
+            p.set_leader_epoch(1)
+            p.legal.append({"kind": "clean_leader_change", "offset": p.next_offset, "new_leader_epoch": 1})
+        if i == 45:
+            epochs[1001] += 1
+            seqs[1001] = 0
+            p.legal.append({"kind": "epoch_bump_sequence_restart", "producer_id": 1001, "offset": p.next_offset,
+                            "producer_epoch": epochs[1001]})
+        pid = (1000, 1001, 1002)[i % 3]
+        n = 5 + i % 4
+        recs = records(rng, n, ts, null_key_every=4 if i % 5 == 0 else 0, headers=i % 2 == 0)
+        codec = codecs[i % 5]
+        if i == 7:
+            batch = raw_snappy_batch(recs, producer_id=pid, producer_epoch=epochs[pid], base_sequence=seqs[pid])
+            codec = SNAPPY
+        else:
+            batch = data_batch(recs, codec=codec, producer_id=pid, producer_epoch=epochs[pid], base_sequence=seqs[pid])
+            codec = struct.unpack_from(">h", batch, 21)[0] & 7
+        before = seqs[pid]
+        p.append(batch, count=n, max_ts=recs[-1][0], producer_id=pid, producer_epoch=epochs[pid],
+                 base_sequence=seqs[pid], codec=codec)
+        seqs[pid] = (seqs[pid] + n) % 2**31
+        if pid == 1002 and seqs[pid] < before:
+            p.legal.append({"kind": "sequence_wraparound", "producer_id": pid, "offset": p.next_offset - n,
+                            "base_sequence": before})
+        ts += 1000
+    return p
+
+
+def build_legacy(rng: random.Random) -> PartitionWriter:
+    """Magic 0 and 1 message sets, plain and compressed wrappers, then v2 after an upgrade."""
+    p = PartitionWriter("legacy", 0)
+    ts = BASE_TS
+    for magic, codec in [(0, NONE), (0, GZIP), (0, SNAPPY), (0, LZ4), (1, NONE), (1, GZIP), (1, SNAPPY), (1, LZ4)]:
+        n = 4
+        msgs = [(p.next_offset + i, ts + i, f"k{p.next_offset + i}".encode(), f"legacy value {i} ".encode() * 4)
+                for i in range(n)]
+        data = legacy_set(magic, codec, msgs)
+        if codec:
+            p.append(data, count=n, max_ts=msgs[-1][1] if magic else -1, magic=magic, codec=codec)
+        else:
+            # An uncompressed message set is one "batch" per message on disk.
+            pos = 0
+            for _off, mts, _k, _v in msgs:
+                size = 12 + struct.unpack_from(">i", data, pos + 8)[0]
+                p.append(bytearray(data[pos:pos + size]), count=1, max_ts=mts if magic else -1, magic=magic)
+                pos += size
+        ts += 1000
+    p.set_leader_epoch(2)
+    for codec in (NONE, GZIP):
+        recs = records(rng, 4, ts, prefix="upgraded")
+        batch = data_batch(recs, codec=codec)
+        p.append(batch, count=4, max_ts=recs[-1][0], codec=struct.unpack_from(">h", batch, 21)[0] & 7)
+        ts += 1000
+    return p
+
+
+def build_payments(rng: random.Random) -> tuple[PartitionWriter, list[dict]]:
+    """Two transactional producers interleaving commits and aborts, an empty transaction, and an
+    open transaction left hanging while an idempotent producer keeps writing for 20 minutes."""
+    p = PartitionWriter("payments", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    seq = {2000: 0, 2001: 0, 3000: 0}
+    coordinator_log: list[dict] = []
+
+    def data(pid: int, n: int, transactional: bool = True) -> None:
+        nonlocal ts
+        recs = records(rng, n, ts, prefix=f"pay{pid}")
+        batch = data_batch(recs, codec=GZIP if n > 3 else NONE, producer_id=pid, producer_epoch=0,
+                           base_sequence=seq[pid], transactional=transactional)
+        p.append(batch, count=n, max_ts=recs[-1][0], producer_id=pid, producer_epoch=0, base_sequence=seq[pid],
+                 transactional=transactional, codec=struct.unpack_from(">h", batch, 21)[0] & 7)
+        seq[pid] += n
+        ts += 500
+
+    def marker(pid: int, commit: bool) -> None:
+        nonlocal ts
+        p.append(control_batch(pid, 0, commit, 5, ts), count=1, max_ts=ts, producer_id=pid, producer_epoch=0,
+                 transactional=True, control="COMMIT" if commit else "ABORT", coordinator_epoch=5)
+        coordinator_log.append({"producer_id": pid, "outcome": "COMMIT" if commit else "ABORT", "ts": ts})
+        ts += 500
+
+    data(2000, 4)
+    data(2000, 3)
+    marker(2000, True)                # committed
+    data(2000, 5)
+    data(2001, 4)                     # interleaved
+    marker(2000, False)               # aborted while 2001 is open: txnindex LSO = 2001's first offset
+    data(2001, 2)
+    marker(2001, True)
+    marker(2001, True)                # an empty transaction: a marker with nothing open (legal)
+    for _ in range(3):
+        data(2001, 3)
+        marker(2001, False)           # aborted, sequences continue across aborts (legal)
+    p.roll()
+    data(2000, 4)
+    data(2000, 4)
+    marker(2000, True)
+    data(2001, 3)                     # opens a transaction that never ends: hanging
+    for _ in range(12):
+        ts += 100_000                 # 12 x 100 s = 20 min of other traffic after it
+        data(3000, 5, transactional=False)
+    p.open_transactions()
+    open_txn = next(t for t in p.transactions if t["outcome"] == "OPEN")
+    p.anomalies.append({"kind": "hanging_transaction", "producer_id": 2001, "producer_epoch": 0,
+                        "offset": open_txn["first_offset"], "first_offset": open_txn["first_offset"],
+                        "lso_stuck_at": open_txn["first_offset"]})
+    p.legal.append({"kind": "empty_transaction", "producer_id": 2001})
+    p.legal.append({"kind": "sequences_continue_across_aborts", "producer_id": 2001})
+    return p, coordinator_log
+
+
+def build_events(rng: random.Random) -> PartitionWriter:
+    """Sequence anomalies: a small gap, a large gap, a duplicated batch, a zombie-epoch write."""
+    p = PartitionWriter("events", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+
+    def write(pid: int, epoch: int, base_seq: int, n: int = 5) -> dict:
+        nonlocal ts
+        recs = records(rng, n, ts, prefix="evt")
+        batch = data_batch(recs, producer_id=pid, producer_epoch=epoch, base_sequence=base_seq)
+        ts += 1000
+        return p.append(batch, count=n, max_ts=recs[-1][0], producer_id=pid, producer_epoch=epoch,
+                        base_sequence=base_seq)
+
+    for s in range(0, 25, 5):
+        write(4000, 0, s)
+    f = write(4000, 0, 35)  # expected 25: 2 batches of 5 missing -> small
+    p.anomalies.append({"kind": "sequence_gap", "producer_id": 4000, "producer_epoch": 0, "offset": f["base_offset"],
+                        "position": f["position"], "expected_sequence": 25, "found_sequence": 35, "gap_size": 10,
+                        "size_class": "small", "leader_epoch_change": False})
+    write(4000, 0, 40)
+    f = write(4000, 0, 45)
+    dup = write(4000, 0, 45)  # the same sequence range written again
+    p.anomalies.append({"kind": "duplicate_sequence", "producer_id": 4000, "producer_epoch": 0,
+                        "offset": dup["base_offset"], "position": dup["position"], "sequence_range": [45, 49],
+                        "offsets": [f["base_offset"], dup["base_offset"]]})
+    f = write(4000, 0, 200)  # expected 50: 150 missing -> large
+    p.anomalies.append({"kind": "sequence_gap", "producer_id": 4000, "producer_epoch": 0, "offset": f["base_offset"],
+                        "position": f["position"], "expected_sequence": 50, "found_sequence": 200, "gap_size": 150,
+                        "size_class": "large", "leader_epoch_change": False})
+    write(4001, 1, 0)
+    write(4001, 2, 0)   # the producer was fenced and bumped its epoch
+    newer = p.fact_batches[-1]
+    z = write(4001, 1, 5)  # a zombie still writing with the fenced epoch
+    p.anomalies.append({"kind": "zombie_epoch", "producer_id": 4001, "producer_epoch": 1, "offset": z["base_offset"],
+                        "position": z["position"], "newer_epoch": 2, "newer_epoch_first_offset": newer["base_offset"]})
+    write(4001, 2, 5)
+    return p
+
+
+def build_damaged(rng: random.Random) -> tuple[PartitionWriter, int, dict]:
+    """A corrupt CRC in a rolled segment and a truncated active segment with a preallocated index."""
+    p = PartitionWriter("damaged", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    seq = 0
+    corrupt = None
+    for i in range(16):
+        if i == 8:
+            p.roll()
+        recs = records(rng, 6, ts, prefix="dmg")
+        batch = data_batch(recs, codec=LZ4 if i % 2 else NONE, producer_id=5000, producer_epoch=0, base_sequence=seq)
+        if i == 3:
+            stored = struct.unpack_from(">I", batch, 17)[0]
+            batch[100] ^= 0x20  # one flipped bit inside a record
+            corrupt = (stored, crc32c(bytes(batch[21:])))
+        fact = p.append(batch, count=6, max_ts=recs[-1][0], producer_id=5000, producer_epoch=0, base_sequence=seq,
+                        codec=struct.unpack_from(">h", batch, 21)[0] & 7)
+        if i == 3:
+            p.anomalies.append({"kind": "corrupt_crc", "file": "00000000000000000000.log", "position": fact["position"],
+                                "offset": fact["base_offset"], "stored_crc": corrupt[0], "computed_crc": corrupt[1]})
+        seq += 6
+        ts += 1000
+    last = p.fact_batches[-1]
+    cut = last["size"] - 37
+    p.anomalies.append({"kind": "truncated_tail", "file": last["segment"], "position": last["position"],
+                        "offset": last["base_offset"], "declared_size": last["size"], "bytes_present": 37})
+    # The index and time index were written before the crash cut the log: their last entries now
+    # point at the lost batch.
+    seg = p.active
+    for kind, entries, size in (("index_bad_entry", seg.index, 8), ("timeindex_bad_entry", seg.timeindex, 12)):
+        for i, entry in enumerate(entries):
+            offset = entry[0] if kind == "index_bad_entry" else entry[1]
+            if offset >= last["base_offset"]:
+                p.anomalies.append({"kind": kind, "file": f"{seg.base_offset:020d}.{'index' if size == 8 else 'timeindex'}",
+                                    "position": i * size, "offset": offset})
+    return p, cut, last
+
+
+def transaction_state_records(coordinator_log: list[dict]) -> list[tuple[bytes, bytes | None]]:
+    """__transaction_state key/values for payments-0's transactional producers."""
+    out = []
+    tids = {2000: "payments-app-0", 2001: "payments-app-1"}
+    partitions = [("payments", [0])]
+    for i, entry in enumerate(coordinator_log):
+        tid = tids[entry["producer_id"]]
+        key = struct.pack(">h", 0) + _kstr(tid)
+        for status, ts in ((1, entry["ts"] - 400), (2 if entry["outcome"] == "COMMIT" else 3, entry["ts"] - 10),
+                           (4 if entry["outcome"] == "COMMIT" else 5, entry["ts"] + 5)):
+            parts = [] if status >= 4 else partitions
+            if i % 2 == 0:
+                value = struct.pack(">hqhib", 0, entry["producer_id"], 0, 60_000, status)
+                value += struct.pack(">i", len(parts)) + b"".join(
+                    _kstr(t) + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", x) for x in ps) for t, ps in parts)
+                value += struct.pack(">qq", ts, entry["ts"] - 400)
+            else:  # flexible version 1 with tagged fields
+                value = struct.pack(">hqhib", 1, entry["producer_id"], 0, 60_000, status)
+                value += _uvarint(len(parts) + 1) + b"".join(
+                    _compact_str(t) + _uvarint(len(ps) + 1) + b"".join(struct.pack(">i", x) for x in ps) + b"\x00"
+                    for t, ps in parts)
+                value += struct.pack(">qq", ts, entry["ts"] - 400)
+                value += _uvarint(1) + _uvarint(2) + _uvarint(2) + struct.pack(">h", 0)  # tag 2: clientTransactionVersion
+            out.append((key, value))
+    return out
+
+
+def consumer_offsets_records() -> list[tuple[bytes, bytes | None]]:
+    group = "orders-service"
+    out = []
+    gm_key = struct.pack(">h", 2) + _kstr(group)
+    member = (_kstr("consumer-1-5c1d") + _kstr(None) + _kstr("consumer-1") + _kstr("/10.0.0.7") +
+              struct.pack(">ii", 300_000, 45_000) + struct.pack(">i", 4) + b"\x00\x01\x00\x00" +
+              struct.pack(">i", 4) + b"\x00\x01\x00\x00")
+    gm_value = (struct.pack(">h", 3) + _kstr("consumer") + struct.pack(">i", 1) + _kstr("range") +
+                _kstr("consumer-1-5c1d") + struct.pack(">q", BASE_TS) + struct.pack(">i", 1) + member)
+    out.append((gm_key, gm_value))
+    for i, offset in enumerate((120, 250, 370)):
+        key = struct.pack(">h", 1) + _kstr(group) + _kstr("orders") + struct.pack(">i", 0)
+        if i == 0:  # value version 1 (with expire timestamp)
+            value = struct.pack(">hq", 1, offset) + _kstr("") + struct.pack(">qq", BASE_TS + i, -1)
+        else:  # value version 3 (with leader epoch)
+            value = struct.pack(">hqi", 3, offset, 1) + _kstr("") + struct.pack(">q", BASE_TS + i * 60_000)
+        out.append((key, value))
+    stale = struct.pack(">h", 1) + _kstr("old-group") + _kstr("orders") + struct.pack(">i", 0)
+    out.append((stale, struct.pack(">hqi", 3, 10, 0) + _kstr("") + struct.pack(">q", BASE_TS)))
+    out.append((stale, None))  # tombstone: the commit was deleted
+    return out
+
+
+def internal_partition(topic: str, kvs: list[tuple[bytes, bytes | None]]) -> PartitionWriter:
+    p = PartitionWriter(topic, 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    for key, value in kvs:
+        batch = data_batch([(ts, key, value, [])])
+        p.append(batch, count=1, max_ts=ts)
+        ts += 250
+    return p
+
+
+# --- broker dirs ---------------------------------------------------------------------------------
+
+def write_checkpoint(path: Path, entries: list[tuple[str, int, int]]) -> None:
+    path.write_text(f"0\n{len(entries)}\n" + "".join(f"{t} {p} {o}\n" for t, p, o in entries))
+
+
+def partition_facts(p: PartitionWriter, files: dict[str, int], log_end: int, hw: int) -> dict:
+    data = [b for b in p.fact_batches if b["base_offset"] < log_end]
+    producers: dict[int, dict] = {}
+    for b in data:
+        if b["producer_id"] < 0 or b["is_control"]:
+            continue
+        s = producers.setdefault(b["producer_id"], {"producer_id": b["producer_id"], "epochs": [], "batch_count": 0,
+                                                    "record_count": 0, "first_sequence": b["base_sequence"]})
+        if b["producer_epoch"] not in s["epochs"]:
+            s["epochs"].append(b["producer_epoch"])
+        s["batch_count"] += 1
+        s["record_count"] += b["count"]
+        s["last_sequence"] = b["last_sequence"]
+    return {
+        "topic": p.topic, "partition": p.partition,
+        "segments": [{"base_offset": int(name), "log_bytes": size} for name, size in files.items()],
+        "batch_count": len(data), "record_count": sum(b["count"] for b in data),
+        "first_offset": data[0]["base_offset"] if data else None,
+        "log_end_offset": log_end, "high_watermark": hw, "log_start_offset": p.log_start_offset,
+        "codecs": sorted({b["codec"] for b in data}), "magics": sorted({b["magic"] for b in data}),
+        "leader_epochs": [list(e) for e in p.epochs],
+        "producers": sorted(producers.values(), key=lambda s: s["producer_id"]),
+        "transactions": p.transactions,
+        "aborted_ranges": [{"producer_id": pid, "first_offset": f, "last_offset": last, "last_stable_offset": lso}
+                           for seg in p.segments for pid, f, last, lso in seg.txnindex],
+        "anomalies": p.anomalies, "legal": p.legal, "batches": data,
+    }
+
+
+def main(out: Path) -> None:
+    rng = random.Random(20251120)
+    for name in ("broker-1", "broker-2"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    b1, b2 = out / "broker-1", out / "broker-2"
+    b1.mkdir(parents=True)
+    b2.mkdir(parents=True)
+    expected: dict = {"generated_by": "sample_logs/generate.py", "base_timestamp": BASE_TS, "brokers": {}}
+
+    orders = build_orders(rng)
+    legacy = build_legacy(rng)
+    payments, coordinator_log = build_payments(rng)
+    events = build_events(rng)
+    damaged, cut, damaged_last = build_damaged(rng)
+    txn_state = internal_partition("__transaction_state", transaction_state_records(coordinator_log))
+    offsets = internal_partition("__consumer_offsets", consumer_offsets_records())
+
+    parts1 = {}
+    hw1 = []
+    for p in (orders, legacy, payments, events, txn_state, offsets):
+        files = p.write(b1)
+        parts1[p.name] = partition_facts(p, files, p.next_offset, p.next_offset)
+        hw1.append((p.topic, p.partition, p.next_offset))
+    files = damaged.write(b1, truncate_tail=cut, final_snapshot=False)  # crashed: no snapshot at shutdown
+    damaged_end = damaged_last["base_offset"]
+    parts1[damaged.name] = partition_facts(damaged, files, damaged_end, damaged_end)
+    parts1[damaged.name]["legal"].append({"kind": "preallocated_index_tail", "file": "00000000000000000048.index"})
+    hw1.append((damaged.topic, damaged.partition, damaged_end))
+    (b1 / "meta.properties").write_text(
+        "#\n#Thu Nov 20 10:00:00 UTC 2025\nnode.id=1\ndirectory.id=Wm9Lq0xhS0GJ3sVQfT7o2A\nversion=1\n"
+        "cluster.id=kforensics-sample-cluster\n")
+    write_checkpoint(b1 / "replication-offset-checkpoint", hw1)
+    write_checkpoint(b1 / "recovery-point-offset-checkpoint",
+                     [(t, p, o) for t, p, o in hw1 if t != "damaged"] + [("damaged", 0, 48)])
+    write_checkpoint(b1 / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in hw1])
+    write_checkpoint(b1 / "cleaner-offset-checkpoint", [("__consumer_offsets", 0, 0)])
+    expected["brokers"]["broker-1"] = {"node_id": 1, "clean_shutdown": False, "partitions": parts1}
+
+    # broker-2: a lagging but sound follower of orders-0 and payments-0 (same bytes, a shorter log).
+    parts2 = {}
+    hw2 = []
+    for p, lag in ((orders, 3), (payments, 2)):
+        follower = _truncated_copy(p, len(p.fact_batches) - lag)
+        files = follower.write(b2)
+        parts2[p.name] = partition_facts(follower, files, follower.next_offset, follower.next_offset)
+        hw2.append((p.topic, p.partition, follower.next_offset))
+    (b2 / "meta.properties").write_text(
+        "#\n#Thu Nov 20 10:00:00 UTC 2025\nbroker.id=2\nversion=0\ncluster.id=kforensics-sample-cluster\n")
+    (b2 / ".kafka_cleanshutdown").write_text("")
+    write_checkpoint(b2 / "replication-offset-checkpoint", hw2)
+    write_checkpoint(b2 / "recovery-point-offset-checkpoint", hw2)
+    write_checkpoint(b2 / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in hw2])
+    expected["brokers"]["broker-2"] = {"node_id": 2, "clean_shutdown": True, "partitions": parts2}
+
+    (out / "EXPECTED.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+
+
+def _truncated_copy(p: PartitionWriter, keep_batches: int) -> PartitionWriter:
+    """Replay the first `keep_batches` batches of a partition into a new writer (a follower's log)."""
+    f = PartitionWriter(p.topic, p.partition)
+    f.epochs = []
+    rolls = {seg.base_offset for seg in p.segments[1:]}
+    for b in p.fact_batches[:keep_batches]:
+        if b["base_offset"] in rolls:
+            f.roll()
+        if not f.epochs or f.epochs[-1][0] != b["partition_leader_epoch"]:
+            f.set_leader_epoch(b["partition_leader_epoch"])
+        seg = next(s for s in p.segments if f"{s.base_offset:020d}.log" == b["segment"])
+        raw = bytearray(seg.data[b["position"]:b["position"] + b["size"]])
+        f.append(raw, count=b["count"], max_ts=b["max_timestamp"], producer_id=b["producer_id"],
+                 producer_epoch=b["producer_epoch"], base_sequence=b["base_sequence"],
+                 transactional=b["is_transactional"], control=b["control_type"], coordinator_epoch=5,
+                 codec=CODEC_NAMES.index(b["codec"]), leader_epoch=b["partition_leader_epoch"])
+    f.open_transactions()
+    return f
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
+    target.mkdir(parents=True, exist_ok=True)
+    main(target)
+    total = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+    print(f"wrote {target} ({total / 1e6:.2f} MB)", file=sys.stderr)
+
