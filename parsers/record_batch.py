@@ -41,7 +41,9 @@ _INT32 = struct.Struct(">i")
 _INT16x2 = struct.Struct(">hh")
 _END_TXN = struct.Struct(">hi")
 
-MAX_BATCH_SIZE = 1 << 30  # larger than any broker's message.max.bytes: a length beyond it is garbage
+MAX_BATCH_SIZE = 1 << 30
+RELEASE_BEHIND_BYTES = 64 << 20  # walk this far past the last release before releasing again
+RELEASE_LAG_BYTES = 8 << 20  # ... and keep the most recent bytes mapped (records() of recent batches)  # larger than any broker's message.max.bytes: a length beyond it is garbage
 INT32_MAX = 2**31 - 1
 
 ATTR_TIMESTAMP_TYPE = 0x08
@@ -95,6 +97,11 @@ class Record(NamedTuple):
     crc_valid: bool | None = None  # legacy messages only
 
 
+_new_tuple = tuple.__new__
+_CODEC_BY_ATTRIBUTE = tuple(codec_name(code) for code in range(8))
+_TIMESTAMP_TYPE_V2 = {0: "CreateTime", ATTR_TIMESTAMP_TYPE: "LogAppendTime"}
+
+
 def _timestamp_type(magic: int, attributes: int) -> str:
     if magic == 0:
         return "NoTimestampType"
@@ -116,6 +123,7 @@ class LogFile:
     def __init__(self, path: str, data: bytes | mmap.mmap, closer: object | None = None) -> None:
         self.path = path
         self._buf = data
+        self._view = memoryview(data)  # zero-copy slices for CRCs
         self._closer = closer
         self.size = len(data)
 
@@ -126,9 +134,11 @@ class LogFile:
         self.close()
 
     def close(self) -> None:
+        self._view.release()
         if isinstance(self._buf, mmap.mmap):
             self._buf.close()
         self._buf = b""
+        self._view = memoryview(b"")
 
     # -- batches ----------------------------------------------------------------------------------
 
@@ -144,7 +154,10 @@ class LogFile:
         end = self.size if max_bytes is None else min(self.size, start + max_bytes)
         limited = end < self.size
         pos = start
+        released = start
         while pos < end:
+            if pos - released > RELEASE_BEHIND_BYTES:
+                released = self._release(released, pos - RELEASE_LAG_BYTES)
             remaining = end - pos
             if remaining < LOG_OVERHEAD.size + 5:
                 if not limited:
@@ -189,6 +202,20 @@ class LogFile:
                                "base_offset": batch.base_offset, "magic": batch.magic})
             pos += size
 
+    def _release(self, start: int, stop: int) -> int:
+        """Drop mapped pages of [start, stop) from this process's RSS (the page cache keeps them).
+
+        Keeps the resident set of a walk over a huge segment bounded; pages touched again later
+        (records of an earlier batch) simply fault back in.
+        """
+        if isinstance(self._buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            start -= start % mmap.PAGESIZE
+            stop -= stop % mmap.PAGESIZE
+            if stop > start:
+                self._buf.madvise(mmap.MADV_DONTNEED, start, stop - start)
+                return stop
+        return start
+
     def _tail_finding(self, pos: int, declared: int | None, present: int) -> Finding:
         what = "its header" if declared is None else f"{declared} bytes"
         return Finding("truncated_tail", self.path, pos,
@@ -208,21 +235,27 @@ class LogFile:
     def _computed_crc(self, batch: RecordBatch) -> int:
         p = batch.position
         if batch.magic == 2:
-            return crc32c(self._buf[p + V2_CRC_START:p + batch.size])
+            return crc32c(self._view[p + V2_CRC_START:p + batch.size])
         return zlib.crc32(self._buf[p + MAGIC_POSITION:p + batch.size])
 
     def _v2_batch(self, pos: int, size: int, verify_crc: bool) -> RecordBatch:
         (base_offset, _length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
          max_timestamp, producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(self._buf, pos)
-        crc_valid = crc32c(self._buf[pos + V2_CRC_START:pos + size]) == crc if verify_crc else True
+        crc_valid = crc32c(self._view[pos + V2_CRC_START:pos + size]) == crc if verify_crc else True
         delete_horizon = base_timestamp if attributes & ATTR_DELETE_HORIZON else None
-        return RecordBatch(
+        if base_sequence < 0:
+            last_sequence = -1
+        else:
+            last_sequence = base_sequence + last_offset_delta
+            if last_sequence > INT32_MAX:
+                last_sequence -= 2147483648
+        return _new_tuple(RecordBatch, (
             pos, size, magic, base_offset, base_offset + last_offset_delta, count, leader_epoch, producer_id,
-            producer_epoch, base_sequence, increment_sequence(base_sequence, last_offset_delta), attributes,
-            codec_name(attributes), _timestamp_type(2, attributes), base_timestamp, max_timestamp, delete_horizon,
-            bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc, crc_valid,
-            last_offset_delta,
-        )
+            producer_epoch, base_sequence, last_sequence, attributes,
+            _CODEC_BY_ATTRIBUTE[attributes & 7], _TIMESTAMP_TYPE_V2[attributes & ATTR_TIMESTAMP_TYPE], base_timestamp,
+            max_timestamp, delete_horizon, bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc,
+            crc_valid, last_offset_delta,
+        ))
 
     def _legacy_batch(self, pos: int, size: int, magic: int,
                       verify_crc: bool) -> tuple[RecordBatch, Finding | None]:
@@ -386,8 +419,8 @@ class _RecordError(Exception):
     pass
 
 
-def _varint_slow(data: bytes, i: int) -> tuple[int, int]:
-    """Zigzag varint at data[i] that needs more than one byte: (value, next index)."""
+def _uvarint_raw(data: bytes, i: int) -> tuple[int, int]:
+    """The raw (not yet zigzag-decoded) varint at data[i]: (value, next index)."""
     shift = 0
     raw = 0
     n = len(data)
@@ -398,14 +431,22 @@ def _varint_slow(data: bytes, i: int) -> tuple[int, int]:
         i += 1
         raw |= (b & 0x7F) << shift
         if not b & 0x80:
-            return (raw >> 1) ^ -(raw & 1), i
+            return raw, i
         shift += 7
+
+
+def _varint_slow(data: bytes, i: int) -> tuple[int, int]:
+    """Zigzag varint at data[i]: (value, next index)."""
+    raw, i = _uvarint_raw(data, i)
+    return (raw >> 1) ^ -(raw & 1), i
 
 
 def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Record | Finding]:
     """Decode the (decompressed) records section of a v2 batch.
 
-    Written for speed: one-byte varints are decoded inline, everything else is a local.
+    The hot loop of deep iteration, written for speed: one- and two-byte varints are decoded
+    inline (the common case for lengths, deltas and small keys/values), records are built with
+    tuple.__new__, everything is a local.
     """
     n = len(data)
     i = 0
@@ -414,87 +455,121 @@ def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Re
     log_append_time = batch.timestamp_type == "LogAppendTime"
     max_timestamp = batch.max_timestamp
     base_sequence = batch.base_sequence
+    has_sequence = base_sequence >= 0
     is_control = batch.is_control
     count = batch.count
+    raw_varint = _uvarint_raw
     slow = _varint_slow
+    new = tuple.__new__
+    record_type = Record
     decoded = 0
     try:
-        while decoded < count:
+        for decoded in range(count):  # noqa: B007 - `decoded` is read after the loop and in messages
             if i >= n:
                 yield Finding("record_count_mismatch", path, batch.position,
                               f"batch at byte {batch.position} (base offset {base_offset}) declares {count} records "
                               f"but holds {decoded}", {"declared": count, "decoded": decoded,
                                                        "base_offset": base_offset})
                 return
+            # record length
             b = data[i]
             if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
+                v = b
                 i += 1
+            elif data[i + 1] < 0x80:
+                v = (b & 0x7F) | (data[i + 1] << 7)
+                i += 2
             else:
-                length, i = slow(data, i)
+                v, i = raw_varint(data, i)
+            length = (v >> 1) ^ -(v & 1)
             end = i + length
             if length < 6 or end > n:
                 raise _RecordError(f"record {decoded} declares length {length}")
-            i += 1  # record attributes (unused)
+            # attributes (unused), then timestampDelta
+            b = data[i + 1]
+            if b < 0x80:
+                v = b
+                i += 2
+            elif data[i + 2] < 0x80:
+                v = (b & 0x7F) | (data[i + 2] << 7)
+                i += 3
+            else:
+                v, i = raw_varint(data, i + 1)
+            ts_delta = (v >> 1) ^ -(v & 1)
+            # offsetDelta
             b = data[i]
             if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
+                v = b
                 i += 1
+            elif data[i + 1] < 0x80:
+                v = (b & 0x7F) | (data[i + 1] << 7)
+                i += 2
             else:
-                ts_delta, i = slow(data, i)
+                v, i = raw_varint(data, i)
+            offset_delta = (v >> 1) ^ -(v & 1)
+            # key
             b = data[i]
             if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
+                v = b
                 i += 1
+            elif data[i + 1] < 0x80:
+                v = (b & 0x7F) | (data[i + 1] << 7)
+                i += 2
             else:
-                offset_delta, i = slow(data, i)
-            b = data[i]
-            if b < 0x80:
-                key_len = (b >> 1) ^ -(b & 1)
-                i += 1
-            else:
-                key_len, i = slow(data, i)
-            if key_len >= 0:
-                if i + key_len > end:
-                    raise _RecordError(f"record {decoded} key overruns the record")
-                key = data[i:i + key_len]
-                i += key_len
-            elif key_len == -1:
+                v, i = raw_varint(data, i)
+            if v == 1:
                 key = None
             else:
-                raise _RecordError(f"record {decoded} has key length {key_len}")
+                key_len = (v >> 1) ^ -(v & 1)
+                if key_len < 0 or i + key_len > end:
+                    raise _RecordError(f"record {decoded} key length {key_len} overruns the record")
+                key = data[i:i + key_len]
+                i += key_len
+            # value
             b = data[i]
             if b < 0x80:
-                value_len = (b >> 1) ^ -(b & 1)
+                v = b
                 i += 1
+            elif data[i + 1] < 0x80:
+                v = (b & 0x7F) | (data[i + 1] << 7)
+                i += 2
             else:
-                value_len, i = slow(data, i)
-            if value_len >= 0:
-                if i + value_len > end:
-                    raise _RecordError(f"record {decoded} value overruns the record")
-                value = data[i:i + value_len]
-                i += value_len
-            elif value_len == -1:
+                v, i = raw_varint(data, i)
+            if v == 1:
                 value = None
             else:
-                raise _RecordError(f"record {decoded} has value length {value_len}")
+                value_len = (v >> 1) ^ -(v & 1)
+                if value_len < 0 or i + value_len > end:
+                    raise _RecordError(f"record {decoded} value length {value_len} overruns the record")
+                value = data[i:i + value_len]
+                i += value_len
+            # headers
             b = data[i]
-            if b < 0x80:
-                header_count = (b >> 1) ^ -(b & 1)
+            if b == 0:
                 i += 1
+                headers = ()
             else:
                 header_count, i = slow(data, i)
-            if header_count:
                 if header_count < 0 or header_count > end - i:
                     raise _RecordError(f"record {decoded} has header count {header_count}")
                 headers_list = []
                 for _ in range(header_count):
-                    hk_len, i = slow(data, i)
+                    b = data[i]
+                    if b < 0x80:
+                        hk_len = (b >> 1) ^ -(b & 1)
+                        i += 1
+                    else:
+                        hk_len, i = slow(data, i)
                     if hk_len < 0 or i + hk_len > end:
                         raise _RecordError(f"record {decoded} header key overruns the record")
-                    hkey = data[i:i + hk_len].decode("utf-8", errors="replace")
+                    hkey = data[i:i + hk_len].decode("utf-8", "replace")
                     i += hk_len
-                    hv_len, i = slow(data, i)
+                    b = data[i]
+                    if b < 0x80:
+                        hv_len = (b >> 1) ^ -(b & 1)
+                        i += 1
+                    else:
+                        hv_len, i = slow(data, i)
                     if hv_len >= 0:
                         if i + hv_len > end:
                             raise _RecordError(f"record {decoded} header value overruns the record")
@@ -504,24 +579,24 @@ def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Re
                         hvalue = None
                     headers_list.append((hkey, hvalue))
                 headers = tuple(headers_list)
-            else:
-                headers = ()
             if i != end:
                 raise _RecordError(f"record {decoded} length {length} disagrees with its fields")
-            if base_sequence < 0:
-                sequence = -1
-            elif base_sequence > INT32_MAX - offset_delta:
-                sequence = offset_delta - (INT32_MAX - base_sequence) - 1
-            else:
+            if has_sequence:
                 sequence = base_sequence + offset_delta
+                if sequence > INT32_MAX:
+                    sequence -= 2147483648
+            else:
+                sequence = -1
             timestamp = max_timestamp if log_append_time else base_timestamp + ts_delta
             if is_control:
                 control_type, coordinator_epoch = _control(key, value)
-                yield Record(base_offset + offset_delta, timestamp, sequence, key, value, headers, control_type,
-                             coordinator_epoch)
+                yield new(record_type, (base_offset + offset_delta, timestamp, sequence, key, value, headers,
+                                        control_type, coordinator_epoch, None, None))
             else:
-                yield Record(base_offset + offset_delta, timestamp, sequence, key, value, headers)
-            decoded += 1
+                yield new(record_type, (base_offset + offset_delta, timestamp, sequence, key, value, headers,
+                                        None, None, None, None))
+        else:
+            decoded = count
     except (_RecordError, IndexError) as exc:
         reason = str(exc) if isinstance(exc, _RecordError) else f"record {decoded} runs past the end of the records"
         yield Finding("invalid_record", path, batch.position,
@@ -555,6 +630,8 @@ def open_log(path: str | os.PathLike[str]) -> LogFile:
         if size == 0:
             return LogFile(path, b"")
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    if hasattr(mmap, "MADV_SEQUENTIAL"):
+        data.madvise(mmap.MADV_SEQUENTIAL)
     return LogFile(path, data)
 
 
