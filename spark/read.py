@@ -1,0 +1,343 @@
+"""Broker disks -> DataFrames. The driver lists file names only; executors open and parse the files.
+
+Paths may be local or any URI pyarrow.fs understands (file://, s3://, hdfs://). One task per
+segment (the unit of parallelism), one per partition directory for its small files (.txnindex,
+producer snapshots, leader-epoch-checkpoint) and one per log dir for the broker checkpoints.
+Executors emit Arrow record batches through mapInArrow with the schemas of `schemas.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+from kforensics.parsers.findings import Finding
+from kforensics.parsers.log_dir import METADATA_SNAPSHOT, SEGMENT_FILE, parse_partition_dir_name
+from kforensics.spark import schemas as S
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
+
+
+# --- driver: listing ---------------------------------------------------------------------------
+
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    if "://" in uri:
+        return pafs.FileSystem.from_uri(uri)
+    return pafs.LocalFileSystem(), os.path.abspath(uri)
+
+
+def _join(uri: str, name: str) -> str:
+    return uri.rstrip("/") + "/" + name
+
+
+def list_tasks(inputs: list[tuple[str, str]], *, headers_only: bool, topic_glob: str | None) -> list[dict[str, Any]]:
+    """One row per segment, partition dir and log dir, from file names only."""
+    tasks: list[dict[str, Any]] = []
+    for broker, uri in inputs:
+        fs, root = _filesystem(uri)
+        base = uri if "://" in uri else root
+        info = fs.get_file_info(root)
+        if info.type != pafs.FileType.Directory:
+            raise FileNotFoundError(f"{uri} is not a readable directory")
+        tasks.append({"task_kind": "broker", "broker": broker, "topic": None, "partition": None, "path": base,
+                      "base_offset": None, "headers_only": headers_only})
+        for entry in fs.get_file_info(pafs.FileSelector(root)):
+            parsed = parse_partition_dir_name(entry.base_name) if entry.type == pafs.FileType.Directory else None
+            if parsed is None or parsed[2] != "live":
+                continue
+            topic, partition, _ = parsed
+            if topic_glob and not fnmatch.fnmatchcase(topic, topic_glob):
+                continue
+            pdir = _join(base, entry.base_name)
+            tasks.append({"task_kind": "partition", "broker": broker, "topic": topic, "partition": partition,
+                          "path": pdir, "base_offset": None, "headers_only": headers_only})
+            for f in fs.get_file_info(pafs.FileSelector(entry.path)):
+                m = SEGMENT_FILE.match(f.base_name)
+                if (m and m.group(2) == "log") or METADATA_SNAPSHOT.match(f.base_name):
+                    tasks.append({"task_kind": "segment", "broker": broker, "topic": topic, "partition": partition,
+                                  "path": _join(pdir, f.base_name), "base_offset": int(f.base_name[:20]),
+                                  "headers_only": headers_only})
+    return tasks
+
+
+# --- executors: parsing ------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def local_file(uri: str) -> Iterator[str | None]:
+    """A local path for a file (remote files are streamed to a temporary copy); None if absent."""
+    if "://" not in uri or uri.startswith("file://"):
+        path = uri[len("file://"):] if uri.startswith("file://") else uri
+        yield path if os.path.isfile(path) else None
+        return
+    fs, path = pafs.FileSystem.from_uri(uri)
+    if fs.get_file_info(path).type != pafs.FileType.File:
+        yield None
+        return
+    fd, tmp = tempfile.mkstemp(prefix="kforensics-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as out, fs.open_input_stream(path) as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+        yield tmp
+    finally:
+        os.unlink(tmp)
+
+
+class _Rows:
+    """Accumulates dict rows and yields Arrow record batches of a fixed schema."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+        self.rows.append(row)
+        if len(self.rows) >= FLUSH_ROWS:
+            yield from self.flush()
+
+    def flush(self) -> Iterator[pa.RecordBatch]:
+        if self.rows:
+            yield pa.RecordBatch.from_pylist(self.rows, schema=self.schema)
+            self.rows = []
+
+
+def _finding_row(task: dict[str, Any], f: Finding, **extra: Any) -> dict[str, Any]:
+    details = {k: v for k, v in f.details.items()}
+    offset = details.get("base_offset", details.get("offset"))
+    return {"row_kind": "finding", "broker": task["broker"], "topic": task["topic"], "partition": task["partition"],
+            "kind": f.kind, "severity": f.effective_severity, "file": f.file, "position": f.position,
+            "offset": offset if isinstance(offset, int) else None, "message": f.message,
+            "details": json.dumps(details, default=str), **extra}
+
+
+def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks -> batch rows, parser/index finding rows and one segment row each."""
+    from kforensics.parsers.index_check import BatchBounds, check_offset_index, check_time_index
+    from kforensics.parsers.offset_index import iter_offset_index
+    from kforensics.parsers.record_batch import RecordBatch, open_log
+    from kforensics.parsers.time_index import iter_time_index
+
+    out = _Rows(S.SEGMENT_ROWS)
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+            uri = task["path"]
+            with local_file(uri) as path:
+                if path is None:
+                    yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
+                    continue
+                bounds: list[BatchBounds] = []
+                first_base = last_offset = None
+                records = valid_bytes = 0
+                with open_log(path) as log:
+                    for b in log.batches():
+                        if not isinstance(b, RecordBatch):
+                            relocated = Finding(b.kind, uri, b.position, b.message, b.details, b.severity)
+                            yield from out.add(_finding_row(task, relocated))
+                            continue
+                        control_type = coordinator_epoch = None
+                        if b.is_control and b.magic == 2:
+                            rec = log.control_record(b)
+                            if rec is not None:
+                                control_type, coordinator_epoch = rec.control_type, rec.coordinator_epoch
+                        yield from out.add({
+                            "row_kind": "batch", **key, "file": uri, "segment_base_offset": task["base_offset"],
+                            "position": b.position, "size": b.size, "magic": b.magic, "base_offset": b.base_offset,
+                            "last_offset": b.last_offset, "count": b.count,
+                            "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
+                            "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
+                            "last_sequence": b.last_sequence, "is_transactional": b.is_transactional,
+                            "is_control": b.is_control, "control_type": control_type,
+                            "coordinator_epoch": coordinator_epoch, "codec": b.codec,
+                            "timestamp_type": b.timestamp_type, "base_timestamp": b.base_timestamp,
+                            "max_timestamp": b.max_timestamp, "crc": b.crc, "crc_valid": b.crc_valid,
+                        })
+                        bounds.append(BatchBounds(b.position, b.base_offset, b.last_offset, b.max_timestamp))
+                        first_base = b.base_offset if first_base is None else first_base
+                        last_offset = b.last_offset
+                        records += b.count
+                        valid_bytes = b.position + b.size
+                    size = log.size
+                yield from out.add({"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
+                                    "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
+                                    "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes})
+            stem = uri[: -len(".log")] if uri.endswith(".log") else None
+            if stem is None:
+                continue
+            for suffix, reader, check in ((".index", iter_offset_index, check_offset_index),
+                                          (".timeindex", iter_time_index, check_time_index)):
+                with local_file(stem + suffix) as index_path:
+                    if index_path is None:
+                        continue
+                    entries = []
+                    for item in reader(index_path, task["base_offset"]):
+                        if isinstance(item, Finding):
+                            yield from out.add(_finding_row(task, Finding(item.kind, stem + suffix, item.position,
+                                                                          item.message, item.details)))
+                        else:
+                            entries.append(item)
+                    for f in check(stem + suffix, entries, bounds):
+                        yield from out.add(_finding_row(task, f))
+    yield from out.flush()
+
+
+def _hash(data: bytes | None) -> int | None:
+    if data is None:
+        return None
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
+
+
+def record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks -> one row per data record of idempotent producers (content hashes)."""
+    from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+
+    out = _Rows(S.RECORD_ROWS)
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+            with local_file(task["path"]) as path:
+                if path is None:
+                    continue
+                with open_log(path) as log:
+                    for b in log.batches():
+                        if not isinstance(b, RecordBatch) or b.is_control or b.producer_id < 0 or not b.crc_valid:
+                            continue
+                        for r in log.records(b):
+                            if isinstance(r, Record):
+                                yield from out.add({**key, "offset": r.offset, "timestamp": r.timestamp,
+                                                    "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
+                                                    "key_hash": _hash(r.key), "value_hash": _hash(r.value),
+                                                    "key_size": -1 if r.key is None else len(r.key),
+                                                    "value_size": -1 if r.value is None else len(r.value)})
+    yield from out.flush()
+
+
+def small_file_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: partition and broker tasks -> txnindex, snapshot, leader epoch, checkpoint and finding rows."""
+    out = _Rows(S.SMALL_ROWS)
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            rows = _broker_rows(task) if task["task_kind"] == "broker" else _partition_rows(task)
+            for row in rows:
+                yield from out.add(row)
+    yield from out.flush()
+
+
+def _list_files(uri: str) -> list[str]:
+    fs, root = _filesystem(uri)
+    base = uri if "://" in uri else root
+    return sorted(_join(base, f.base_name) for f in fs.get_file_info(pafs.FileSelector(root))
+                  if f.type == pafs.FileType.File)
+
+
+def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    from kforensics.parsers.checkpoints import read_leader_epoch_checkpoint
+    from kforensics.parsers.producer_snapshot import read_producer_snapshot
+    from kforensics.parsers.txn_index import iter_txn_index
+
+    key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+    for uri in _list_files(task["path"]):
+        name = uri.rsplit("/", 1)[-1]
+        with local_file(uri) as path:
+            if path is None:
+                continue
+            if name.endswith(".txnindex"):
+                for item in iter_txn_index(path):
+                    if isinstance(item, Finding):
+                        yield _finding_row(task, Finding(item.kind, uri, item.position, item.message, item.details))
+                    else:
+                        yield {"row_kind": "txnindex", **key, "file": uri, "version": item.version,
+                               "producer_id": item.producer_id, "first_offset": item.first_offset,
+                               "last_offset": item.last_offset, "last_stable_offset": item.last_stable_offset}
+            elif name.endswith(".snapshot"):
+                snapshot, findings = read_producer_snapshot(path)
+                for f in findings:
+                    yield _finding_row(task, Finding(f.kind, uri, f.position, f.message, f.details))
+                if snapshot is not None:
+                    offset = int(name[:20]) if name[:20].isdigit() else None
+                    for e in snapshot.entries:
+                        yield {"row_kind": "snapshot", **key, "file": uri, "snapshot_offset": offset,
+                               "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
+                               "last_sequence": e.last_sequence, "last_offset": e.last_offset,
+                               "offset_delta": e.offset_delta, "timestamp": e.timestamp,
+                               "coordinator_epoch": e.coordinator_epoch,
+                               "current_txn_first_offset": e.current_txn_first_offset}
+            elif name == "leader-epoch-checkpoint":
+                entries, findings = read_leader_epoch_checkpoint(path)
+                for f in findings:
+                    yield _finding_row(task, Finding(f.kind, uri, f.position, f.message, f.details))
+                for e in entries:
+                    yield {"row_kind": "leader_epoch", **key, "file": uri, "epoch": e.epoch,
+                           "start_offset": e.start_offset}
+
+
+CHECKPOINT_COLUMNS = {"replication-offset-checkpoint": "high_watermark",
+                      "recovery-point-offset-checkpoint": "recovery_point",
+                      "log-start-offset-checkpoint": "log_start_offset", "cleaner-offset-checkpoint": "cleaner_offset"}
+
+
+def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    from kforensics.parsers.checkpoints import read_offset_checkpoint
+
+    merged: dict[tuple[str, int], dict[str, Any]] = {}
+    for name, column in CHECKPOINT_COLUMNS.items():
+        uri = _join(task["path"], name)
+        with local_file(uri) as path:
+            if path is None:
+                continue
+            entries, findings = read_offset_checkpoint(path)
+            for f in findings:
+                yield _finding_row({**task, "topic": None, "partition": None},
+                                   Finding(f.kind, uri, f.position, f.message, f.details))
+            for e in entries:
+                merged.setdefault((e.topic, e.partition), {})[column] = e.offset
+    for (topic, partition), values in sorted(merged.items()):
+        yield {"row_kind": "checkpoint", "broker": task["broker"], "topic": topic, "partition": partition, **values}
+
+
+# --- Spark side --------------------------------------------------------------------------------
+
+def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool = True,
+                topic_glob: str | None = None) -> tuple[dict[str, DataFrame], int]:
+    """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and the
+    number of segment tasks (for progress reporting)."""
+    tasks = list_tasks(inputs, headers_only=headers_only, topic_glob=topic_glob)
+    parallelism = max(2, spark.sparkContext.defaultParallelism)
+    names = S.TASKS.names
+    task_df = spark.createDataFrame([tuple(t[n] for n in names) for t in tasks], S.ddl(S.TASKS))
+    segments = task_df.filter(F.col("task_kind") == "segment")
+    n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
+    segments = segments.repartition(min(n_segments, parallelism * 4))
+    seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS)).cache()
+    small = task_df.filter(F.col("task_kind") != "segment").repartition(parallelism)
+    small_rows = small.mapInArrow(small_file_rows, S.ddl(S.SMALL_ROWS)).cache()
+
+    key = ["broker", "topic", "partition"]
+    tables = {
+        "batches": seg_rows.filter(F.col("row_kind") == "batch").select(*key, *S.columns(S.BATCH_FIELDS)),
+        "segments": seg_rows.filter(F.col("row_kind") == "segment").select(
+            *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "first_batch_base_offset",
+            "last_offset", "batch_count", "record_count", "valid_bytes"),
+        "txnindex": small_rows.filter(F.col("row_kind") == "txnindex").select(*key, *S.columns(S.TXNINDEX_FIELDS)),
+        "snapshot_entries": small_rows.filter(F.col("row_kind") == "snapshot").select(
+            *key, *S.columns(S.SNAPSHOT_FIELDS)),
+        "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
+                                                                                        *S.columns(S.EPOCH_FIELDS)),
+        "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
+            *key, *S.columns(S.CHECKPOINT_FIELDS)),
+        "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(
+            small_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)),
+    }
+    if not headers_only:
+        tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS))
+    return tables, n_segments
