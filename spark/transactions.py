@@ -1,0 +1,189 @@
+"""Transactions, the last stable offset (LSO) and aborted ranges.
+
+A producer's transaction runs from its first transactional data batch after its previous marker to
+its COMMIT or ABORT marker; a marker with nothing open is an empty transaction (listed, not flagged).
+LSO = min(first offset of every open transaction, high watermark). For an ABORT, the .txnindex
+records the LSO at marker time: the first offset of the earliest *other* open transaction, else the
+marker offset + 1.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import pandas as pd
+from kforensics.spark.findings import KEY, fmt, to_findings
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+PRODUCER = [*KEY, "producer_id"]
+DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
+
+
+def with_transaction_index(batches: DataFrame) -> DataFrame:
+    """Needs the batches columns; keeps transactional batches and markers and adds `txn_index`: the number
+    of this producer's markers before the row (a marker closes the transaction with its own index)."""
+    txn = batches.filter((F.col("magic") == 2) & (F.col("producer_id") >= 0) & F.col("is_transactional")
+                         & F.col("crc_valid"))
+    w = (Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
+         .rowsBetween(Window.unboundedPreceding, -1))
+    return txn.withColumn("txn_index", F.coalesce(F.sum(F.col("is_control").cast("int")).over(w), F.lit(0)))
+
+
+def transactions_table(indexed: DataFrame) -> DataFrame:
+    """Needs with_transaction_index's output; one row per transaction: producer_id, producer_epoch,
+    first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN), coordinator_epoch,
+    batch_count, record_count, first_timestamp, duration_ms, file and position of the first batch."""
+    data = (indexed.filter(~F.col("is_control")).groupBy(*PRODUCER, "txn_index")
+            .agg(F.min("base_offset").alias("first_offset"), F.max("last_offset").alias("last_data_offset"),
+                 F.max_by("producer_epoch", "base_offset").alias("data_epoch"),
+                 F.count(F.lit(1)).alias("batch_count"), F.sum("count").cast("long").alias("record_count"),
+                 F.min("max_timestamp").alias("first_timestamp"),
+                 F.min_by("file", "base_offset").alias("file"), F.min_by("position", "base_offset").alias("position")))
+    markers = indexed.filter(F.col("is_control")).select(
+        *PRODUCER, "txn_index", F.col("base_offset").alias("marker_offset"), F.col("control_type").alias("outcome"),
+        "coordinator_epoch", F.col("producer_epoch").alias("marker_epoch"),
+        F.col("max_timestamp").alias("marker_timestamp"), F.col("file").alias("marker_file"),
+        F.col("position").alias("marker_position"))
+    joined = data.join(markers, [*PRODUCER, "txn_index"], "full_outer")
+    return joined.select(
+        *PRODUCER, F.coalesce("data_epoch", "marker_epoch").alias("producer_epoch"), "first_offset",
+        "last_data_offset", "marker_offset", F.coalesce("outcome", F.lit("OPEN")).alias("outcome"),
+        "coordinator_epoch", F.coalesce("batch_count", F.lit(0)).cast("long").alias("batch_count"),
+        F.coalesce("record_count", F.lit(0)).cast("long").alias("record_count"), "first_timestamp",
+        (F.col("marker_timestamp") - F.col("first_timestamp")).alias("duration_ms"),
+        F.coalesce("file", "marker_file").alias("file"), F.coalesce("position", "marker_position").alias("position"),
+        "txn_index")
+
+
+def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
+    """Needs the batches and partition_checkpoints tables; per partition: log_end_offset (last offset of a
+    sound batch + 1), log_start (first offset), max_timestamp at log end, high_watermark."""
+    ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY)
+            .agg((F.max("last_offset") + 1).alias("log_end_offset"), F.min("base_offset").alias("log_first_offset"),
+                 F.max("max_timestamp").alias("log_end_timestamp")))
+    return ends.join(checkpoints.select(*KEY, "high_watermark", "log_start_offset"), KEY, "left")
+
+
+def hanging_transactions(txns: DataFrame, ends: DataFrame, txn_timeout_ms: int) -> DataFrame:
+    """Needs transactions_table and partition_ends; `hanging_transaction` findings: still open at the log
+    end and older than the transaction timeout (age measured against the newest timestamp in the log)."""
+    open_txns = (txns.filter((F.col("outcome") == "OPEN") & F.col("first_offset").isNotNull())
+                 .join(ends, KEY)
+                 .withColumn("age_ms_at_log_end", F.col("log_end_timestamp") - F.col("first_timestamp"))
+                 .filter(F.col("age_ms_at_log_end") > txn_timeout_ms))
+    return to_findings(
+        open_txns, "hanging_transaction", "error", offset="first_offset",
+        message=fmt("Producer %d's transaction opened at offset %d is still open at the log end, %d ms later "
+                    "(timeout %d ms): read_committed consumers are stuck at offset %d.", "producer_id",
+                    "first_offset", "age_ms_at_log_end", F.lit(txn_timeout_ms), "first_offset"),
+        details={"first_offset": "first_offset", "lso_stuck_at": "first_offset",
+                 "age_ms_at_log_end": "age_ms_at_log_end", "last_data_offset": "last_data_offset"})
+
+
+SWEEP_SCHEMA = ("row_kind string, broker string, topic string, partition int, offset long, "
+                "last_stable_offset long, producer_id long, first_offset long, last_offset long")
+
+
+def _sweep(txns: pd.DataFrame) -> pd.DataFrame:
+    """One partition's transactions -> LSO change points and aborted ranges (a heap sweep in offset order).
+
+    A window function cannot express "the smallest first offset among transactions still open", so this
+    runs per partition over its transactions (not its batches) with applyInPandas.
+    """
+    key = txns.iloc[0][["broker", "topic", "partition"]].tolist()
+    events: list[tuple[int, int, int, int, str]] = []  # (offset, order, first_offset, producer_id, outcome)
+    for row in txns.itertuples(index=False):
+        if pd.notna(row.first_offset):
+            events.append((int(row.first_offset), 0, int(row.first_offset), int(row.producer_id), "start"))
+        if pd.notna(row.marker_offset) and pd.notna(row.first_offset):
+            events.append((int(row.marker_offset), 1, int(row.first_offset), int(row.producer_id), row.outcome))
+    events.sort()
+    open_heap: list[tuple[int, int]] = []
+    closed: set[tuple[int, int]] = set()
+    out: list[list] = []
+    current: int | None = None  # first offset of the transaction holding the LSO, None: LSO follows the log end
+    for offset, order, first, pid, what in events:
+        if order == 0:
+            heapq.heappush(open_heap, (first, pid))
+        else:
+            closed.add((first, pid))
+            while open_heap and open_heap[0] in closed:
+                heapq.heappop(open_heap)
+            if what == "ABORT":
+                lso = open_heap[0][0] if open_heap else offset + 1
+                out.append(["aborted", *key, offset, lso, pid, first, offset])
+        holder = open_heap[0] if open_heap else None
+        holder_first = holder[0] if holder else None
+        if holder_first != current:
+            lso = holder_first if holder is not None else offset + 1
+            out.append(["change", *key, offset, lso, holder[1] if holder else None, holder_first, None])
+            current = holder_first
+    return pd.DataFrame(out, columns=["row_kind", "broker", "topic", "partition", "offset", "last_stable_offset",
+                                      "producer_id", "first_offset", "last_offset"])
+
+
+def lso_sweep(txns: DataFrame) -> DataFrame:
+    """Needs transactions_table; returns rows of SWEEP_SCHEMA: `change` (offset where the LSO moved, new value,
+    the producer holding it) and `aborted` (an ABORT's range and the LSO the broker records for it)."""
+    cols = [*PRODUCER, "first_offset", "marker_offset", "outcome"]
+    return txns.select(*cols).groupBy(*KEY).applyInPandas(_sweep, SWEEP_SCHEMA)
+
+
+def lso_table(txns: DataFrame, ends: DataFrame) -> DataFrame:
+    """Needs transactions_table and partition_ends; per partition: last_stable_offset, high_watermark,
+    log_end_offset, and the producer holding the LSO back (null when nothing is open)."""
+    open_first = (txns.filter((F.col("outcome") == "OPEN") & F.col("first_offset").isNotNull())
+                  .groupBy(*KEY).agg(F.min_by("producer_id", "first_offset").alias("held_by_producer_id"),
+                                     F.min("first_offset").alias("open_first_offset")))
+    bound = F.coalesce("high_watermark", "log_end_offset")
+    return (ends.join(open_first, KEY, "left")
+            .select(*KEY, F.least(F.coalesce("open_first_offset", bound), bound).alias("last_stable_offset"),
+                    "high_watermark", "log_end_offset", "held_by_producer_id",
+                    (F.col("open_first_offset").isNotNull()).alias("stuck")))
+
+
+def aborted_ranges(sweep: DataFrame, txnindex: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Needs lso_sweep's output and the txnindex table; returns (aborted_ranges with `txnindex_agrees`,
+    txnindex_missing / txnindex_orphan / txnindex_mismatch findings)."""
+    ranges = sweep.filter(F.col("row_kind") == "aborted").select(*PRODUCER, "first_offset", "last_offset",
+                                                                 "last_stable_offset")
+    index = txnindex.select(*PRODUCER, "last_offset", F.col("first_offset").alias("index_first_offset"),
+                            F.col("last_stable_offset").alias("index_last_stable_offset"),
+                            F.col("file").alias("index_file"))
+    joined = ranges.join(index, [*PRODUCER, "last_offset"], "full_outer")
+    agrees = ((F.col("first_offset") == F.col("index_first_offset"))
+              & (F.col("last_stable_offset") == F.col("index_last_stable_offset")))
+    table = joined.filter(F.col("first_offset").isNotNull()).select(
+        *PRODUCER, "first_offset", "last_offset", "last_stable_offset",
+        F.coalesce(agrees, F.lit(False)).alias("txnindex_agrees"))
+    common = {"first_offset": F.coalesce("first_offset", "index_first_offset"), "last_offset": "last_offset",
+              "last_stable_offset": F.coalesce("last_stable_offset", "index_last_stable_offset")}
+    missing = to_findings(
+        joined.filter(F.col("index_first_offset").isNull()), "txnindex_missing", "error", file=None, position=None,
+        offset="first_offset", producer_epoch=None,
+        message=fmt("The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: read_committed "
+                    "consumers would deliver its records.", "producer_id", "first_offset", "last_offset"),
+        details=common)
+    orphan = to_findings(
+        joined.filter(F.col("first_offset").isNull()), "txnindex_orphan", "error", file="index_file", position=None,
+        offset="index_first_offset", producer_epoch=None,
+        message=fmt("The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log "
+                    "holds no ABORT marker of that producer there.", "producer_id", "last_offset"),
+        details=common)
+    mismatch = to_findings(
+        joined.filter(F.col("first_offset").isNotNull() & F.col("index_first_offset").isNotNull() & ~agrees),
+        "txnindex_mismatch", "error", file="index_file", position=None, offset="first_offset", producer_epoch=None,
+        message=fmt("The .txnindex entry for producer %d's abort at offset %d says first offset %d and LSO %d; the "
+                    "log says %d and %d.", "producer_id", "last_offset", "index_first_offset",
+                    "index_last_stable_offset", "first_offset", "last_stable_offset"),
+        details={**common, "index_first_offset": "index_first_offset",
+                 "index_last_stable_offset": "index_last_stable_offset"})
+    return table, missing.unionByName(orphan).unionByName(mismatch)
+
+
+def lso_changes(sweep: DataFrame) -> DataFrame:
+    """Needs lso_sweep's output; the LSO change points (offset, last_stable_offset, held_by_producer_id)."""
+    return sweep.filter(F.col("row_kind") == "change").select(
+        *KEY, "offset", "last_stable_offset", F.col("producer_id").alias("held_by_producer_id"))
+
