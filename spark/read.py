@@ -20,11 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.log_dir import METADATA_SNAPSHOT, SEGMENT_FILE, parse_partition_dir_name
 from kforensics.spark import schemas as S
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
 
@@ -323,9 +324,12 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     small_rows = small.mapInArrow(small_file_rows, S.ddl(S.SMALL_ROWS)).cache()
 
     key = ["broker", "topic", "partition"]
+    # KRaft metadata snapshots (<offset>-<epoch>.checkpoint) are parsed for damage but are not part of the
+    # partition's log: their batches restart at offset 0.
+    in_log = F.col("file").endswith(".log")
     tables = {
-        "batches": seg_rows.filter(F.col("row_kind") == "batch").select(*key, *S.columns(S.BATCH_FIELDS)),
-        "segments": seg_rows.filter(F.col("row_kind") == "segment").select(
+        "batches": seg_rows.filter((F.col("row_kind") == "batch") & in_log).select(*key, *S.columns(S.BATCH_FIELDS)),
+        "segments": seg_rows.filter((F.col("row_kind") == "segment") & in_log).select(
             *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "first_batch_base_offset",
             "last_offset", "batch_count", "record_count", "valid_bytes"),
         "txnindex": small_rows.filter(F.col("row_kind") == "txnindex").select(*key, *S.columns(S.TXNINDEX_FIELDS)),
