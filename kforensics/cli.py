@@ -19,14 +19,18 @@ def main() -> None:
     \b
     Examples:
       kforensics dump /var/lib/kafka/orders-0/00000000000000000000.log --deep-iteration
-      kforensics dump --json --files orders-0/00000000000000000000.index
+      kforensics scan broker-1=/var/lib/kafka broker-2=/mnt/copy-of-broker-2/kafka
+      kforensics txns ./kforensics-out --pid 4000
     """
 
 
 def _register() -> None:
     from kforensics.dump_cmd import dump
+    from kforensics.scan_cmd import COMMANDS
 
     main.add_command(dump)
+    for command in COMMANDS:
+        main.add_command(command)
 
 
 _register()

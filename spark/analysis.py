@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from functools import reduce
 
+from pyspark.sql import DataFrame
+
 from kforensics.spark import crosschecks, producers, transactions
 from kforensics.spark.findings import FINDING_COLUMNS
-from pyspark.sql import DataFrame
 
 
 def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.DEFAULT_TXN_TIMEOUT_MS) -> dict[str,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from kforensics.spark.findings import KEY, fmt, to_findings
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+
+from kforensics.spark.findings import KEY, fmt, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
 

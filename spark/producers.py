@@ -8,9 +8,10 @@ sequence; transactional sequences run on across commits and aborts.
 
 from __future__ import annotations
 
-from kforensics.spark.findings import KEY, fmt, to_findings
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+
+from kforensics.spark.findings import KEY, fmt, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
 SEQUENCE_SPACE = 2**31

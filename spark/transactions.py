@@ -12,9 +12,10 @@ from __future__ import annotations
 import heapq
 
 import pandas as pd
-from kforensics.spark.findings import KEY, fmt, to_findings
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+
+from kforensics.spark.findings import KEY, fmt, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import REALDATA, SAMPLE_LOGS, realdata_files
 from crc32c import crc32c
+
 from kforensics.parsers import checkpoints
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.index_check import BatchBounds, check_offset_index, check_time_index

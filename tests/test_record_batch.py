@@ -12,6 +12,7 @@ from crc32c import crc32c as hw_crc32c
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
 from kforensics.parsers.codecs import CODEC_NAMES
 from kforensics.parsers.crc import crc32c, crc32c_crcmod
 from kforensics.parsers.findings import Finding

@@ -15,6 +15,7 @@ import pytest
 from conftest import SAMPLE_LOGS, realdata_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kforensics.parsers.findings import Finding
 
 EXAMPLES = 150

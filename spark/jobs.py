@@ -1,0 +1,177 @@
+"""The scan job: read broker disks, analyse, write Parquet tables, return a small summary.
+
+Also the spark-submit entry point:
+
+    spark-submit --master spark://HOST:7077 --py-files kforensics.zip \\
+        "$(python -c 'import kforensics.spark.jobs as j; print(j.__file__)')" \\
+        broker-1=/data/kafka-1 broker-2=/data/kafka-2 --out /data/kforensics-out
+
+(`python -m kforensics.spark.jobs --zip kforensics.zip` writes that zip.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from kforensics.spark.analysis import analyze
+from kforensics.spark.read import read_tables
+from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
+
+#: Parquet tables written under OUT (name -> analysis or input table).
+OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
+                 "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "findings")
+
+
+@dataclass
+class ScanSummary:
+    out: str
+    partitions: int = 0
+    segments: int = 0
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    producers: int = 0
+    transactions: dict[str, int] = field(default_factory=dict)
+    findings: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, severity, count)
+    seconds: float = 0.0
+
+    @property
+    def has_problems(self) -> bool:
+        return any(sev in ("warning", "error") for _, sev, _ in self.findings)
+
+
+def package_zip(path: str) -> str:
+    """Zip the kforensics package (CLI, parsers, spark) for executors that do not have it installed."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name in ("kforensics", "kforensics.parsers", "kforensics.spark"):
+            module = importlib.import_module(name)
+            folder = os.path.dirname(module.__file__ or "")
+            arc = name.replace(".", "/")
+            for file in sorted(os.listdir(folder)):
+                if file.endswith(".py"):
+                    zf.write(os.path.join(folder, file), f"{arc}/{file}")
+    return path
+
+
+def ship_package(spark: SparkSession) -> None:
+    """Send the package to the executors of a cluster (local masters share this interpreter)."""
+    if spark.sparkContext.master.startswith("local"):
+        return
+    path = os.path.join(tempfile.mkdtemp(prefix="kforensics-zip-"), "kforensics.zip")
+    spark.sparkContext.addPyFile(package_zip(path))
+
+
+def _progress_thread(spark: SparkSession, callback: Callable[[int, int], None]) -> Callable[[], None]:
+    """Poll Spark's status tracker and report (tasks done, tasks total) of the running stages."""
+    tracker = spark.sparkContext.statusTracker()
+    stop = threading.Event()
+    seen: dict[int, tuple[int, int]] = {}
+
+    def poll() -> None:
+        while not stop.wait(0.5):
+            for stage_id in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage_id)
+                if info is not None:
+                    seen[stage_id] = (info.numCompletedTasks, info.numTasks)
+            done = sum(d for d, _ in seen.values())
+            total = sum(t for _, t in seen.values())
+            callback(done, total)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+
+    def finish() -> None:
+        stop.set()
+        thread.join()
+
+    return finish
+
+
+def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, headers_only: bool = False,
+             topic_glob: str | None = None, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
+             progress: Callable[[int, int], None] | None = None) -> ScanSummary:
+    """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`."""
+    started = time.perf_counter()
+    ship_package(spark)
+    finish = _progress_thread(spark, progress) if progress else None
+    try:
+        tables, _ = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
+        results = analyze(tables, txn_timeout_ms=txn_timeout_ms)
+        outputs: dict[str, DataFrame] = {**tables, **results, "snapshots": tables["snapshot_entries"]}
+        for name in OUTPUT_TABLES:
+            df = outputs[name]
+            if name == "findings":
+                df = df.orderBy("broker", "topic", "partition", "offset", "kind").coalesce(1)
+            df.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{name}")
+        summary = _summarize(spark, out)
+    finally:
+        if finish:
+            finish()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _summarize(spark: SparkSession, out: str) -> ScanSummary:
+    """Small aggregates over the written tables (nothing batch-level reaches the driver)."""
+    base = out.rstrip("/")
+    segments = spark.read.parquet(f"{base}/segments")
+    seg = segments.agg(F.countDistinct("broker", "topic", "partition").alias("p"), F.count(F.lit(1)).alias("s"),
+                       F.sum("batch_count").alias("b"), F.sum("record_count").alias("r"),
+                       F.sum("size").alias("bytes")).first()
+    producers = spark.read.parquet(f"{base}/producers").select("broker", "topic", "partition",
+                                                                "producer_id").distinct().count()
+    txns = {r["outcome"]: r["n"] for r in spark.read.parquet(f"{base}/transactions").groupBy("outcome")
+            .agg(F.count(F.lit(1)).alias("n")).collect()}
+    findings = [(r["kind"], r["severity"], r["n"]) for r in spark.read.parquet(f"{base}/findings")
+                .groupBy("kind", "severity").agg(F.count(F.lit(1)).alias("n")).orderBy("kind").collect()]
+    return ScanSummary(out=out, partitions=seg["p"] or 0, segments=seg["s"] or 0, batches=seg["b"] or 0,
+                       records=seg["r"] or 0, bytes=seg["bytes"] or 0, producers=producers, transactions=txns,
+                       findings=findings)
+
+
+def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
+    """`[NAME=]DIR` -> (label, dir); the label defaults to the dir's base name."""
+    out = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or "/" in name or ":" in name:
+            name, path = os.path.basename(spec.rstrip("/")) or spec, spec
+        out.append((name, path))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """spark-submit entry point: scan and print the summary as JSON."""
+    import json
+
+    parser = argparse.ArgumentParser(prog="kforensics.spark.jobs", description="kforensics scan for spark-submit")
+    parser.add_argument("dirs", nargs="*", help="[NAME=]DIR broker log dirs (paths or URIs)")
+    parser.add_argument("--out", default="./kforensics-out")
+    parser.add_argument("--headers-only", action="store_true")
+    parser.add_argument("--topic")
+    parser.add_argument("--txn-timeout", type=int, default=DEFAULT_TXN_TIMEOUT_MS)
+    parser.add_argument("--zip", help="only write the package zip for --py-files to this path")
+    args = parser.parse_args(argv)
+    if args.zip:
+        print(package_zip(args.zip))
+        return 0
+    spark = SparkSession.builder.appName("kforensics").getOrCreate()
+    summary = run_scan(spark, parse_inputs(args.dirs), args.out, headers_only=args.headers_only,
+                       topic_glob=args.topic, txn_timeout_ms=args.txn_timeout)
+    print(json.dumps({k: v for k, v in summary.__dict__.items()}, default=str))
+    return 1 if summary.has_problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
