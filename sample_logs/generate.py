@@ -559,6 +559,136 @@ def build_damaged(rng: random.Random) -> tuple[PartitionWriter, int, dict]:
     return p, cut, last
 
 
+def build_txnbad(rng: random.Random) -> PartitionWriter:
+    """A .txnindex that disagrees with the log: an abort it lacks, one with a wrong LSO, an orphan entry."""
+    p = PartitionWriter("txnbad", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    seq = 0
+    for _ in range(3):
+        recs = records(rng, 3, ts, prefix="txb")
+        batch = data_batch(recs, producer_id=7000, producer_epoch=0, base_sequence=seq, transactional=True)
+        p.append(batch, count=3, max_ts=recs[-1][0], producer_id=7000, producer_epoch=0, base_sequence=seq,
+                 transactional=True)
+        seq += 3
+        ts += 500
+        p.append(control_batch(7000, 0, False, 2, ts), count=1, max_ts=ts, producer_id=7000, producer_epoch=0,
+                 transactional=True, control="ABORT", coordinator_epoch=2)
+        ts += 500
+    entries = p.active.txnindex  # (producer id, first offset, last offset, lso) as the broker wrote them
+    missing, wrong, kept = entries
+    p.active.txnindex = [(wrong[0], wrong[1], wrong[2], wrong[3] - 3), kept, (7001, 3, 4, 5)]
+    p.anomalies += [
+        {"kind": "txnindex_missing", "producer_id": 7000, "offset": missing[1], "first_offset": missing[1],
+         "last_offset": missing[2]},
+        {"kind": "txnindex_mismatch", "producer_id": 7000, "offset": wrong[1], "first_offset": wrong[1],
+         "last_offset": wrong[2], "last_stable_offset": wrong[3]},
+        {"kind": "txnindex_orphan", "producer_id": 7001, "offset": 3, "first_offset": 3, "last_offset": 4},
+    ]
+    return p
+
+
+def build_resend(rng: random.Random) -> PartitionWriter:
+    """A producer that stops, and a new producer id re-sending its last records 3 s later: duplicates the
+    broker cannot see. Also values that repeat in ordinary traffic (a status flag), which must stay quiet."""
+    p = PartitionWriter("resend", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    sent = []
+    seq = 0
+    for i in range(5):
+        recs = [(ts + j, f"order-{i * 2 + j}".encode(), f'{{"order":{i * 2 + j},"total":{(i * 2 + j) * 7}}}'.encode(),
+                 []) for j in range(2)]
+        p.append(data_batch(recs, producer_id=6000, producer_epoch=0, base_sequence=seq), count=2,
+                 max_ts=recs[-1][0], producer_id=6000, producer_epoch=0, base_sequence=seq)
+        sent += recs
+        seq += 2
+        ts += 1000
+    first_resent = p.next_offset
+    ts += 3000
+    resent = [(ts + j, k, v, h) for j, (_t, k, v, h) in enumerate(sent[-6:])]
+    p.append(data_batch(resent, producer_id=6001, producer_epoch=0, base_sequence=0), count=6, max_ts=resent[-1][0],
+             producer_id=6001, producer_epoch=0, base_sequence=0)
+    seq = 6
+    for i in range(4):  # the same small status value again and again: ordinary, not a re-send
+        ts += 1000
+        recs = [(ts, b"heartbeat", b"OK", []), (ts + 1, f"order-{100 + i}".encode(), b'{"status":"new"}', [])]
+        p.append(data_batch(recs, producer_id=6001, producer_epoch=0, base_sequence=seq), count=2, max_ts=ts + 1,
+                 producer_id=6001, producer_epoch=0, base_sequence=seq)
+        seq += 2
+    p.anomalies.append({"kind": "content_duplicate", "producer_id": 6001, "offset": first_resent,
+                        "producer_ids": [6000, 6001], "matches": 6})
+    return p
+
+
+def build_mangled(rng: random.Random) -> PartitionWriter:
+    """Companion files that contradict the log: a leader epoch missing from leader-epoch-checkpoint, a producer
+    snapshot with a wrong sequence, a non-monotonic index, and a segment whose offsets overlap the previous
+    one (misnamed)."""
+    p = PartitionWriter("mangled", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS
+    seq = 0
+
+    def write(n: int = 10) -> dict:
+        nonlocal ts, seq
+        recs = records(rng, n, ts, prefix="mgl")
+        fact = p.append(data_batch(recs, producer_id=8000, producer_epoch=0, base_sequence=seq), count=n,
+                        max_ts=recs[-1][0], producer_id=8000, producer_epoch=0, base_sequence=seq)
+        seq += n
+        ts += 1000
+        return fact
+
+    for _ in range(6):
+        write()
+    p.leader_epoch = 1  # a new leader epoch that leader-epoch-checkpoint never got
+    first_unlisted = write()
+    write()
+    real = p.producers[8000].last_sequence
+    p.producers[8000].last_sequence = real + 3  # the snapshot taken at this roll lies about the sequence
+    p.roll()
+    p.producers[8000].last_sequence = real
+    snapshot_offset = p.next_offset
+    write()
+    write()
+    p.roll()
+    p.active.base_offset = p.next_offset
+    misnamed = p.next_offset
+    p.next_offset -= 5  # the next batch re-uses offsets the previous segment holds
+    overlap = write()
+    write()
+    seg0 = p.segments[0]
+    seg0.index[0], seg0.index[1] = seg0.index[1], seg0.index[0]
+    p.anomalies += [
+        {"kind": "leader_epoch_mismatch", "offset": first_unlisted["base_offset"], "position":
+         first_unlisted["position"], "batch_leader_epoch": 1, "checkpoint_epoch": 0},
+        {"kind": "snapshot_mismatch", "producer_id": 8000, "offset": snapshot_offset,
+         "file": f"{snapshot_offset:020d}.snapshot"},
+        {"kind": "index_non_monotonic", "file": "00000000000000000000.index", "position": 8},
+        {"kind": "offset_overlap", "producer_id": 8000, "offset": overlap["base_offset"], "position": overlap["position"],
+         "file": overlap["segment"]},
+        {"kind": "segment_name_mismatch", "file": f"{misnamed:020d}.log", "offset": overlap["base_offset"]},
+    ]
+    return p
+
+
+def build_retained(rng: random.Random) -> PartitionWriter:
+    """Retention removed the first segments: the log and a producer's history start mid-sequence (legal)."""
+    p = PartitionWriter("retained", 0)
+    p.segments = [Segment(500)]
+    p.next_offset = 500
+    p.log_start_offset = 500
+    p.set_leader_epoch(3)
+    ts = BASE_TS
+    for i in range(4):
+        recs = records(rng, 5, ts, prefix="ret")
+        p.append(data_batch(recs, producer_id=9000, producer_epoch=0, base_sequence=700 + 5 * i), count=5,
+                 max_ts=recs[-1][0], producer_id=9000, producer_epoch=0, base_sequence=700 + 5 * i)
+        ts += 1000
+    p.legal.append({"kind": "history_starts_mid_sequence", "producer_id": 9000, "offset": 500, "base_sequence": 700})
+    return p
+
+
 def transaction_state_records(coordinator_log: list[dict]) -> list[tuple[bytes, bytes | None]]:
     """__transaction_state key/values for payments-0's transactional producers."""
     out = []
@@ -671,10 +801,11 @@ def main(out: Path) -> None:
     damaged, cut, damaged_last = build_damaged(rng)
     txn_state = internal_partition("__transaction_state", transaction_state_records(coordinator_log))
     offsets = internal_partition("__consumer_offsets", consumer_offsets_records())
+    extra = [build_txnbad(rng), build_resend(rng), build_mangled(rng), build_retained(rng)]
 
     parts1 = {}
     hw1 = []
-    for p in (orders, legacy, payments, events, txn_state, offsets):
+    for p in (orders, legacy, payments, events, txn_state, offsets, *extra):
         files = p.write(b1)
         parts1[p.name] = partition_facts(p, files, p.next_offset, p.next_offset)
         hw1.append((p.topic, p.partition, p.next_offset))
@@ -689,7 +820,9 @@ def main(out: Path) -> None:
     write_checkpoint(b1 / "replication-offset-checkpoint", hw1)
     write_checkpoint(b1 / "recovery-point-offset-checkpoint",
                      [(t, p, o) for t, p, o in hw1 if t != "damaged"] + [("damaged", 0, 48)])
-    write_checkpoint(b1 / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in hw1])
+    starts = {(p.topic, p.partition): p.log_start_offset for p in (orders, legacy, payments, events, txn_state,
+                                                                   offsets, damaged, *extra)}
+    write_checkpoint(b1 / "log-start-offset-checkpoint", [(t, p, starts[(t, p)]) for t, p, _ in hw1])
     write_checkpoint(b1 / "cleaner-offset-checkpoint", [("__consumer_offsets", 0, 0)])
     expected["brokers"]["broker-1"] = {"node_id": 1, "clean_shutdown": False, "partitions": parts1}
 
