@@ -862,6 +862,8 @@ def _truncated_copy(p: PartitionWriter, keep_batches: int) -> PartitionWriter:
                  transactional=b["is_transactional"], control=b["control_type"], coordinator_epoch=5,
                  codec=CODEC_NAMES.index(b["codec"]), leader_epoch=b["partition_leader_epoch"])
     f.open_transactions()
+    # The follower's copy still ends with the leader's open transaction, and still long after it began.
+    f.anomalies = [a for a in p.anomalies if a["kind"] == "hanging_transaction" and a["offset"] < f.next_offset]
     return f
 
 

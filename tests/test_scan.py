@@ -1,0 +1,212 @@
+"""`kforensics scan` on sample_logs against EXPECTED.json, on the real broker disks, and its CLI contract.
+
+One scan per mode for the whole session (each takes tens of seconds on 2 cores); every test reads the
+Parquet tables it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from conftest import REALDATA, SAMPLE_LOGS
+
+from kforensics.cli import main
+
+EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
+INPUTS = [("broker-1", str(SAMPLE_LOGS / "broker-1")), ("broker-2", str(SAMPLE_LOGS / "broker-2"))]
+#: Finding kinds the scan itself adds; parser kinds (corrupt_crc, ...) are pinned by the parser tests too.
+SCAN_KINDS = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_transaction", "txnindex_missing",
+              "txnindex_orphan", "txnindex_mismatch", "snapshot_mismatch", "leader_epoch_mismatch", "offset_overlap",
+              "segment_name_mismatch", "content_duplicate"}
+
+
+def _table(out: Path, name: str) -> list[dict]:
+    return pq.read_table(out / name).to_pylist()
+
+
+@pytest.fixture(scope="session")
+def full_scan(spark, tmp_path_factory) -> Path:
+    from kforensics.spark.jobs import run_scan
+
+    out = tmp_path_factory.mktemp("scan-full")
+    run_scan(spark, INPUTS, str(out), headers_only=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def headers_scan(spark, tmp_path_factory) -> Path:
+    from kforensics.spark.jobs import run_scan
+
+    out = tmp_path_factory.mktemp("scan-headers")
+    run_scan(spark, INPUTS, str(out), headers_only=True)
+    return out
+
+
+def _planted() -> list[tuple[str, str, str, dict]]:
+    return [(broker, name.rsplit("-", 1)[0], a["kind"], a) for broker, info in EXPECTED["brokers"].items()
+            for name, facts in info["partitions"].items() for a in facts["anomalies"]]
+
+
+def test_every_planted_anomaly_is_found_where_it_was_planted(full_scan: Path) -> None:
+    findings = _table(full_scan, "findings")
+    for broker, topic, kind, planted in _planted():
+        matches = [f for f in findings if (f["broker"], f["topic"], f["kind"]) == (broker, topic, kind)
+                   and (planted.get("offset") is None or f["offset"] in (planted["offset"], None))]
+        assert matches, f"{kind} planted in {broker}/{topic} at offset {planted.get('offset')} was not found"
+        found = matches[0]
+        details = json.loads(found["details"])
+        if "producer_id" in planted and kind not in ("txnindex_orphan",):
+            assert found["producer_id"] == planted["producer_id"], (kind, found)
+        if "position" in planted and kind in ("corrupt_crc", "truncated_tail", "sequence_gap", "zombie_epoch",
+                                              "duplicate_sequence", "offset_overlap"):
+            assert found["position"] == planted["position"], (kind, found)
+        for field in ("expected_sequence", "found_sequence", "gap_size", "size_class", "leader_epoch_change",
+                      "stored_crc", "computed_crc", "declared_size", "bytes_present", "newer_epoch",
+                      "newer_epoch_first_offset", "sequence_range", "lso_stuck_at", "producer_ids", "matches"):
+            if field in planted:
+                assert details.get(field) == planted[field], (kind, field, details)
+
+
+def test_nothing_but_the_planted_anomalies_is_reported(full_scan: Path) -> None:
+    """Silence on the legal cases: epoch bumps to sequence 0, wraparound, clean leader changes, empty
+    transactions, sequences across aborts, preallocated index tails, mid-sequence starts, a lagging follower."""
+    planted = {(b, t, k) for b, t, k, _ in _planted()}
+    unexpected = [f for f in _table(full_scan, "findings") if f["severity"] != "info"
+                  and (f["broker"], f["topic"], f["kind"]) not in planted
+                  and not (f["kind"] == "txnindex_bad_entry" and f["topic"] == "txnbad")]
+    assert unexpected == []
+    kinds = {f["kind"] for f in _table(full_scan, "findings")}
+    assert SCAN_KINDS <= kinds
+
+
+def _sorted(rows) -> list[tuple]:
+    return sorted(tuple(-1 if v is None else v for v in row) for row in rows)
+
+
+def test_transactions_match_what_was_written(full_scan: Path) -> None:
+    rows = _table(full_scan, "transactions")
+    for broker, info in EXPECTED["brokers"].items():
+        for name, facts in info["partitions"].items():
+            topic = name.rsplit("-", 1)[0]
+            ours = _sorted((r["producer_id"], r["first_offset"], r["last_data_offset"], r["marker_offset"], r["outcome"],
+                           r["batch_count"], r["record_count"]) for r in rows
+                          if (r["broker"], r["topic"]) == (broker, topic))
+            theirs = _sorted((t["producer_id"], t["first_offset"], t["last_data_offset"], t["marker_offset"],
+                             t["outcome"], t["batch_count"], t["record_count"]) for t in facts["transactions"])
+            assert ours == theirs, (broker, name)
+
+
+def test_aborted_ranges_and_lso(full_scan: Path) -> None:
+    payments = EXPECTED["brokers"]["broker-1"]["partitions"]["payments-0"]
+    ranges = sorted((r["producer_id"], r["first_offset"], r["last_offset"], r["last_stable_offset"],
+                     r["txnindex_agrees"]) for r in _table(full_scan, "aborted_ranges")
+                    if (r["broker"], r["topic"]) == ("broker-1", "payments"))
+    assert ranges == sorted((r["producer_id"], r["first_offset"], r["last_offset"], r["last_stable_offset"], True)
+                            for r in payments["aborted_ranges"])
+    lso = {(r["broker"], r["topic"]): r for r in _table(full_scan, "lso")}
+    hanging = next(t for t in payments["transactions"] if t["outcome"] == "OPEN")
+    assert lso[("broker-1", "payments")]["last_stable_offset"] == hanging["first_offset"]
+    assert lso[("broker-1", "payments")]["high_watermark"] == payments["high_watermark"]
+    assert lso[("broker-1", "orders")]["last_stable_offset"] == lso[("broker-1", "orders")]["log_end_offset"] == 390
+    changes = [r for r in _table(full_scan, "lso_changes") if (r["broker"], r["topic"]) == ("broker-1", "payments")]
+    assert changes and changes[-1]["last_stable_offset"] == hanging["first_offset"]
+
+
+def test_producers_table_counts(full_scan: Path) -> None:
+    rows = _table(full_scan, "producers")
+    for name in ("orders-0", "events-0", "payments-0"):
+        facts = EXPECTED["brokers"]["broker-1"]["partitions"][name]
+        topic = name.rsplit("-", 1)[0]
+        for producer in facts["producers"]:
+            ours = [r for r in rows if (r["broker"], r["topic"], r["producer_id"]) == ("broker-1", topic,
+                                                                                        producer["producer_id"])]
+            assert sorted({r["producer_epoch"] for r in ours}) == sorted(producer["epochs"])
+            assert sum(r["batch_count"] for r in ours) == producer["batch_count"]
+            assert sum(r["record_count"] for r in ours) == producer["record_count"]
+
+
+def test_headers_only_finds_the_same_except_content(full_scan: Path, headers_scan: Path) -> None:
+    def kinds(out: Path) -> set[tuple]:
+        return {(f["broker"], f["topic"], f["kind"], f["offset"]) for f in _table(out, "findings")}
+
+    assert kinds(headers_scan) == {k for k in kinds(full_scan) if k[2] != "content_duplicate"}
+
+
+@pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent")
+def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
+    from kforensics.spark.jobs import run_scan
+
+    dirs = [p.parent for p in REALDATA.rglob("meta.properties")]
+    summary = run_scan(spark, [(d.relative_to(REALDATA).parts[0], str(d)) for d in dirs], str(tmp_path),
+                       headers_only=False)
+    assert summary.partitions > 40 and summary.batches > 50_000
+    problems = [f for f in _table(tmp_path, "findings") if f["severity"] != "info"]
+    assert problems == []
+
+
+def test_scan_cli_json_lines_and_exit_code(spark, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["scan", f"b1={SAMPLE_LOGS / 'broker-1'}", "--out", str(out), "--json",
+                                       "--topic", "events"])
+    assert result.exit_code == 1, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {line["kind"] for line in lines} == {"sequence_gap", "duplicate_sequence", "zombie_epoch"}
+    for line in lines:
+        assert list(line)[:11] == ["kind", "severity", "broker", "topic", "partition", "file", "position", "offset",
+                                   "producer_id", "producer_epoch", "message"]
+        assert line["broker"] == "b1"
+    gap = next(line for line in lines if line["kind"] == "sequence_gap")
+    assert {"expected_sequence", "found_sequence", "gap_size", "size_class", "leader_epoch_change"} <= set(gap)
+    clean = CliRunner().invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--out", str(tmp_path / "o2"),
+                                      "--topic", "orders"])
+    assert clean.exit_code == 0, clean.output
+
+
+def test_scan_usage_errors_exit_2(tmp_path: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(main, ["scan", str(tmp_path / "nope")]).exit_code == 2
+    inside = SAMPLE_LOGS / "broker-1" / "out"
+    assert runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--out", str(inside)]).exit_code == 2
+    assert not inside.exists()
+    assert runner.invoke(main, ["scan"]).exit_code == 2
+
+
+def test_report_commands_over_a_finished_scan(full_scan: Path) -> None:
+    runner = CliRunner()
+
+    def lines(*args: str) -> list[dict]:
+        result = runner.invoke(main, [*args, str(full_scan), "--json"])
+        assert result.exit_code == 0, result.output
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    txns = lines("txns", "--topic", "payments", "--pid", "2001")
+    assert txns and all(t["producer_id"] == 2001 for t in txns)
+    assert set(txns[0]) >= {"broker", "topic", "partition", "producer_id", "producer_epoch", "first_offset",
+                            "last_data_offset", "marker_offset", "outcome", "batch_count", "record_count",
+                            "duration_ms"}
+    lso = lines("lso", "--topic", "payments")
+    assert {(r["broker"], r["last_stable_offset"]) for r in lso} == {("broker-1", 43), ("broker-2", 43)}
+    assert set(lso[0]) >= {"broker", "topic", "partition", "last_stable_offset", "high_watermark", "log_end_offset"}
+    progression = lines("lso", "--progression", "--topic", "payments", "--partition", "0")
+    assert progression and set(progression[0]) >= {"broker", "topic", "partition", "offset", "last_stable_offset"}
+    gaps = lines("gaps", "--topic", "events")
+    assert {g["kind"] for g in gaps} == {"sequence_gap", "duplicate_sequence", "zombie_epoch"}
+    producers = lines("producers", "--topic", "orders", "--pid", "1001")
+    assert {p["producer_epoch"] for p in producers if p["broker"] == "broker-1"} == {0, 1}
+    table = runner.invoke(main, ["txns", str(full_scan)])
+    assert table.exit_code == 0 and "transactions by outcome" in table.stdout
+
+
+def test_scan_help_does_not_import_pyspark() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from click.testing import CliRunner; from kforensics.cli import main; "
+            "CliRunner().invoke(main, ['scan', '--help']); CliRunner().invoke(main, ['txns', '--help']); "
+            "print('pyspark' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
