@@ -1,0 +1,93 @@
+"""The same scan on a real standalone Spark cluster (master + worker from the installed pyspark, on
+localhost), driven through the CLI's --master, with the package shipped to the executor as a zip."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE_LOGS
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(path: Path, text: str, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory) -> Iterator[str]:
+    import pyspark
+
+    spark_home = Path(pyspark.__file__).parent
+    spark_class = spark_home / "bin" / "spark-class"
+    logs = tmp_path_factory.mktemp("cluster")
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_WORKER_DIR": str(logs / "work"), "PYSPARK_PYTHON": sys.executable}
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    procs = []
+    master_log, worker_log = logs / "master.log", logs / "worker.log"
+    try:
+        procs.append(subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+             "--webui-port", str(_free_port())], env=env, stdout=master_log.open("w"), stderr=subprocess.STDOUT))
+        if not _wait_for(master_log, "I have been elected leader", 60):
+            pytest.fail(f"the standalone master did not start:\n{master_log.read_text()[-3000:]}")
+        procs.append(subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
+             "--memory", "2g", "--webui-port", str(_free_port())], env=env, stdout=worker_log.open("w"),
+            stderr=subprocess.STDOUT))
+        if not _wait_for(worker_log, "Successfully registered with master", 60):
+            pytest.fail(f"the standalone worker did not register:\n{worker_log.read_text()[-3000:]}")
+        yield url
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def test_scan_on_a_standalone_cluster_matches_local(standalone_cluster: str, spark, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from kforensics.spark.jobs import run_scan
+
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable}
+    cluster = subprocess.run(
+        [sys.executable, "-m", "kforensics", "scan", f"broker-1={SAMPLE_LOGS / 'broker-1'}", "--topic", "[ep]*",
+         "--json", "--master", standalone_cluster, "--out", str(tmp_path / "cluster")],
+        env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert cluster.returncode == 1, cluster.stderr[-3000:]
+    run_scan(spark, [("broker-1", str(SAMPLE_LOGS / "broker-1"))], str(tmp_path / "local"), topic_glob="[ep]*")
+
+    def key(f: dict) -> tuple:
+        return (f["kind"], f["topic"], f["offset"], f["producer_id"], f["message"])
+
+    on_cluster = sorted(key(json.loads(line)) for line in cluster.stdout.splitlines())
+    local = sorted(key(f) for f in pq.read_table(tmp_path / "local" / "findings").to_pylist())
+    assert on_cluster == local
+    assert {f[0] for f in on_cluster} >= {"sequence_gap", "zombie_epoch", "hanging_transaction"}
+    for table in ("batches", "transactions", "producers"):
+        assert (pq.read_table(tmp_path / "cluster" / table).num_rows
+                == pq.read_table(tmp_path / "local" / table).num_rows > 0)
