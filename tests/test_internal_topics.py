@@ -26,8 +26,8 @@ def _cs(text: str) -> bytes:
     return bytes([len(raw) + 1]) + raw
 
 
-def _records(pattern: str):
-    for path in realdata_files(pattern):
+def _records(*patterns: str):
+    for path in [p for pattern in patterns for p in realdata_files(pattern)]:
         with open_log(path) as log:
             for batch in log.batches(headers_only=False):
                 if batch.is_control:
@@ -55,7 +55,7 @@ def test_real_consumer_offsets_and_transaction_state_decode_without_error() -> N
 def test_real_cluster_metadata_decodes_and_topic_records_name_topics_on_disk() -> None:
     types: Counter[str] = Counter()
     named: dict = {}
-    for path, rec in _records("__cluster_metadata-0/*.log"):
+    for path, rec in _records("__cluster_metadata-0/*.log", "__cluster_metadata-0/*.checkpoint"):
         d = decode_cluster_metadata(rec.key, rec.value)
         assert "error" not in d and not d["type"].startswith("UNKNOWN"), (path, rec.offset, d)
         types[d["type"]] += 1
