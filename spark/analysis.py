@@ -15,7 +15,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints and
     parser_findings (records in full mode); returns producers, transactions, lso, lso_changes,
     aborted_ranges and findings."""
-    batches = tables["batches"].transform(producers.with_leader_epoch_change)
+    batches = tables["batches"].transform(producers.with_leader_epoch_change).cache()
     data = producers.data_batches(batches)
     with_prev = producers.with_previous_batch(data)
     ends = transactions.partition_ends(batches, tables["partition_checkpoints"])

@@ -21,14 +21,19 @@ def build_session(master: str | None = None, app_name: str = "kforensics", **con
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    resolved_master = master or os.environ.get("KFORENSICS_SPARK_MASTER", DEFAULT_MASTER)
     builder = (
         SparkSession.builder.appName(app_name)
-        .master(master or os.environ.get("KFORENSICS_SPARK_MASTER", DEFAULT_MASTER))
+        .master(resolved_master)
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
     )
+    if resolved_master.startswith("local") and "spark.sql.shuffle.partitions" not in conf:
+        # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
+        # stage would schedule 200 tiny tasks.
+        conf = {**conf, "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2))}
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -1,0 +1,206 @@
+"""Scan throughput and memory (a script, not a test).
+
+Generates a partition set (~200 MB, ~1.5M records over many partitions at --scale 1; not committed,
+under benchmarks/data/) with kafka-python's builder, then measures in one run:
+
+  parser         the single-process parser over the same segments (header walk + CRC-32C, no Spark)
+  headers-only   kforensics scan --headers-only (embedded local Spark)
+  full           kforensics scan (records decoded, content hashes)
+
+with wall time split into Spark session start and job, MB/s, batches/s, records/s, and the peak RSS of
+the driver (Python + its JVM) and of the Python workers (sampled from /proc every 0.2 s).
+
+    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def generate(root: Path, scale: int, partitions: int) -> tuple[int, int, int]:
+    """Write `partitions` partition dirs totalling ~200 MB x scale; returns (bytes, batches, records)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    rng = random.Random(11)
+    block = bytearray()
+    offset = batches = records = 0
+    sequences: dict[int, int] = {}
+    while len(block) < (5 << 20):  # one ~5 MB block of varied batches, reused with patched offsets
+        codec = rng.choice([0, 1, 2, 3, 4])
+        pid = rng.choice([11, 12, 13])
+        n = rng.choice([50, 100, 200])
+        seq = sequences.get(pid, 0)
+        builder = DefaultRecordBatchBuilder(2, codec, False, pid, 0, seq, 1 << 30)
+        for i in range(n):
+            builder.append(i, timestamp=1_763_632_800_000 + offset + i, key=f"k{rng.randrange(10**6)}".encode(),
+                           value=rng.randbytes(rng.randrange(30, 70)).hex().encode(), headers=[])
+        sequences[pid] = seq + n
+        batch = bytearray(builder.build())
+        struct.pack_into(">q", batch, 0, offset)
+        block += batch
+        offset += n
+        batches += 1
+        records += n
+    copies = max(1, round(scale * 200e6 / len(block)))
+    broker = root / "broker-1"
+    broker.mkdir(parents=True, exist_ok=True)
+    total = [0, 0, 0]
+    for c in range(copies):
+        part = broker / f"bench-{c % partitions}"
+        part.mkdir(exist_ok=True)
+        round_in_part = c // partitions
+        base = round_in_part * offset
+        chunk = bytearray(block)
+        pos = 0
+        while pos < len(chunk):
+            struct.pack_into(">q", chunk, pos, struct.unpack_from(">q", chunk, pos)[0] + base)
+            # each copy is a new producer session: bump the epoch so sequences restart legally
+            struct.pack_into(">h", chunk, pos + 51, round_in_part)
+            pos += 12 + struct.unpack_from(">i", chunk, pos + 8)[0]
+        # producer epoch is inside the CRC: recompute it
+        from crc32c import crc32c
+
+        pos = 0
+        while pos < len(chunk):
+            end = pos + 12 + struct.unpack_from(">i", chunk, pos + 8)[0]
+            struct.pack_into(">I", chunk, pos + 17, crc32c(bytes(chunk[pos + 21:end])))
+            pos = end
+        (part / f"{base:020d}.log").write_bytes(chunk)
+        total[0] += len(chunk)
+        total[1] += batches
+        total[2] += records
+    return total[0], total[1], total[2]
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                kids = [int(k) for k in fh.read().split()]
+        except OSError:
+            kids = []
+        out += kids
+        todo += kids
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def run_measured(cmd: list[str]) -> tuple[dict, dict]:
+    """Run a child, sampling the peak RSS of the driver (python + JVM) and of the Python workers."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            kids = _descendants(proc.pid)
+            workers = [k for k in kids if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k)
+                                                                        or "worker" in _cmdline(k))]
+            driver = _rss_mb(proc.pid) + sum(_rss_mb(k) for k in kids if k not in workers and "java" in _cmdline(k))
+            peaks["driver_mb"] = max(peaks["driver_mb"], driver)
+            peaks["workers_mb"] = max(peaks["workers_mb"], sum(_rss_mb(k) for k in workers))
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    out, _ = proc.communicate()
+    done.set()
+    thread.join()
+    return json.loads(out.strip().splitlines()[-1]), peaks
+
+
+def child(mode: str, root: str) -> None:
+    """Runs in the measured process; prints one JSON line of timings."""
+    t0 = time.perf_counter()
+    if mode == "parser":
+        from kforensics.parsers.record_batch import RecordBatch, open_log
+
+        batches = records = 0
+        for path in sorted(Path(root).rglob("*.log")):
+            with open_log(path) as log:
+                for b in log.batches():
+                    if isinstance(b, RecordBatch):
+                        batches += 1
+                        records += b.count
+        print(json.dumps({"session_s": 0.0, "job_s": time.perf_counter() - t0, "batches": batches,
+                          "records": records}))
+        return
+    from kforensics.spark.jobs import run_scan
+    from kforensics.spark.session import build_session
+
+    spark = build_session(None)
+    spark.range(1).count()
+    t1 = time.perf_counter()
+    out = os.path.join(root, "..", f"out-{mode}")
+    summary = run_scan(spark, [("broker-1", os.path.join(root, "broker-1"))], out, headers_only=mode == "headers-only")
+    t2 = time.perf_counter()
+    print(json.dumps({"session_s": t1 - t0, "job_s": t2 - t1, "batches": summary.batches, "records": summary.records,
+                      "findings": summary.findings}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, action="append", help="data multiple of ~200 MB (repeatable)")
+    parser.add_argument("--partitions", type=int, default=40)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    rows = []
+    for scale in args.scale or [1, 10]:
+        root = DATA / f"scan-x{scale}"
+        if not (root / "broker-1").exists():
+            t = time.perf_counter()
+            size, batches, records = generate(root, scale, args.partitions * scale)
+            print(f"generated x{scale}: {size / 1e6:.0f} MB, {batches} batches, {records} records in "
+                  f"{time.perf_counter() - t:.0f}s", file=sys.stderr)
+        size = sum(p.stat().st_size for p in root.rglob("*.log"))
+        for mode in ("parser", "headers-only", "full"):
+            result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)])
+            total = result["session_s"] + result["job_s"]
+            rows.append((scale, mode, size, result, peaks, total))
+            print(f"x{scale} {mode}: {total:.1f}s", file=sys.stderr)
+    print("| data | mode | MB | session s | job s | total s | MB/s (job) | batches/s | records/s | driver RSS MB | "
+          "workers RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for scale, mode, size, r, peaks, total in rows:
+        job = max(r["job_s"], 1e-9)
+        print(f"| x{scale} | {mode} | {size / 1e6:.0f} | {r['session_s']:.1f} | {job:.1f} | {total:.1f} | "
+              f"{size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
+              f"{peaks['driver_mb']:.0f} | {peaks['workers_mb']:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
