@@ -88,18 +88,11 @@ def run_case(case: str, path: str) -> dict:
                             records += 1
                     else:
                         records += b.count
-    elif case == "kafka-python":
-        from kafka.record import MemoryRecords
-
-        with open(path, "rb") as fh:
-            mr = MemoryRecords(fh.read())
-        while mr.has_next():
-            batch = mr.next_batch()
-            batches += 1
-            for _ in batch:
-                records += 1
-    elif case == "aiokafka":
-        from aiokafka.record.memory_records import MemoryRecords
+    else:
+        if case == "kafka-python":
+            from kafka.record import MemoryRecords
+        else:
+            from aiokafka.record.memory_records import MemoryRecords
 
         with open(path, "rb") as fh:
             mr = MemoryRecords(fh.read())

@@ -281,26 +281,23 @@ def _sibling_log_bounds(path: Path, out: Any, state: DumpState) -> list[Any] | N
     return bounds
 
 
-def dump_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
-    from kforensics.parsers.index_check import check_offset_index
-    from kforensics.parsers.offset_index import iter_offset_index
+def _index_dumper(kind: str) -> Callable[[Path, DumpOptions, Any, DumpState], None]:
+    """The dumper of `.index` or `.timeindex`: read the entries, check them against the log, print them."""
 
-    entries: list[Any] = []
-    findings: list[Finding] = []
-    for item in iter_offset_index(path):
-        (findings if isinstance(item, Finding) else entries).append(item)
-    _dump_index_like(path, opts, out, state, entries, findings, check_offset_index, out.index_entry)
+    def dump_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+        from kforensics.parsers import index_check
+        from kforensics.parsers.offset_index import iter_offset_index
+        from kforensics.parsers.time_index import iter_time_index
 
+        reader, check, emit = ((iter_offset_index, index_check.check_offset_index, out.index_entry) if kind == "index"
+                               else (iter_time_index, index_check.check_time_index, out.time_index_entry))
+        entries: list[Any] = []
+        findings: list[Finding] = []
+        for item in reader(path):
+            (findings if isinstance(item, Finding) else entries).append(item)
+        _dump_index_like(path, opts, out, state, entries, findings, check, emit)
 
-def dump_time_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
-    from kforensics.parsers.index_check import check_time_index
-    from kforensics.parsers.time_index import iter_time_index
-
-    entries: list[Any] = []
-    findings: list[Finding] = []
-    for item in iter_time_index(path):
-        (findings if isinstance(item, Finding) else entries).append(item)
-    _dump_index_like(path, opts, out, state, entries, findings, check_time_index, out.time_index_entry)
+    return dump_index
 
 
 def _dump_index_like(path: Path, opts: DumpOptions, out: Any, state: DumpState, entries: list[Any],
@@ -382,8 +379,8 @@ def _properties_dumper(reader_name: str, kind: str) -> Callable[[Path, DumpOptio
 DUMPERS: dict[str, Callable[[Path, DumpOptions, Any, DumpState], None]] = {
     "log": dump_log,
     "metadata_snapshot": dump_log,
-    "index": dump_index,
-    "timeindex": dump_time_index,
+    "index": _index_dumper("index"),
+    "timeindex": _index_dumper("timeindex"),
     "txnindex": dump_txn_index,
     "snapshot": dump_producer_snapshot,
     "leader_epoch_checkpoint": dump_leader_epoch_checkpoint,

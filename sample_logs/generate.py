@@ -50,16 +50,7 @@ TOPIC_IDS = {}
 
 def varint(value: int) -> bytes:
     """Zigzag varint as in Kafka's record format."""
-    v = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return _uvarint((value << 1) ^ (value >> 63))
 
 
 def _kstr(s: str | None) -> bytes:
