@@ -23,11 +23,12 @@ def crc32c_crcmod(data: Buffer) -> int:
     return _crcmod_crc32c(bytes(data))
 
 
-def crc32c(data: Buffer) -> int:
-    """CRC-32C of `data`, by the fastest implementation available."""
-    if _crc32c_hw is not None:
-        return _crc32c_hw(data)
+def _crc32c_fallback(data: Buffer) -> int:
     return _crcmod_crc32c(bytes(data))
+
+
+#: CRC-32C of a buffer, by the fastest implementation available (bound directly: it is on the hot path).
+crc32c = _crc32c_hw if _crc32c_hw is not None else _crc32c_fallback
 
 
 IMPLEMENTATION = "crc32c" if _crc32c_hw is not None else "crcmod"

@@ -43,7 +43,9 @@ _END_TXN = struct.Struct(">hi")
 
 MAX_BATCH_SIZE = 1 << 30
 RELEASE_BEHIND_BYTES = 64 << 20  # walk this far past the last release before releasing again
-RELEASE_LAG_BYTES = 8 << 20  # ... and keep the most recent bytes mapped (records() of recent batches)  # larger than any broker's message.max.bytes: a length beyond it is garbage
+RELEASE_LAG_BYTES = 8 << 20  # ... and keep the most recent bytes mapped (records() of recent batches)
+POPULATE_WINDOW_BYTES = 16 << 20
+_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else None)  # larger than any broker's message.max.bytes: a length beyond it is garbage
 INT32_MAX = 2**31 - 1
 
 ATTR_TIMESTAMP_TYPE = 0x08
@@ -151,14 +153,48 @@ class LogFile:
         kafka-dump-log's --max-bytes does.
         """
         buf = self._buf
+        view = self._view
         end = self.size if max_bytes is None else min(self.size, start + max_bytes)
         limited = end < self.size
         pos = start
         released = start
+        unpack_v2 = V2_HEADER.unpack_from
+        checksum = crc32c
+        new = _new_tuple
+        codecs = _CODEC_BY_ATTRIBUTE
+        timestamp_types = _TIMESTAMP_TYPE_V2
+        populated = start
         while pos < end:
+            if pos >= populated:
+                populated = self._populate(pos, end)
             if pos - released > RELEASE_BEHIND_BYTES:
                 released = self._release(released, pos - RELEASE_LAG_BYTES)
             remaining = end - pos
+            # Fast path: a whole, plausible v2 batch (nearly every batch of a real log).
+            if remaining >= 61 and buf[pos + 16] == 2:
+                (base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
+                 max_timestamp, producer_id, producer_epoch, base_sequence, count) = unpack_v2(buf, pos)
+                size = length + 12
+                if length >= V2_MIN_BATCH_LENGTH and size <= remaining and size <= MAX_BATCH_SIZE:
+                    crc_valid = checksum(view[pos + 21:pos + size]) == crc if verify_crc else True
+                    if base_sequence < 0:
+                        last_sequence = -1
+                    else:
+                        last_sequence = base_sequence + last_offset_delta
+                        if last_sequence > INT32_MAX:
+                            last_sequence -= 2147483648
+                    batch = new(RecordBatch, (
+                        pos, size, 2, base_offset, base_offset + last_offset_delta, count, leader_epoch, producer_id,
+                        producer_epoch, base_sequence, last_sequence, attributes, codecs[attributes & 7],
+                        timestamp_types[attributes & ATTR_TIMESTAMP_TYPE], base_timestamp, max_timestamp,
+                        base_timestamp if attributes & ATTR_DELETE_HORIZON else None,
+                        bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc, crc_valid,
+                        last_offset_delta))
+                    yield batch
+                    if not crc_valid:
+                        yield self._crc_finding(batch)
+                    pos += size
+                    continue
             if remaining < LOG_OVERHEAD.size + 5:
                 if not limited:
                     yield self._tail_finding(pos, None, remaining)
@@ -195,12 +231,28 @@ class LogFile:
                     yield finding
             yield batch
             if not batch.crc_valid and verify_crc:
-                yield Finding("corrupt_crc", self.path, pos,
-                              f"batch at byte {pos} (base offset {batch.base_offset}) has CRC {batch.crc} but its "
-                              f"bytes compute to {self._computed_crc(batch)}",
-                              {"stored_crc": batch.crc, "computed_crc": self._computed_crc(batch),
-                               "base_offset": batch.base_offset, "magic": batch.magic})
+                yield self._crc_finding(batch)
             pos += size
+
+    def _crc_finding(self, batch: RecordBatch) -> Finding:
+        computed = self._computed_crc(batch)
+        return Finding("corrupt_crc", self.path, batch.position,
+                       f"batch at byte {batch.position} (base offset {batch.base_offset}) has CRC {batch.crc} but its "
+                       f"bytes compute to {computed}",
+                       {"stored_crc": batch.crc, "computed_crc": computed, "base_offset": batch.base_offset,
+                        "magic": batch.magic})
+
+    def _populate(self, pos: int, end: int) -> int:
+        """Map the next window of the file in one call (MADV_POPULATE_READ, Linux 5.14+) instead of one page
+        fault per 64 KiB; returns where the window ends. A no-op where unsupported."""
+        stop = min(end, pos + POPULATE_WINDOW_BYTES)
+        if isinstance(self._buf, mmap.mmap) and _POPULATE_READ is not None:
+            start = pos - pos % mmap.PAGESIZE
+            try:
+                self._buf.madvise(_POPULATE_READ, start, stop - start)
+            except (OSError, ValueError):
+                pass
+        return max(stop, pos + 1)
 
     def _release(self, start: int, stop: int) -> int:
         """Drop mapped pages of [start, stop) from this process's RSS (the page cache keeps them).
