@@ -19,6 +19,7 @@ import threading
 import time
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
@@ -31,6 +32,9 @@ from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
 #: Parquet tables written under OUT (name -> analysis or input table).
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "findings")
+
+
+WRITE_THREADS = 4
 
 
 @dataclass
@@ -109,11 +113,19 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
         tables, _ = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
         results = analyze(tables, txn_timeout_ms=txn_timeout_ms)
         outputs: dict[str, DataFrame] = {**tables, **results, "snapshots": tables["snapshot_entries"]}
-        for name in OUTPUT_TABLES:
+
+        def write(name: str) -> None:
             df = outputs[name]
             if name == "findings":
                 df = df.orderBy("broker", "topic", "partition", "offset", "kind").coalesce(1)
             df.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{name}")
+
+        # The parse pass is cached by the first write; the other tables are small jobs whose scheduling
+        # latency dominates, so they run side by side (Spark schedules jobs from several threads).
+        write("batches")
+        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+            for future in [pool.submit(write, name) for name in OUTPUT_TABLES if name != "batches"]:
+                future.result()
         summary = _summarize(spark, out)
     finally:
         if finish:

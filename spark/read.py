@@ -343,5 +343,5 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             small_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)),
     }
     if not headers_only:
-        tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS))
+        tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)).cache()
     return tables, n_segments
