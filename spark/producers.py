@@ -41,7 +41,7 @@ def with_previous_batch(data: DataFrame) -> DataFrame:
     """Needs PRODUCER, base_offset, producer_epoch, last_sequence, count; adds prev_epoch,
     prev_last_sequence, prev_count, prev_base_offset, expected_sequence and gap (mod 2^31)."""
     w = Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
-    expected = (F.lag("last_sequence").over(w) + 1) % SEQUENCE_SPACE
+    expected = (F.lag("last_sequence").over(w).cast("long") + 1) % SEQUENCE_SPACE
     return (data
             .withColumn("prev_epoch", F.lag("producer_epoch").over(w))
             .withColumn("prev_last_sequence", F.lag("last_sequence").over(w))
