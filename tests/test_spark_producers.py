@@ -45,3 +45,19 @@ def test_gap_is_reported_with_size_class(spark):
 ])
 def test_legal_histories_are_silent(spark, case):
     assert _gaps(spark, case) == []
+
+
+def _zombies(spark, rows: list[dict]) -> list:
+    batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
+    return producers.zombie_epochs(batches).select("offset", "details").collect()
+
+
+def test_zombie_epoch_after_newer_epoch(spark):
+    rows = _zombies(spark, [_batch(0, 2, 0, epoch=3), _batch(2, 2, 0, epoch=4), _batch(4, 2, 2, epoch=3)])
+    assert [r["offset"] for r in rows] == [4]
+    assert '"newer_epoch":4' in rows[0]["details"] and '"newer_epoch_first_offset":2' in rows[0]["details"]
+
+
+def test_kip890_marker_at_next_epoch_is_silent(spark):
+    marker = _batch(2, 1, 0, epoch=4, control=True)
+    assert _zombies(spark, [_batch(0, 2, 0, epoch=3), marker, _batch(3, 2, 0, epoch=4)]) == []
