@@ -150,15 +150,16 @@ def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
 
 def test_scan_cli_json_lines_and_exit_code(spark, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["scan", f"b1={SAMPLE_LOGS / 'broker-1'}", "--out", str(out), "--json",
-                                       "--topic", "events"])
+    # The input as a URI: listing and reading go through pyarrow.fs, as for s3:// or hdfs://.
+    result = CliRunner().invoke(main, ["scan", f"b1={(SAMPLE_LOGS / 'broker-1').as_uri()}", "--out", str(out),
+                                       "--json", "--topic", "events"])
     assert result.exit_code == 1, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert {line["kind"] for line in lines} == {"sequence_gap", "duplicate_sequence", "zombie_epoch"}
     for line in lines:
         assert list(line)[:11] == ["kind", "severity", "broker", "topic", "partition", "file", "position", "offset",
                                    "producer_id", "producer_epoch", "message"]
-        assert line["broker"] == "b1"
+        assert line["broker"] == "b1" and line["file"].startswith("file://")
     gap = next(line for line in lines if line["kind"] == "sequence_gap")
     assert {"expected_sequence", "found_sequence", "gap_size", "size_class", "leader_epoch_change"} <= set(gap)
     clean = CliRunner().invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--out", str(tmp_path / "o2"),
