@@ -14,12 +14,15 @@ EXPECTED.json is written from this script's own bookkeeping of what it wrote.
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import json
 import random
 import shutil
 import struct
 import sys
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,6 +136,11 @@ def legacy_set(magic: int, codec: int, messages: list[tuple[int, int, bytes | No
     out = bytearray(builder.build())
     if codec:
         struct.pack_into(">q", out, 0, last)
+    if codec and magic == 1:
+        # kafka-python leaves the wrapper's timestamp 0; the broker (LogValidator, CreateTime) sets it to the
+        # largest inner timestamp and recomputes the wrapper's CRC-32 (bytes 16.. = magic to end).
+        struct.pack_into(">q", out, 18, max(ts for _o, ts, _k, _v in messages))
+        struct.pack_into(">I", out, 12, zlib.crc32(bytes(out[16:])))
     return out
 
 
@@ -303,7 +311,11 @@ class PartitionWriter:
                 data = data[:-truncate_tail]
             (pdir / f"{name}.log").write_bytes(data)
             index = b"".join(struct.pack(">ii", off - seg.base_offset, pos) for off, pos in seg.index)
-            timeindex = b"".join(struct.pack(">qi", ts, off - seg.base_offset) for ts, off in seg.timeindex)
+            entries = list(seg.timeindex)
+            if active and not active_preallocated and seg.max_ts >= 0 and (
+                    not entries or seg.max_ts > entries[-1][0]):
+                entries.append((seg.max_ts, seg.max_ts_offset))  # LogSegment.close(): the final time index entry
+            timeindex = b"".join(struct.pack(">qi", ts, off - seg.base_offset) for ts, off in entries)
             if active and active_preallocated:
                 index = index.ljust(PREALLOCATED_INDEX_BYTES // 8 * 8, b"\0")
                 timeindex = timeindex.ljust(PREALLOCATED_INDEX_BYTES // 12 * 12, b"\0")
@@ -326,9 +338,6 @@ class PartitionWriter:
 
 
 def _topic_id(topic: str) -> str:
-    import base64
-    import hashlib
-
     return base64.urlsafe_b64encode(hashlib.sha256(topic.encode()).digest()[:16]).decode().rstrip("=")
 
 
@@ -347,7 +356,7 @@ def records(rng: random.Random, n: int, ts: int, *, prefix: str = "order", null_
 # --- the partitions ----------------------------------------------------------------------------
 
 def build_orders(rng: random.Random) -> PartitionWriter:
-    """Clean idempotent producers over 4 segments, every codec, a clean leader change, an epoch bump
+    """Clean idempotent producers over 3 segments, every codec, a clean leader change, an epoch bump
     restarting at sequence 0, and a sequence wrapping past 2147483647."""
     p = PartitionWriter("orders", 0)
     p.set_leader_epoch(0)
@@ -364,9 +373,10 @@ def build_orders(rng: random.Random) -> PartitionWriter:
         if i == 45:
             epochs[1001] += 1
             seqs[1001] = 0
+        pid = (1000, 1001, 1002)[i % 3]
+        if pid == 1001 and epochs[pid] == 1 and seqs[pid] == 0:
             p.legal.append({"kind": "epoch_bump_sequence_restart", "producer_id": 1001, "offset": p.next_offset,
                             "producer_epoch": epochs[1001]})
-        pid = (1000, 1001, 1002)[i % 3]
         n = 5 + i % 4
         recs = records(rng, n, ts, null_key_every=4 if i % 5 == 0 else 0, headers=i % 2 == 0)
         codec = codecs[i % 5]
@@ -450,6 +460,7 @@ def build_payments(rng: random.Random) -> tuple[PartitionWriter, list[dict]]:
     data(2001, 2)
     marker(2001, True)
     marker(2001, True)                # an empty transaction: a marker with nothing open (legal)
+    empty_marker = p.fact_batches[-1]["base_offset"]
     for _ in range(3):
         data(2001, 3)
         marker(2001, False)           # aborted, sequences continue across aborts (legal)
@@ -466,7 +477,7 @@ def build_payments(rng: random.Random) -> tuple[PartitionWriter, list[dict]]:
     p.anomalies.append({"kind": "hanging_transaction", "producer_id": 2001, "producer_epoch": 0,
                         "offset": open_txn["first_offset"], "first_offset": open_txn["first_offset"],
                         "lso_stuck_at": open_txn["first_offset"]})
-    p.legal.append({"kind": "empty_transaction", "producer_id": 2001})
+    p.legal.append({"kind": "empty_transaction", "producer_id": 2001, "offset": empty_marker})
     p.legal.append({"kind": "sequences_continue_across_aborts", "producer_id": 2001})
     return p, coordinator_log
 
@@ -569,12 +580,15 @@ def build_txnbad(rng: random.Random) -> PartitionWriter:
     entries = p.active.txnindex  # (producer id, first offset, last offset, lso) as the broker wrote them
     missing, wrong, kept = entries
     p.active.txnindex = [(wrong[0], wrong[1], wrong[2], wrong[3] - 3), kept, (7001, 3, 4, 5)]
+    txnindex = f"{p.active.base_offset:020d}.txnindex"
     p.anomalies += [
-        {"kind": "txnindex_missing", "producer_id": 7000, "offset": missing[1], "first_offset": missing[1],
-         "last_offset": missing[2]},
-        {"kind": "txnindex_mismatch", "producer_id": 7000, "offset": wrong[1], "first_offset": wrong[1],
-         "last_offset": wrong[2], "last_stable_offset": wrong[3]},
-        {"kind": "txnindex_orphan", "producer_id": 7001, "offset": 3, "first_offset": 3, "last_offset": 4},
+        {"kind": "txnindex_missing", "producer_id": 7000, "producer_epoch": 0, "offset": missing[1],
+         "first_offset": missing[1], "last_offset": missing[2], "file": txnindex, "position": None},
+        {"kind": "txnindex_mismatch", "producer_id": 7000, "producer_epoch": 0, "offset": wrong[1],
+         "first_offset": wrong[1], "last_offset": wrong[2], "last_stable_offset": wrong[3], "file": txnindex,
+         "position": 0},
+        {"kind": "txnindex_orphan", "producer_id": 7001, "producer_epoch": None, "offset": 3, "first_offset": 3,
+         "last_offset": 4, "file": txnindex, "position": 2 * 34},
     ]
     return p
 
@@ -649,13 +663,19 @@ def build_mangled(rng: random.Random) -> PartitionWriter:
     overlap = write()
     write()
     seg0 = p.segments[0]
+    swapped = seg0.index[0]
     seg0.index[0], seg0.index[1] = seg0.index[1], seg0.index[0]
+    seg1 = p.segments[1]
+    indexed_offset, batch_position = seg1.index[0]
+    seg1.index[0] = (indexed_offset, batch_position + 100)  # points into the middle of a batch
     p.anomalies += [
+        {"kind": "index_bad_entry", "file": f"{seg1.base_offset:020d}.index", "position": 0, "offset": indexed_offset,
+         "index_position": batch_position + 100, "batch_position": batch_position},
         {"kind": "leader_epoch_mismatch", "offset": first_unlisted["base_offset"], "position":
          first_unlisted["position"], "batch_leader_epoch": 1, "checkpoint_epoch": 0},
-        {"kind": "snapshot_mismatch", "producer_id": 8000, "offset": snapshot_offset,
-         "file": f"{snapshot_offset:020d}.snapshot"},
-        {"kind": "index_non_monotonic", "file": "00000000000000000000.index", "position": 8},
+        {"kind": "snapshot_mismatch", "producer_id": 8000, "producer_epoch": 0, "offset": snapshot_offset,
+         "file": f"{snapshot_offset:020d}.snapshot", "position": 10},  # its one entry, after the 10-byte header
+        {"kind": "index_non_monotonic", "file": "00000000000000000000.index", "position": 8, "offset": swapped[0]},
         {"kind": "offset_overlap", "producer_id": 8000, "offset": overlap["base_offset"], "position": overlap["position"],
          "file": overlap["segment"]},
         {"kind": "segment_name_mismatch", "file": f"{misnamed:020d}.log", "offset": overlap["base_offset"]},
@@ -677,6 +697,18 @@ def build_retained(rng: random.Random) -> PartitionWriter:
                  max_ts=recs[-1][0], producer_id=9000, producer_epoch=0, base_sequence=700 + 5 * i)
         ts += 1000
     p.legal.append({"kind": "history_starts_mid_sequence", "producer_id": 9000, "offset": 500, "base_sequence": 700})
+    return p
+
+
+def build_scratch(rng: random.Random) -> PartitionWriter:
+    """A short-lived topic (plain, non-idempotent producer) that was deleted afterwards."""
+    p = PartitionWriter("scratch", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS + 3_600_000
+    for _ in range(3):
+        recs = records(rng, 4, ts, prefix="tmp")
+        p.append(data_batch(recs), count=4, max_ts=recs[-1][0])
+        ts += 1000
     return p
 
 
@@ -747,7 +779,30 @@ def write_checkpoint(path: Path, entries: list[tuple[str, int, int]]) -> None:
     path.write_text(f"0\n{len(entries)}\n" + "".join(f"{t} {p} {o}\n" for t, p, o in entries))
 
 
-def partition_facts(p: PartitionWriter, files: dict[str, int], log_end: int, hw: int) -> dict:
+#: Every anomaly in EXPECTED.json carries these keys (None where they do not apply).
+ANOMALY_KEYS = ("kind", "file", "position", "offset", "producer_id", "producer_epoch")
+#: Kinds about one batch of the log: file, position and producer epoch are that batch's.
+BATCH_ANOMALIES = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_transaction", "content_duplicate",
+                   "offset_overlap", "leader_epoch_mismatch"}
+
+
+def _complete_anomaly(anomaly: dict, batches: list[dict]) -> dict:
+    """Fill the standard keys of a planted anomaly from the batch it is about (or None)."""
+    out = dict(anomaly)
+    if anomaly["kind"] in BATCH_ANOMALIES:
+        batch = next(b for b in batches if b["base_offset"] == anomaly["offset"]
+                     and anomaly.get("producer_id", b["producer_id"]) == b["producer_id"])
+        out.setdefault("file", batch["segment"])
+        out.setdefault("position", batch["position"])
+        if "producer_id" in anomaly:
+            out.setdefault("producer_epoch", batch["producer_epoch"])
+    for key in ANOMALY_KEYS:
+        out.setdefault(key, None)
+    return out
+
+
+def partition_facts(p: PartitionWriter, files: dict[str, int], log_end: int, hw: int, *,
+                    preallocated: bool = True) -> dict:
     data = [b for b in p.fact_batches if b["base_offset"] < log_end]
     producers: dict[int, dict] = {}
     for b in data:
@@ -765,6 +820,7 @@ def partition_facts(p: PartitionWriter, files: dict[str, int], log_end: int, hw:
         "segments": [{"base_offset": int(name), "log_bytes": size} for name, size in files.items()],
         "batch_count": len(data), "record_count": sum(b["count"] for b in data),
         "first_offset": data[0]["base_offset"] if data else None,
+        "last_offset": data[-1]["last_offset"] if data else None,
         "log_end_offset": log_end, "high_watermark": hw, "log_start_offset": p.log_start_offset,
         "codecs": sorted({b["codec"] for b in data}), "magics": sorted({b["magic"] for b in data}),
         "leader_epochs": [list(e) for e in p.epochs],
@@ -772,7 +828,9 @@ def partition_facts(p: PartitionWriter, files: dict[str, int], log_end: int, hw:
         "transactions": p.transactions,
         "aborted_ranges": [{"producer_id": pid, "first_offset": f, "last_offset": last, "last_stable_offset": lso}
                            for seg in p.segments for pid, f, last, lso in seg.txnindex],
-        "anomalies": p.anomalies, "legal": p.legal, "batches": data,
+        "anomalies": [_complete_anomaly(a, p.fact_batches) for a in p.anomalies], "legal": p.legal + ([
+            {"kind": "preallocated_index_tail", "file": f"{p.active.base_offset:020d}.{suffix}"}
+            for suffix in ("index", "timeindex")] if preallocated else []), "batches": data,
     }
 
 
@@ -803,7 +861,6 @@ def main(out: Path) -> None:
     files = damaged.write(b1, truncate_tail=cut, final_snapshot=False)  # crashed: no snapshot at shutdown
     damaged_end = damaged_last["base_offset"]
     parts1[damaged.name] = partition_facts(damaged, files, damaged_end, damaged_end)
-    parts1[damaged.name]["legal"].append({"kind": "preallocated_index_tail", "file": "00000000000000000048.index"})
     hw1.append((damaged.topic, damaged.partition, damaged_end))
     (b1 / "meta.properties").write_text(
         "#\n#Thu Nov 20 10:00:00 UTC 2025\nnode.id=1\ndirectory.id=Wm9Lq0xhS0GJ3sVQfT7o2A\nversion=1\n"
@@ -822,8 +879,9 @@ def main(out: Path) -> None:
     hw2 = []
     for p, lag in ((orders, 3), (payments, 2)):
         follower = _truncated_copy(p, len(p.fact_batches) - lag)
-        files = follower.write(b2)
-        parts2[p.name] = partition_facts(follower, files, follower.next_offset, follower.next_offset)
+        files = follower.write(b2, active_preallocated=False)  # clean shutdown: active indexes trimmed
+        parts2[p.name] = partition_facts(follower, files, follower.next_offset, follower.next_offset,
+                                         preallocated=False)
         hw2.append((p.topic, p.partition, follower.next_offset))
     (b2 / "meta.properties").write_text(
         "#\n#Thu Nov 20 10:00:00 UTC 2025\nbroker.id=2\nversion=0\ncluster.id=kforensics-sample-cluster\n")
@@ -831,7 +889,17 @@ def main(out: Path) -> None:
     write_checkpoint(b2 / "replication-offset-checkpoint", hw2)
     write_checkpoint(b2 / "recovery-point-offset-checkpoint", hw2)
     write_checkpoint(b2 / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in hw2])
-    expected["brokers"]["broker-2"] = {"node_id": 2, "clean_shutdown": True, "partitions": parts2}
+    write_checkpoint(b2 / "cleaner-offset-checkpoint", [])  # nothing compacted on this broker
+    # A deleted topic whose partition dir the broker renamed `<topic>-<partition>.<uuid hex>-delete` and has not
+    # removed yet: no longer in any checkpoint.
+    scratch = build_scratch(random.Random(20251121))
+    files = scratch.write(b2, active_preallocated=False)
+    deleted_dir = f"{scratch.name}.{hashlib.md5(b'scratch-0 deleted').hexdigest()}-delete"
+    (b2 / scratch.name).rename(b2 / deleted_dir)
+    deleted = partition_facts(scratch, files, scratch.next_offset, scratch.next_offset, preallocated=False)
+    deleted["legal"].append({"kind": "pending_delete_dir", "file": deleted_dir})
+    expected["brokers"]["broker-2"] = {"node_id": 2, "clean_shutdown": True, "partitions": parts2,
+                                       "deleted_partitions": {deleted_dir: deleted}}
 
     (out / "EXPECTED.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
@@ -855,6 +923,7 @@ def _truncated_copy(p: PartitionWriter, keep_batches: int) -> PartitionWriter:
     f.open_transactions()
     # The follower's copy still ends with the leader's open transaction, and still long after it began.
     f.anomalies = [a for a in p.anomalies if a["kind"] == "hanging_transaction" and a["offset"] < f.next_offset]
+    f.legal = [c for c in p.legal if c.get("offset") is None or c["offset"] < f.next_offset]
     return f
 
 
