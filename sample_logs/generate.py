@@ -684,19 +684,26 @@ def build_mangled(rng: random.Random) -> PartitionWriter:
 
 
 def build_retained(rng: random.Random) -> PartitionWriter:
-    """Retention removed the first segments: the log and a producer's history start mid-sequence (legal)."""
+    """Retention removed the first segments: the log and a long-lived producer's history start mid-sequence,
+    near the top of the sequence space, which then wraps 2147483647 -> 0 between two batches (both legal)."""
     p = PartitionWriter("retained", 0)
     p.segments = [Segment(500)]
     p.next_offset = 500
     p.log_start_offset = 500
     p.set_leader_epoch(3)
     ts = BASE_TS
+    first = 2**31 - 10
     for i in range(4):
         recs = records(rng, 5, ts, prefix="ret")
-        p.append(data_batch(recs, producer_id=9000, producer_epoch=0, base_sequence=700 + 5 * i), count=5,
-                 max_ts=recs[-1][0], producer_id=9000, producer_epoch=0, base_sequence=700 + 5 * i)
+        seq = (first + 5 * i) % 2**31
+        fact = p.append(data_batch(recs, producer_id=9000, producer_epoch=0, base_sequence=seq), count=5,
+                        max_ts=recs[-1][0], producer_id=9000, producer_epoch=0, base_sequence=seq)
+        if seq == 0:
+            p.legal.append({"kind": "sequence_wraparound", "producer_id": 9000, "offset": fact["base_offset"],
+                            "base_sequence": 0, "previous_last_sequence": 2**31 - 1})
         ts += 1000
-    p.legal.append({"kind": "history_starts_mid_sequence", "producer_id": 9000, "offset": 500, "base_sequence": 700})
+    p.legal.append({"kind": "history_starts_mid_sequence", "producer_id": 9000, "offset": 500,
+                    "base_sequence": first})
     return p
 
 

@@ -129,6 +129,12 @@ def test_total_size_is_small() -> None:
     assert total < 5_000_000
 
 
+def test_every_log_file_is_described() -> None:
+    on_disk = {str(p.relative_to(SAMPLE_LOGS)) for p in SAMPLE_LOGS.rglob("*.log")}
+    described = {f"{b}/{n}/{s['base_offset']:020d}.log" for b, n, f in PARTITIONS for s in f["segments"]}
+    assert on_disk == described
+
+
 # --- the logs, read by kafka-python ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("broker", "name", "facts"), PARTITIONS, ids=IDS)
@@ -548,6 +554,11 @@ def test_legal_cases_are_present_in_the_bytes() -> None:
     retained = EXPECTED["brokers"]["broker-1"]["partitions"]["retained-0"]
     assert retained["log_start_offset"] == retained["segments"][0]["base_offset"] > 0
     assert retained["producers"][0]["first_sequence"] > 0
+    batches = _all_batches(_read_partition("broker-1", "retained-0", retained))
+    assert batches[0].base_sequence == retained["producers"][0]["first_sequence"]
+    (wrap,) = [c for c in retained["legal"] if c["kind"] == "sequence_wraparound"]
+    i = next(i for i, b in enumerate(batches) if b.base_offset == wrap["offset"])
+    assert (batches[i - 1].last_sequence, batches[i].base_sequence) == (2**31 - 1, 0)  # between two batches
 
 
 # --- internal topics ---------------------------------------------------------------------------------------------
