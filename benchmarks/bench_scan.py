@@ -96,14 +96,20 @@ def _rss_mb(pid: int) -> float:
 
 
 def _descendants(pid: int) -> list[int]:
+    """All processes below `pid` (from /proc/*/stat: a JVM forks its Python workers from other threads,
+    which /proc/<pid>/task/<pid>/children does not list)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                kids = [int(k) for k in fh.read().split()]
-        except OSError:
-            kids = []
+        kids = [c for c, parent in parents.items() if parent == p]
         out += kids
         todo += kids
     return out
