@@ -110,15 +110,6 @@ def _timestamp_type(magic: int, attributes: int) -> str:
     return "LogAppendTime" if attributes & ATTR_TIMESTAMP_TYPE else "CreateTime"
 
 
-def increment_sequence(sequence: int, increment: int) -> int:
-    """Kafka's sequence arithmetic: 2147483647 is followed by 0."""
-    if sequence < 0:
-        return -1
-    if sequence > INT32_MAX - increment:
-        return increment - (INT32_MAX - sequence) - 1
-    return sequence + increment
-
-
 class LogFile:
     """A read-only view of one segment file (or of a bytes buffer, for tests and remote reads)."""
 
@@ -223,12 +214,10 @@ class LogFile:
                 if not limited:
                     yield self._tail_finding(pos, size, remaining)
                 return
-            if magic == 2:
-                batch = self._v2_batch(pos, size, verify_crc)
-            else:
-                batch, finding = self._legacy_batch(pos, size, magic, verify_crc)
-                if finding is not None:
-                    yield finding
+            # Whole v2 batches took the fast path above; what reaches here is a legacy message.
+            batch, finding = self._legacy_batch(pos, size, magic, verify_crc)
+            if finding is not None:
+                yield finding
             yield batch
             if not batch.crc_valid and verify_crc:
                 yield self._crc_finding(batch)
@@ -289,25 +278,6 @@ class LogFile:
         if batch.magic == 2:
             return crc32c(self._view[p + V2_CRC_START:p + batch.size])
         return zlib.crc32(self._buf[p + MAGIC_POSITION:p + batch.size])
-
-    def _v2_batch(self, pos: int, size: int, verify_crc: bool) -> RecordBatch:
-        (base_offset, _length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
-         max_timestamp, producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(self._buf, pos)
-        crc_valid = crc32c(self._view[pos + V2_CRC_START:pos + size]) == crc if verify_crc else True
-        delete_horizon = base_timestamp if attributes & ATTR_DELETE_HORIZON else None
-        if base_sequence < 0:
-            last_sequence = -1
-        else:
-            last_sequence = base_sequence + last_offset_delta
-            if last_sequence > INT32_MAX:
-                last_sequence -= 2147483648
-        return _new_tuple(RecordBatch, (
-            pos, size, magic, base_offset, base_offset + last_offset_delta, count, leader_epoch, producer_id,
-            producer_epoch, base_sequence, last_sequence, attributes,
-            _CODEC_BY_ATTRIBUTE[attributes & 7], _TIMESTAMP_TYPE_V2[attributes & ATTR_TIMESTAMP_TYPE], base_timestamp,
-            max_timestamp, delete_horizon, bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc,
-            crc_valid, last_offset_delta,
-        ))
 
     def _legacy_batch(self, pos: int, size: int, magic: int,
                       verify_crc: bool) -> tuple[RecordBatch, Finding | None]:
