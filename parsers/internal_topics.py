@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import uuid
 from typing import Any
 
 TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
@@ -107,8 +106,6 @@ class _Reader:
     def tagged_fields(self) -> dict[int, bytes]:
         return {self.uvarint(): self._take(self.uvarint()) for _ in range(self.uvarint())}
 
-    def remaining(self) -> int:
-        return len(self.data) - self.pos
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -363,7 +360,3 @@ def format_cluster_metadata(key: bytes | None, value: bytes | None) -> tuple[str
         return None, f"Error, skipping. {decoded['error']}"
     return None, json.dumps({k: decoded[k] for k in ("type", "version", "data")}, separators=(",", ":"))
 
-
-def uuid_text(raw: bytes) -> str:
-    """A Kafka Uuid in its base64 text form (as partition.metadata and JSON converters print it)."""
-    return base64.urlsafe_b64encode(uuid.UUID(bytes=raw).bytes).decode().rstrip("=")
