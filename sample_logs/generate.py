@@ -780,6 +780,191 @@ def internal_partition(topic: str, kvs: list[tuple[bytes, bytes | None]]) -> Par
     return p
 
 
+# --- whole-cluster cases: a diverged replica, a coordinator that disagrees, committed offsets ------
+
+TXN_STATES = {"Empty": 0, "Ongoing": 1, "PrepareCommit": 2, "PrepareAbort": 3, "CompleteCommit": 4,
+              "CompleteAbort": 5, "Dead": 6, "PrepareEpochFence": 7}
+
+
+def txn_log_entry(tid: str, pid: int, epoch: int, state: str, parts: list[tuple[str, list[int]]], at: int,
+                  start: int, timeout_ms: int = 60_000) -> tuple[int, bytes, bytes]:
+    """(timestamp, key, value) of a __transaction_state record (key v0, value v0), as the coordinator writes it."""
+    key = struct.pack(">h", 0) + _kstr(tid)
+    value = struct.pack(">hqhib", 0, pid, epoch, timeout_ms, TXN_STATES[state])
+    value += struct.pack(">i", len(parts)) + b"".join(
+        _kstr(t) + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", x) for x in ps) for t, ps in parts)
+    value += struct.pack(">qq", at, start)
+    return at, key, value
+
+
+def build_inventory(rng: random.Random) -> tuple[PartitionWriter, PartitionWriter]:
+    """An unclean leader election. Broker-1 led inventory-0 in epoch 0; broker-2 replicated up to offset 60
+    and fell out of the ISR; broker-1 went on alone (high watermark 90, offsets up to 99) and died; broker-2
+    was elected uncleanly (epoch 1 from offset 60) and producer 5001 wrote on. Broker-1's disk was copied
+    before it came back (and truncated): its offsets 60-89 were committed and are gone from the new leader."""
+    leader = PartitionWriter("inventory", 0)
+    leader.set_leader_epoch(0)
+    ts = BASE_TS + 3 * 3_600_000
+    for i in range(20):
+        recs = records(rng, 5, ts, prefix="inv")
+        leader.append(data_batch(recs, codec=LZ4 if i % 2 else NONE, producer_id=5000, producer_epoch=0,
+                                 base_sequence=5 * i), count=5, max_ts=recs[-1][0], producer_id=5000,
+                      producer_epoch=0, base_sequence=5 * i, codec=LZ4 if i % 2 else NONE)
+        ts += 1000
+    leader.high_watermark = 90
+    follower = _truncated_copy(leader, 12)
+    follower.set_leader_epoch(1)
+    ts += 30_000
+    for i in range(14):
+        recs = records(rng, 5, ts, prefix="inv")
+        follower.append(data_batch(recs, producer_id=5001, producer_epoch=0, base_sequence=5 * i), count=5,
+                        max_ts=recs[-1][0], producer_id=5001, producer_epoch=0, base_sequence=5 * i)
+        ts += 1000
+    follower.high_watermark = follower.next_offset
+    lost_from = follower.epochs[-1][1]
+    leader.anomalies.append({"kind": "replica_divergence", "offset": lost_from, "common_prefix_end_offset": lost_from,
+                             "brokers": ["broker-1", "broker-2"], "lost_offsets": [lost_from, 89]})
+    return leader, follower
+
+
+def build_transfers(rng: random.Random, txnbad: PartitionWriter) -> tuple[PartitionWriter, list]:
+    """transfers-0 and the __transaction_state-1 records of its transactional ids (plus txnbad-0's producer):
+    one sound commit, a completed commit whose marker never reached transfers-0 (marker_missing), a COMMIT
+    marker for a transaction the coordinator aborted (outcome_mismatch), a write by an epoch the coordinator
+    had fenced (epoch_fenced_write) and transactional data from a producer no coordinator knows
+    (unknown_producer)."""
+    p = PartitionWriter("transfers", 0)
+    p.set_leader_epoch(0)
+    ts = BASE_TS + 2 * 3_600_000
+    seq: dict[int, int] = {}
+    log: list[tuple[int, bytes, bytes]] = []
+    here = [("transfers", [0])]
+
+    def tick(ms: int = 200) -> int:
+        nonlocal ts
+        ts += ms
+        return ts
+
+    def data(pid: int, epoch: int, n: int = 3) -> dict:
+        recs = records(rng, n, tick(), prefix=f"trf{pid}")
+        s = seq.get((pid, epoch), 0)
+        seq[(pid, epoch)] = s + n
+        return p.append(data_batch(recs, producer_id=pid, producer_epoch=epoch, base_sequence=s, transactional=True),
+                        count=n, max_ts=recs[-1][0], producer_id=pid, producer_epoch=epoch, base_sequence=s,
+                        transactional=True)
+
+    def marker(pid: int, epoch: int, commit: bool) -> dict:
+        at = tick()
+        return p.append(control_batch(pid, epoch, commit, 3, at), count=1, max_ts=at, producer_id=pid,
+                        producer_epoch=epoch, transactional=True, control="COMMIT" if commit else "ABORT",
+                        coordinator_epoch=3)
+
+    def coord(tid: str, pid: int, epoch: int, state: str, parts=(), start: int = -1) -> int:
+        at = tick(50)
+        log.append(txn_log_entry(tid, pid, epoch, state, list(parts), at, start))
+        return at
+
+    # txnbad-0's producer 7000: three aborts the coordinator also completed (the .txnindex damage is local).
+    for m in (b for b in txnbad.fact_batches if b["is_control"]):
+        start = m["max_timestamp"] - 900
+        log.append(txn_log_entry("txnbad-app", 7000, 0, "Ongoing", [("txnbad", [0])], start, start))
+        log.append(txn_log_entry("txnbad-app", 7000, 0, "PrepareAbort", [("txnbad", [0])], m["max_timestamp"] - 5,
+                                 start))
+        log.append(txn_log_entry("txnbad-app", 7000, 0, "CompleteAbort", [], m["max_timestamp"] + 5, start))
+    # Sound: transfers-app-0 commits.
+    coord("transfers-app-0", 8000, 0, "Empty")
+    start = coord("transfers-app-0", 8000, 0, "Ongoing", here, ts)
+    data(8000, 0)
+    data(8000, 0)
+    coord("transfers-app-0", 8000, 0, "PrepareCommit", here, start)
+    marker(8000, 0, True)
+    coord("transfers-app-0", 8000, 0, "CompleteCommit", (), start)
+    # outcome_mismatch: the coordinator aborted transfers-app-1's transaction; the partition holds a COMMIT.
+    coord("transfers-app-1", 8001, 0, "Empty")
+    start = coord("transfers-app-1", 8001, 0, "Ongoing", here, ts)
+    data(8001, 0)
+    coord("transfers-app-1", 8001, 0, "PrepareAbort", here, start)
+    wrong = marker(8001, 0, True)
+    coord("transfers-app-1", 8001, 0, "CompleteAbort", (), start)
+    # epoch_fenced_write: a new transfers-app-3 instance fences epoch 0 (PrepareEpochFence, epoch 1) while the
+    # old one is mid-transaction; the old one's next batch (epoch 0) lands after the fence, before the ABORT.
+    coord("transfers-app-3", 8003, 0, "Empty")
+    start = coord("transfers-app-3", 8003, 0, "Ongoing", here, ts)
+    data(8003, 0)
+    fenced_at = coord("transfers-app-3", 8003, 1, "PrepareEpochFence", here, start)
+    coord("transfers-app-3", 8003, 1, "PrepareAbort", here, start)
+    zombie = data(8003, 0)
+    marker(8003, 1, False)
+    coord("transfers-app-3", 8003, 1, "CompleteAbort", (), start)
+    coord("transfers-app-3", 8003, 2, "Empty")
+    # marker_missing: transfers-app-0's second transaction (transfers-0 and ledger-0, which is not in the input)
+    # completed at the coordinator, but no COMMIT marker reached transfers-0.
+    start = coord("transfers-app-0", 8000, 0, "Ongoing", [*here, ("ledger", [0])], ts)
+    missing = data(8000, 0)
+    coord("transfers-app-0", 8000, 0, "PrepareCommit", [*here, ("ledger", [0])], start)
+    complete = coord("transfers-app-0", 8000, 0, "CompleteCommit", (), start)
+    # unknown_producer: transactional data from producer id 8002, which no coordinator record names.
+    unknown = data(8002, 0)
+    data(8002, 0)
+    p.open_transactions()
+    p.anomalies += [
+        {"kind": "outcome_mismatch", "producer_id": 8001, "offset": wrong["base_offset"],
+         "transactional_id": "transfers-app-1", "coordinator_outcome": "ABORT", "marker_outcome": "COMMIT"},
+        {"kind": "epoch_fenced_write", "producer_id": 8003, "offset": zombie["base_offset"],
+         "transactional_id": "transfers-app-3", "fenced_at": fenced_at, "fencing_epoch": 1},
+        {"kind": "marker_missing", "producer_id": 8000, "offset": missing["base_offset"],
+         "transactional_id": "transfers-app-0", "coordinator_outcome": "COMMIT", "completed_at": complete,
+         "partitions_not_in_input": ["ledger-0"]},
+        {"kind": "unknown_producer", "producer_id": 8002, "offset": unknown["base_offset"]},
+    ]
+    p.legal.append({"kind": "coordinator_agrees", "producer_id": 8000, "transactional_id": "transfers-app-0"})
+    return p, sorted(log)
+
+
+def offset_commit(group: str, topic: str, partition: int, offset: int | None, at: int) -> tuple[int, bytes, bytes | None]:
+    """(timestamp, key, value) of an offset commit (key v1, value v3), or its tombstone (offset None)."""
+    key = struct.pack(">h", 1) + _kstr(group) + _kstr(topic) + struct.pack(">i", partition)
+    if offset is None:
+        return at, key, None
+    return at, key, struct.pack(">hqi", 3, offset, -1) + _kstr("") + struct.pack(">q", at)
+
+
+def consumer_offsets_1(payments: PartitionWriter) -> tuple[list, list[dict]]:
+    """__consumer_offsets-1: the three bad committed offsets and the sound cases around them."""
+    ts = BASE_TS + 4 * 3_600_000
+    aborted = next(e for seg in payments.segments for e in seg.txnindex)  # (pid, first, last, lso)
+    inside = aborted[1] + 2
+    commits = [
+        ("analytics", "legacy", 0, 999), ("analytics", "legacy", 0, 30),     # superseded: only 30 counts
+        ("old-reports", "events", 0, 100_000), ("old-reports", "events", 0, None),  # deleted by a tombstone
+        ("inventory-sync", "inventory", 0, 130),  # = the longest replica's log end (broker-1 alone has 100)
+        ("billing", "ledger", 0, 5),              # ledger-0 is not in the input: not judged
+        ("billing", "payments", 0, inside),       # inside an aborted transaction
+        ("archiver", "retained", 0, 120),         # retention deleted everything below 500
+        ("analytics", "events", 0, 110),          # events-0 ends at 70
+    ]
+    out = [offset_commit(g, t, p, o, ts + 1000 * i) for i, (g, t, p, o) in enumerate(commits)]
+    anomalies = [
+        {"kind": "committed_offset_in_aborted_range", "topic": "payments", "partition": 0, "group": "billing",
+         "offset": inside, "aborted_first_offset": aborted[1], "aborted_last_offset": aborted[2]},
+        {"kind": "committed_offset_below_log_start", "topic": "retained", "partition": 0, "group": "archiver",
+         "offset": 120, "log_start_offset": 500},
+        {"kind": "committed_offset_beyond_log_end", "topic": "events", "partition": 0, "group": "analytics",
+         "offset": 110, "log_end_offset": 70},
+    ]
+    return out, anomalies
+
+
+def coordinator_partition(topic: str, partition: int, entries: list[tuple[int, bytes, bytes | None]]
+                          ) -> PartitionWriter:
+    """An internal topic partition: one record per batch, timestamped as written."""
+    p = PartitionWriter(topic, partition)
+    p.set_leader_epoch(0)
+    for at, key, value in entries:
+        p.append(data_batch([(at, key, value, [])]), count=1, max_ts=at)
+    return p
+
+
 # --- broker dirs ---------------------------------------------------------------------------------
 
 def write_checkpoint(path: Path, entries: list[tuple[str, int, int]]) -> None:
@@ -790,7 +975,8 @@ def write_checkpoint(path: Path, entries: list[tuple[str, int, int]]) -> None:
 ANOMALY_KEYS = ("kind", "file", "position", "offset", "producer_id", "producer_epoch")
 #: Kinds about one batch of the log: file, position and producer epoch are that batch's.
 BATCH_ANOMALIES = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_transaction", "content_duplicate",
-                   "offset_overlap", "leader_epoch_mismatch"}
+                   "offset_overlap", "leader_epoch_mismatch", "replica_divergence", "marker_missing",
+                   "outcome_mismatch", "unknown_producer", "epoch_fenced_write"}
 
 
 def _complete_anomaly(anomaly: dict, batches: list[dict]) -> dict:
@@ -858,13 +1044,19 @@ def main(out: Path) -> None:
     txn_state = internal_partition("__transaction_state", transaction_state_records(coordinator_log))
     offsets = internal_partition("__consumer_offsets", consumer_offsets_records())
     extra = [build_txnbad(rng), build_resend(rng), build_mangled(rng), build_retained(rng)]
+    # Whole-cluster cases, from their own random streams (the partitions above keep their bytes).
+    inventory_1, inventory_2 = build_inventory(random.Random(20251122))
+    transfers, txn_log_1 = build_transfers(random.Random(20251123), extra[0])
+    commits_1, commit_anomalies = consumer_offsets_1(payments)
+    extra += [inventory_1, transfers]
 
     parts1 = {}
     hw1 = []
     for p in (orders, legacy, payments, events, txn_state, offsets, *extra):
         files = p.write(b1)
-        parts1[p.name] = partition_facts(p, files, p.next_offset, p.next_offset)
-        hw1.append((p.topic, p.partition, p.next_offset))
+        hw = p.next_offset if p.high_watermark is None else p.high_watermark
+        parts1[p.name] = partition_facts(p, files, p.next_offset, hw)
+        hw1.append((p.topic, p.partition, hw))
     files = damaged.write(b1, truncate_tail=cut, final_snapshot=False)  # crashed: no snapshot at shutdown
     damaged_end = damaged_last["base_offset"]
     parts1[damaged.name] = partition_facts(damaged, files, damaged_end, damaged_end)
@@ -890,13 +1082,29 @@ def main(out: Path) -> None:
         parts2[p.name] = partition_facts(follower, files, follower.next_offset, follower.next_offset,
                                          preallocated=False)
         hw2.append((p.topic, p.partition, follower.next_offset))
+    # The new leader of inventory-0 after the unclean election, and the coordinators for transfers-0 and the
+    # group offsets of the whole-cluster checks.
+    txn_state_1 = coordinator_partition("__transaction_state", 1, txn_log_1)
+    offsets_1 = coordinator_partition("__consumer_offsets", 1, commits_1)
+    for p in (inventory_2, txn_state_1, offsets_1):
+        files = p.write(b2, active_preallocated=False)
+        parts2[p.name] = partition_facts(p, files, p.next_offset, p.next_offset, preallocated=False)
+        hw2.append((p.topic, p.partition, p.next_offset))
+    commits = parts2[offsets_1.name]
+    for anomaly in commit_anomalies:
+        at = next(i for i, c in enumerate(commits_1) if c[1] == offset_commit(anomaly["group"], anomaly["topic"],
+                                                                              anomaly["partition"], 0, 0)[1]
+                  and struct.unpack_from(">q", c[2] or bytes(10), 2)[0] == anomaly["offset"])
+        batch = commits["batches"][at]
+        commits["anomalies"].append({**anomaly, "file": batch["segment"], "position": batch["position"],
+                                     "producer_id": None, "producer_epoch": None})
     (b2 / "meta.properties").write_text(
         "#\n#Thu Nov 20 10:00:00 UTC 2025\nbroker.id=2\nversion=0\ncluster.id=kforensics-sample-cluster\n")
     (b2 / ".kafka_cleanshutdown").write_text("")
     write_checkpoint(b2 / "replication-offset-checkpoint", hw2)
     write_checkpoint(b2 / "recovery-point-offset-checkpoint", hw2)
     write_checkpoint(b2 / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in hw2])
-    write_checkpoint(b2 / "cleaner-offset-checkpoint", [])  # nothing compacted on this broker
+    write_checkpoint(b2 / "cleaner-offset-checkpoint", [("__consumer_offsets", 1, 0)])
     # A deleted topic whose partition dir the broker renamed `<topic>-<partition>.<uuid hex>-delete` and has not
     # removed yet: no longer in any checkpoint.
     scratch = build_scratch(random.Random(20251121))
