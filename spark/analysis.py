@@ -6,15 +6,17 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from kforensics.spark import crosschecks, producers, transactions
+from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
 from kforensics.spark.findings import FINDING_COLUMNS
 
 
-def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.DEFAULT_TXN_TIMEOUT_MS) -> dict[str,
-                                                                                                                DataFrame]:
-    """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints and
-    parser_findings (records in full mode); returns producers, transactions, lso, lso_changes,
-    aborted_ranges and findings."""
+def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.DEFAULT_TXN_TIMEOUT_MS,
+            transaction_state_partitions: int = coordinator.DEFAULT_TRANSACTION_STATE_PARTITIONS
+            ) -> dict[str, DataFrame]:
+    """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
+    coordinator_records, offset_commits and parser_findings (records in full mode); returns producers,
+    transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage, coordinator_transactions,
+    consumer_offsets and findings."""
     batches = tables["batches"].transform(producers.with_leader_epoch_change).cache()
     data = producers.data_batches(batches)
     with_prev = producers.with_previous_batch(data)
@@ -23,8 +25,23 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     sweep = transactions.lso_sweep(txns).cache()
     aborted, txnindex_findings = transactions.aborted_ranges(sweep, tables["txnindex"])
 
+    # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
+    ends_r = replicas.replica_ends(batches, tables["partition_checkpoints"], tables["leader_epochs"]).cache()
+    longest = replicas.longest_replicas(ends_r).cache()
+    div = replicas.divergences(batches, ends_r).cache()
+    log = coordinator.coordinator_log(tables["coordinator_records"], longest).cache()
+    txn_ids = coordinator.transactional_ids(log)
+    ctx = coordinator.with_partitions_not_in_input(coordinator.coordinator_transactions(log),
+                                                   ends_r.select("topic", "partition")).cache()
+    offsets = consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest, aborted).cache()
+
     found = [
         tables["parser_findings"],
+        replicas.replica_divergence_findings(batches, ends_r, div),
+        coordinator.marker_findings(coordinator.marker_checks(ctx, batches, ends_r)),
+        coordinator.unknown_producers(batches, log, transaction_state_partitions),
+        coordinator.epoch_fenced_writes(batches, log, txn_ids),
+        consumer_offsets.committed_offset_findings(offsets),
         producers.sequence_gaps(with_prev),
         producers.duplicate_sequences(data),
         producers.zombie_epochs(batches),
@@ -40,7 +57,11 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     findings = reduce(DataFrame.unionByName, [f.select(*FINDING_COLUMNS) for f in found])
     return {
         "producers": producers.producers_table(data),
-        "transactions": txns.drop("txn_index"),
+        "transactions": txns.drop("txn_index").join(txn_ids, "producer_id", "left"),
+        "replicas": replicas.replicas_table(ends_r, div),
+        "leader_epoch_lineage": replicas.leader_epoch_lineage(batches, tables["leader_epochs"]),
+        "coordinator_transactions": ctx.drop("txn_seq"),
+        "consumer_offsets": offsets,
         "lso": transactions.lso_table(txns, ends),
         "lso_changes": transactions.lso_changes(sweep),
         "aborted_ranges": aborted,

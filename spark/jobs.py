@@ -26,12 +26,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kforensics.spark.analysis import analyze
+from kforensics.spark.coordinator import DEFAULT_TRANSACTION_STATE_PARTITIONS
 from kforensics.spark.read import read_tables
 from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
 
 #: Parquet tables written under OUT (name -> analysis or input table).
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
-                 "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "findings")
+                 "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
+                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets", "findings")
 
 
 WRITE_THREADS = 4
@@ -104,6 +106,7 @@ def _progress_thread(spark: SparkSession, callback: Callable[[int, int], None]) 
 
 def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, headers_only: bool = False,
              topic_glob: str | None = None, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
+             transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
              progress: Callable[[int, int], None] | None = None) -> ScanSummary:
     """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`."""
     started = time.perf_counter()
@@ -111,7 +114,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     finish = _progress_thread(spark, progress) if progress else None
     try:
         tables, _ = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
-        results = analyze(tables, txn_timeout_ms=txn_timeout_ms)
+        results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
+                          transaction_state_partitions=transaction_state_partitions)
         outputs: dict[str, DataFrame] = {**tables, **results, "snapshots": tables["snapshot_entries"]}
 
         def write(name: str) -> None:
@@ -173,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--headers-only", action="store_true")
     parser.add_argument("--topic")
     parser.add_argument("--txn-timeout", type=int, default=DEFAULT_TXN_TIMEOUT_MS)
+    parser.add_argument("--transaction-state-partitions", type=int, default=DEFAULT_TRANSACTION_STATE_PARTITIONS)
     parser.add_argument("--zip", help="only write the package zip for --py-files to this path")
     args = parser.parse_args(argv)
     if args.zip:
@@ -180,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     spark = SparkSession.builder.appName("kforensics").getOrCreate()
     summary = run_scan(spark, parse_inputs(args.dirs), args.out, headers_only=args.headers_only,
-                       topic_glob=args.topic, txn_timeout_ms=args.txn_timeout)
+                       topic_glob=args.topic, txn_timeout_ms=args.txn_timeout,
+                       transaction_state_partitions=args.transaction_state_partitions)
     print(json.dumps({k: v for k, v in summary.__dict__.items()}, default=str))
     return 1 if summary.has_problems else 0
 

@@ -223,6 +223,61 @@ def record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from out.flush()
 
 
+def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks of __transaction_state / __consumer_offsets -> one row per coordinator record
+    or offset commit (group metadata and other record types are skipped), and undecodable-record findings."""
+    from kforensics.parsers.internal_topics import decode_consumer_offsets, decode_transaction_state
+    from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+
+    out = _Rows(S.INTERNAL_ROWS)
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+            is_txn = task["topic"] == "__transaction_state"
+            with local_file(task["path"]) as path:
+                if path is None:
+                    continue
+                with open_log(path) as log:
+                    for b in log.batches():
+                        if not isinstance(b, RecordBatch) or b.is_control or not b.crc_valid:
+                            continue
+                        for r in log.records(b):
+                            if not isinstance(r, Record):
+                                continue
+                            where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
+                                     "timestamp": r.timestamp}
+                            decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key, r.value)
+                            row = _internal_row(where, decoded, is_txn)
+                            if row is not None:
+                                yield from out.add(row)
+    yield from out.flush()
+
+
+def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) -> dict[str, Any] | None:
+    if "error" in decoded:
+        return {"row_kind": "finding", **where, "kind": "internal_record_undecodable", "severity": "warning",
+                "message": f"record at offset {where['offset']} of {where['topic']}-{where['partition']} could not be "
+                           f"decoded: {decoded['error']}", "details": json.dumps(decoded)}
+    k, v = decoded["key"], decoded["value"]
+    if is_txn:
+        row = {"row_kind": "txn", **where, "transactional_id": k["transactional_id"], "tombstone": v is None}
+        if v is not None:
+            parts = v.get("partitions") or {}
+            row.update(producer_id=v["producer_id"], producer_epoch=v["producer_epoch"], state=v["state"],
+                       transaction_timeout_ms=v["transaction_timeout_ms"],
+                       txn_partitions=",".join(sorted(f"{t}-{p}" for t, ps in parts.items() for p in ps or [])),
+                       last_update_timestamp=v["last_update_timestamp_ms"], start_timestamp=v["start_timestamp_ms"])
+        return row
+    if k.get("type") != "offset_commit":
+        return None
+    row = {"row_kind": "commit", **where, "group_id": k["group"], "commit_topic": k["topic"],
+           "commit_partition": k["partition"], "tombstone": v is None}
+    if v is not None:
+        row.update(committed_offset=v["offset"], committed_leader_epoch=v.get("leaderEpoch"),
+                   commit_timestamp=v["commitTimestamp"])
+    return row
+
+
 def small_file_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: partition and broker tasks -> txnindex, snapshot, leader epoch, checkpoint and finding rows."""
     out = _Rows(S.SMALL_ROWS)
@@ -342,6 +397,18 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(
             small_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)),
     }
+    # Coordinator records and offset commits are decoded in every mode: they are small and the cluster-wide
+    # checks need them.
+    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log"))
+                .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)).cache())
+    tables["coordinator_records"] = internal.filter(F.col("row_kind") == "txn").select(
+        *key, "file", "position", "offset", "timestamp", "transactional_id", "producer_id", "producer_epoch", "state",
+        "transaction_timeout_ms", "txn_partitions", "last_update_timestamp", "start_timestamp", "tombstone")
+    tables["offset_commits"] = internal.filter(F.col("row_kind") == "commit").select(
+        *key, "file", "position", "offset", "timestamp", "group_id", "commit_topic", "commit_partition",
+        "committed_offset", "committed_leader_epoch", "commit_timestamp", "tombstone")
+    tables["parser_findings"] = tables["parser_findings"].unionByName(
+        internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
     if not headers_only:
         tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)).cache()
     return tables, n_segments

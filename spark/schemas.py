@@ -76,6 +76,21 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string())]
 SMALL_ROWS = _schema(SMALL_ROW_FIELDS)
 
+#: What one internal-topic segment task emits: a __transaction_state record (`txn`), an offset commit
+#: (`commit`) or a finding, with the record's place in its log.
+INTERNAL_ROW_FIELDS = [
+    ("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.string()), ("position", pa.int64()),
+    ("offset", pa.int64()), ("timestamp", pa.int64()), ("transactional_id", pa.string()), ("producer_id", pa.int64()),
+    ("producer_epoch", pa.int32()), ("state", pa.string()), ("transaction_timeout_ms", pa.int32()),
+    ("txn_partitions", pa.string()), ("last_update_timestamp", pa.int64()), ("start_timestamp", pa.int64()),
+    ("group_id", pa.string()), ("commit_topic", pa.string()), ("commit_partition", pa.int32()),
+    ("committed_offset", pa.int64()), ("committed_leader_epoch", pa.int32()), ("commit_timestamp", pa.int64()),
+    ("tombstone", pa.bool_()), ("kind", pa.string()), ("severity", pa.string()), ("message", pa.string()),
+    ("details", pa.string()),
+]
+INTERNAL_ROWS = _schema(INTERNAL_ROW_FIELDS)
+INTERNAL_TOPICS = ("__transaction_state", "__consumer_offsets")
+
 TASK_FIELDS = [("task_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
                ("path", pa.string()), ("base_offset", pa.int64()), ("headers_only", pa.bool_())]
 TASKS = _schema(TASK_FIELDS)

@@ -21,7 +21,9 @@ INPUTS = [("broker-1", str(SAMPLE_LOGS / "broker-1")), ("broker-2", str(SAMPLE_L
 #: Finding kinds the scan itself adds; parser kinds (corrupt_crc, ...) are pinned by the parser tests too.
 SCAN_KINDS = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_transaction", "txnindex_missing",
               "txnindex_orphan", "txnindex_mismatch", "snapshot_mismatch", "leader_epoch_mismatch", "offset_overlap",
-              "segment_name_mismatch", "content_duplicate"}
+              "segment_name_mismatch", "content_duplicate", "replica_divergence", "marker_missing", "outcome_mismatch",
+              "unknown_producer", "epoch_fenced_write", "committed_offset_beyond_log_end",
+              "committed_offset_below_log_start", "committed_offset_in_aborted_range"}
 
 
 def _table(out: Path, name: str) -> list[dict]:
@@ -47,7 +49,10 @@ def headers_scan(spark, tmp_path_factory) -> Path:
 
 
 def _planted() -> list[tuple[str, str, str, dict]]:
-    return [(broker, name.rsplit("-", 1)[0], a["kind"], a) for broker, info in EXPECTED["brokers"].items()
+    """(broker, topic, kind, anomaly); a committed-offset anomaly is about the partition it names (`topic`),
+    not the __consumer_offsets partition that holds it."""
+    return [(broker, a.get("topic", name.rsplit("-", 1)[0]), a["kind"], a)
+            for broker, info in EXPECTED["brokers"].items()
             for name, facts in info["partitions"].items() for a in facts["anomalies"]]
 
 
@@ -62,11 +67,17 @@ def test_every_planted_anomaly_is_found_where_it_was_planted(full_scan: Path) ->
         if "producer_id" in planted and kind not in ("txnindex_orphan",):
             assert found["producer_id"] == planted["producer_id"], (kind, found)
         if "position" in planted and kind in ("corrupt_crc", "truncated_tail", "sequence_gap", "zombie_epoch",
-                                              "duplicate_sequence", "offset_overlap"):
+                                              "duplicate_sequence", "offset_overlap", "replica_divergence",
+                                              "marker_missing", "outcome_mismatch", "unknown_producer",
+                                              "epoch_fenced_write") or kind.startswith("committed_offset"):
             assert found["position"] == planted["position"], (kind, found)
         for field in ("expected_sequence", "found_sequence", "gap_size", "size_class", "leader_epoch_change",
                       "stored_crc", "computed_crc", "declared_size", "bytes_present", "newer_epoch",
-                      "newer_epoch_first_offset", "sequence_range", "lso_stuck_at", "producer_ids", "matches"):
+                      "newer_epoch_first_offset", "sequence_range", "lso_stuck_at", "producer_ids", "matches",
+                      "common_prefix_end_offset", "brokers", "lost_offsets", "transactional_id",
+                      "coordinator_outcome", "marker_outcome", "fenced_at", "fencing_epoch", "completed_at",
+                      "partitions_not_in_input", "group", "log_start_offset", "log_end_offset",
+                      "aborted_first_offset", "aborted_last_offset"):
             if field in planted:
                 assert details.get(field) == planted[field], (kind, field, details)
 

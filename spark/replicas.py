@@ -1,0 +1,175 @@
+"""Replicas of one topic-partition on several brokers, compared batch by batch from headers only.
+
+Two replicas agree on a batch when base offset, last offset, CRC, producer id/epoch, base sequence and
+partition leader epoch are equal (a follower copies the leader's bytes). They are compared from the
+later of their log starts and cleaner checkpoints (compaction runs on each broker on its own) up to the
+shorter log end: a replica that is only shorter is lagging, not diverged. At the first differing batch,
+the replica whose leader epoch there is higher holds the history that won the election; the other's
+offsets from there up to its high watermark were committed and are lost.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from kforensics.spark.findings import KEY, fmt, to_findings
+
+TP = ["topic", "partition"]
+FINGERPRINT = ["last_offset", "crc", "producer_id", "producer_epoch", "base_sequence", "partition_leader_epoch"]
+
+
+def replica_ends(batches: DataFrame, checkpoints: DataFrame, epochs: DataFrame) -> DataFrame:
+    """Needs the batches, partition_checkpoints and leader_epochs tables; per partition and broker:
+    log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch (of its batches),
+    leader_epoch_checkpoint ("epoch@start_offset, ...") and replica_count (brokers holding the partition)."""
+    ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY)
+            .agg(F.min("base_offset").alias("first_offset"), (F.max("last_offset") + 1).alias("log_end_offset"),
+                 F.max(F.when(F.col("magic") == 2, F.col("partition_leader_epoch"))).alias("latest_leader_epoch"),
+                 F.max("max_timestamp").alias("log_end_timestamp")))
+    lineage = epochs.groupBy(*KEY).agg(F.concat_ws(", ", F.transform(
+        F.array_sort(F.collect_list(F.struct("start_offset", "epoch"))),
+        lambda e: F.format_string("%d@%d", e["epoch"], e["start_offset"]))).alias("leader_epoch_checkpoint"))
+    cps = checkpoints.select(*KEY, "high_watermark", F.col("log_start_offset").alias("checkpoint_log_start"),
+                             "cleaner_offset")
+    out = ends.join(cps, KEY, "left").join(lineage, KEY, "left")
+    return out.select(
+        *KEY, F.greatest("first_offset", F.coalesce("checkpoint_log_start", "first_offset")).alias("log_start_offset"),
+        "log_end_offset", "high_watermark", F.coalesce("cleaner_offset", F.lit(0)).alias("cleaner_offset"),
+        "latest_leader_epoch", "leader_epoch_checkpoint", "log_end_timestamp",
+        F.count(F.lit(1)).over(Window.partitionBy(*TP)).alias("replica_count"))
+
+
+def longest_replicas(ends: DataFrame) -> DataFrame:
+    """Needs replica_ends; per topic-partition the broker with the furthest log end (ties: the higher leader
+    epoch, then the broker label) as `longest_broker`, with its log_start_offset and log_end_offset."""
+    w = Window.partitionBy(*TP).orderBy(F.desc("log_end_offset"), F.desc_nulls_last("latest_leader_epoch"),
+                                        "broker")
+    return (ends.withColumn("rank", F.row_number().over(w)).filter(F.col("rank") == 1)
+            .select(*TP, F.col("broker").alias("longest_broker"), "log_start_offset", "log_end_offset",
+                    "log_end_timestamp"))
+
+
+def _side(batches: DataFrame, ends: DataFrame, side: str) -> DataFrame:
+    cols = [F.col(c).alias(f"{side}_{c}") for c in [*FINGERPRINT, "file", "position"]]
+    return batches.filter(F.col("crc_valid")).join(ends.select(*KEY), KEY).select(
+        *TP, F.col("broker").alias(f"{side}_broker"), "base_offset", *cols)
+
+
+def divergences(batches: DataFrame, ends: DataFrame) -> DataFrame:
+    """Needs the batches table and replica_ends; one row per pair of replicas (a_broker < b_broker) that hold
+    different batches: offset (first differing batch), common_prefix_end_offset, and both replicas' facts."""
+    multi = ends.filter(F.col("replica_count") > 1)
+    a_end = multi.select(*TP, *[F.col(c).alias(f"a_{c}") for c in multi.columns if c not in TP])
+    b_end = multi.select(*TP, *[F.col(c).alias(f"b_{c}") for c in multi.columns if c not in TP])
+    pairs = a_end.join(b_end, TP).filter(F.col("a_broker") < F.col("b_broker")).select(
+        *TP, "a_broker", "b_broker",
+        F.greatest("a_log_start_offset", "b_log_start_offset", "a_cleaner_offset", "b_cleaner_offset").alias("lo"),
+        F.least("a_log_end_offset", "b_log_end_offset").alias("hi"))
+    a = _side(batches, multi, "a").join(pairs.select(*TP, "a_broker", "b_broker"), [*TP, "a_broker"])
+    b = _side(batches, multi, "b").join(pairs.select(*TP, "a_broker", "b_broker"), [*TP, "b_broker"])
+    joined = (a.join(b, [*TP, "a_broker", "b_broker", "base_offset"], "full_outer")
+              .join(pairs, [*TP, "a_broker", "b_broker"])
+              .filter((F.col("base_offset") >= F.col("lo")) & (F.col("base_offset") < F.col("hi"))))
+    same = F.lit(True)
+    for c in FINGERPRINT:
+        same = same & F.col(f"a_{c}").eqNullSafe(F.col(f"b_{c}"))
+    first = (joined.filter(~same).groupBy(*TP, "a_broker", "b_broker", "lo")
+             .agg(F.min("base_offset").alias("offset")))
+    prefix = (joined.filter(same).join(first, [*TP, "a_broker", "b_broker", "lo"])
+              .filter(F.col("base_offset") < F.col("offset")).groupBy(*TP, "a_broker", "b_broker")
+              .agg((F.max("a_last_offset") + 1).alias("common_prefix_end_offset")))
+    return (first.join(prefix, [*TP, "a_broker", "b_broker"], "left")
+            .withColumn("common_prefix_end_offset", F.coalesce("common_prefix_end_offset", "lo")).drop("lo"))
+
+
+def _at_offset(batches: DataFrame, div: DataFrame, side: str) -> DataFrame:
+    """Each replica's first batch reaching the divergence offset: its leader epoch, file and position."""
+    keyed = div.select(*TP, "a_broker", "b_broker", "offset", F.col(f"{side}_broker").alias("broker"))
+    return (batches.filter(F.col("crc_valid")).join(keyed, [*TP, "broker"])
+            .filter(F.col("last_offset") >= F.col("offset")).groupBy(*TP, "a_broker", "b_broker")
+            .agg(F.min_by("partition_leader_epoch", "base_offset").alias(f"{side}_epoch"),
+                 F.min_by("file", "base_offset").alias(f"{side}_file"),
+                 F.min_by("position", "base_offset").alias(f"{side}_position")))
+
+
+def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
+    """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
+    on the replica whose history was replaced (error when it had committed the lost offsets)."""
+    facts = ends.select(*KEY, "log_end_offset", "high_watermark", "leader_epoch_checkpoint")
+    a_f = facts.select(*TP, F.col("broker").alias("a_broker"), *[F.col(c).alias(f"a_{c}") for c in facts.columns[3:]])
+    b_f = facts.select(*TP, F.col("broker").alias("b_broker"), *[F.col(c).alias(f"b_{c}") for c in facts.columns[3:]])
+    pair = [*TP, "a_broker", "b_broker"]
+    d = (div.join(_at_offset(batches, div, "a"), pair, "left").join(_at_offset(batches, div, "b"), pair, "left")
+         .join(a_f, [*TP, "a_broker"], "left").join(b_f, [*TP, "b_broker"], "left"))
+    a_lost = F.col("a_epoch") < F.col("b_epoch")
+    b_lost = F.col("b_epoch") < F.col("a_epoch")
+    pick = (lambda name: F.when(b_lost, F.col(f"b_{name}")).otherwise(F.col(f"a_{name}")))
+    d = (d.withColumn("broker", pick("broker")).withColumn("winner", F.when(a_lost, F.col("b_broker"))
+                                                            .when(b_lost, F.col("a_broker")))
+         .withColumn("loser_hw", F.when(a_lost | b_lost, pick("high_watermark")))
+         .withColumn("loser_leo", pick("log_end_offset"))
+         .withColumn("lost_last", F.least("loser_hw", "loser_leo") - 1)
+         .withColumn("lost_offsets", F.when(F.col("lost_last") >= F.col("offset"),
+                                            F.array("offset", "lost_last"))))
+
+    def replica(side: str):
+        return F.struct(F.col(f"{side}_broker").alias("broker"), F.col(f"{side}_epoch").alias("leader_epoch_at_offset"),
+                        F.col(f"{side}_log_end_offset").alias("log_end_offset"),
+                        F.col(f"{side}_high_watermark").alias("high_watermark"),
+                        F.col(f"{side}_leader_epoch_checkpoint").alias("leader_epoch_checkpoint"))
+
+    story = (F.when(F.col("lost_offsets").isNotNull(), F.format_string(
+        " %s's leader epoch %d history replaced %s's epoch %d: offsets %d-%d were committed on %s (high watermark "
+        "%d) and are lost.", "winner", F.greatest("a_epoch", "b_epoch"), "broker", F.least("a_epoch", "b_epoch"),
+        "offset", "lost_last", "broker", "loser_hw"))
+        .when(F.col("winner").isNotNull(), F.format_string(
+            " %s's leader epoch %d history replaced %s's uncommitted tail (high watermark %s).", "winner",
+            F.greatest("a_epoch", "b_epoch"), "broker", F.coalesce(F.col("loser_hw").cast("string"), F.lit("unknown"))))
+        .otherwise(F.lit(" Both carry the same leader epoch there: not an election, the bytes differ.")))
+    return to_findings(
+        d, "replica_divergence", "warning", file=pick("file"), position=pick("position"), offset="offset",
+        producer_id=None, producer_epoch=None,
+        message=F.concat(fmt("%s and %s hold different batches of %s-%d from offset %d (common prefix ends at %d).",
+                             "a_broker", "b_broker", "topic", "partition", "offset", "common_prefix_end_offset"),
+                         story),
+        details={"offset": "offset", "common_prefix_end_offset": "common_prefix_end_offset",
+                 "brokers": F.array("a_broker", "b_broker"), "lost_offsets": "lost_offsets", "lost_on": F.when(
+                     F.col("lost_offsets").isNotNull(), F.col("broker")), "winner": "winner",
+                 "replicas": F.array(replica("a"), replica("b"))},
+    ).withColumn("severity", F.when(F.get_json_object("details", "$.lost_offsets").isNotNull(), "error")
+                 .otherwise("warning"))
+
+
+def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
+    """Needs replica_ends and divergences; per partition and broker: log_start_offset, log_end_offset,
+    high_watermark, latest_leader_epoch, leader_epoch_checkpoint, replica_count, longest_broker, lag (offsets
+    behind the longest replica, null when diverged), diverged_at (first offset differing from the longest
+    replica) and in_sync (a prefix of the longest replica and as long)."""
+    longest = longest_replicas(ends).select(*TP, "longest_broker",
+                                            F.col("log_end_offset").alias("longest_log_end_offset"))
+    both = div.select(*TP, "a_broker", "b_broker", "offset")
+    vs = (both.select(*TP, F.col("a_broker").alias("broker"), F.col("b_broker").alias("other"), "offset")
+          .unionByName(both.select(*TP, F.col("b_broker").alias("broker"), F.col("a_broker").alias("other"), "offset")))
+    t = (ends.join(longest, TP).join(vs.withColumnRenamed("other", "longest_broker"), [*TP, "broker", "longest_broker"],
+                                     "left").withColumnRenamed("offset", "diverged_at"))
+    return t.select(
+        *KEY, "log_start_offset", "log_end_offset", "high_watermark", "latest_leader_epoch", "leader_epoch_checkpoint",
+        "replica_count", "longest_broker",
+        F.when(F.col("diverged_at").isNull(), F.col("longest_log_end_offset") - F.col("log_end_offset")).alias("lag"),
+        "diverged_at",
+        (F.col("diverged_at").isNull() & (F.col("log_end_offset") == F.col("longest_log_end_offset"))).alias("in_sync"))
+
+
+def leader_epoch_lineage(batches: DataFrame, epochs: DataFrame) -> DataFrame:
+    """Needs the batches and leader_epochs tables; per partition, broker and leader epoch:
+    checkpoint_start_offset (leader-epoch-checkpoint), batch_start_offset (first batch carrying the epoch) and
+    agrees (both present and equal; an epoch with no batches, as after an election with no writes, is null)."""
+    from_batches = (batches.filter((F.col("magic") == 2) & F.col("crc_valid")).groupBy(
+        *KEY, F.col("partition_leader_epoch").alias("epoch")).agg(F.min("base_offset").alias("batch_start_offset")))
+    from_cp = epochs.select(*KEY, "epoch", F.col("start_offset").alias("checkpoint_start_offset"))
+    out = from_cp.join(from_batches, [*KEY, "epoch"], "full_outer")
+    return out.select(*KEY, "epoch", "checkpoint_start_offset", "batch_start_offset",
+                      F.when(F.col("batch_start_offset").isNull(), F.lit(None).cast("boolean"))
+                      .otherwise(F.col("checkpoint_start_offset").eqNullSafe(F.col("batch_start_offset")))
+                      .alias("agrees"))
