@@ -104,7 +104,10 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
          .join(a_f, [*TP, "a_broker"], "left").join(b_f, [*TP, "b_broker"], "left"))
     a_lost = F.col("a_epoch") < F.col("b_epoch")
     b_lost = F.col("b_epoch") < F.col("a_epoch")
-    pick = (lambda name: F.when(b_lost, F.col(f"b_{name}")).otherwise(F.col(f"a_{name}")))
+
+    def pick(name: str):
+        return F.when(b_lost, F.col(f"b_{name}")).otherwise(F.col(f"a_{name}"))
+
     d = (d.withColumn("broker", pick("broker")).withColumn("winner", F.when(a_lost, F.col("b_broker"))
                                                             .when(b_lost, F.col("a_broker")))
          .withColumn("loser_hw", F.when(a_lost | b_lost, pick("high_watermark")))
