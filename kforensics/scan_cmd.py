@@ -41,7 +41,7 @@ def _check_inputs(inputs: list[tuple[str, str]], out: str) -> None:
 
 
 def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_only: bool, topic: str | None,
-                 txn_timeout: int, show_progress: bool) -> Any:
+                 txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50) -> Any:
     """Start Spark (embedded unless --master) and run the scan; returns the ScanSummary."""
     inputs = _inputs(dirs)
     _check_inputs(inputs, out)
@@ -59,9 +59,10 @@ def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_on
                           TimeElapsedColumn(), transient=True, console=_console(stderr=True)) as bar:
                 task = bar.add_task("scan", total=None)
                 return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic,
-                                txn_timeout_ms=txn_timeout,
+                                txn_timeout_ms=txn_timeout, transaction_state_partitions=transaction_state_partitions,
                                 progress=lambda done, total: bar.update(task, completed=done, total=total or None))
-        return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout)
+        return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
+                        transaction_state_partitions=transaction_state_partitions)
     finally:
         if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
             spark.stop()
@@ -142,8 +143,11 @@ def render_summary(summary: Any, findings: list[dict[str, Any]]) -> None:
 @click.option("--topic", help="Only topics matching this glob.")
 @click.option("--txn-timeout", type=click.IntRange(min=1), default=900_000, show_default=True,
               help="Transaction timeout (ms) after which an open transaction is hanging.")
+@click.option("--transaction-state-partitions", type=click.IntRange(min=1), default=50, show_default=True,
+              help="The cluster's transaction.state.log.num.partitions (how many __transaction_state partitions "
+                   "exist, to tell which are missing from the input).")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int) -> None:
+         txn_timeout: int, transaction_state_partitions: int) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     \b
@@ -156,7 +160,8 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
     """
     try:
         summary = run_scan_cli(dirs, out, master, headers_only, topic, txn_timeout,
-                               show_progress=sys.stderr.isatty() and not as_json)
+                               show_progress=sys.stderr.isatty() and not as_json,
+                               transaction_state_partitions=transaction_state_partitions)
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     findings = [_finding_json(r) for r in _read(out, "findings")]
@@ -330,4 +335,35 @@ def producers(source: tuple[str, ...], as_json: bool, topic: str | None, partiti
         _table(lines, list(PRODUCER_FIELDS), "producers")
 
 
-COMMANDS = (scan, gaps, txns, lso, producers)
+@click.command("report")
+@click.argument("out", metavar="OUT")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="Write one self-contained HTML file (plots inline, nothing fetched) instead of printing tables.")
+@click.option("--max-plots", type=click.IntRange(min=0), default=40, show_default=True,
+              help="Partition timelines to draw (partitions with findings first).")
+def report(out: str, html_file: str | None, max_plots: int) -> None:
+    """The scan under OUT as an incident-review report: summary, findings by kind and partition, replicas,
+    the transaction coordinator, consumer offsets and per-partition timelines.
+
+    \b
+    Exit codes: 0 no warning or error finding, 1 findings, 2 usage error or no scan under OUT.
+    \b
+    Examples:
+      kforensics report ./kforensics-out
+      kforensics report ./kforensics-out --html incident.html
+    """
+    from kforensics.report import load_report, render_html, render_terminal
+
+    try:
+        loaded = load_report(out, max_plots=max_plots)
+    except FileNotFoundError as exc:
+        raise click.BadParameter(str(exc), param_hint="OUT") from exc
+    if html_file:
+        render_html(loaded, html_file)
+        click.echo(f"wrote {html_file} ({os.path.getsize(html_file):,} bytes)", err=True)
+    else:
+        render_terminal(loaded, _console())
+    sys.exit(EXIT_FINDINGS if loaded.has_problems else EXIT_OK)
+
+
+COMMANDS = (scan, gaps, txns, lso, producers, report)

@@ -134,6 +134,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     finally:
         if finish:
             finish()
+        spark.catalog.clearCache()  # the scan's cached tables; a long-lived session scans again from scratch
     summary.seconds = time.perf_counter() - started
     return summary
 

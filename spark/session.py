@@ -34,6 +34,10 @@ def build_session(master: str | None = None, app_name: str = "kforensics", **con
         # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
         # stage would schedule 200 tiny tasks.
         conf = {**conf, "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2))}
+    if resolved_master.startswith("local") and "spark.driver.memory" not in conf:
+        # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
+        # tables of a scan (the Python parsers run outside the heap, in the worker processes).
+        conf = {**conf, "spark.driver.memory": "3g"}
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

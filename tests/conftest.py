@@ -38,3 +38,25 @@ def spark():
     session = build_session("local[2]", "kforensics-tests", **{"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
+
+
+SAMPLE_INPUTS = [("broker-1", str(SAMPLE_LOGS / "broker-1")), ("broker-2", str(SAMPLE_LOGS / "broker-2"))]
+
+
+@pytest.fixture(scope="session")
+def full_scan(spark, tmp_path_factory) -> Path:
+    """One full scan of both sample brokers for the whole session (tests read its Parquet tables)."""
+    from kforensics.spark.jobs import run_scan
+
+    out = tmp_path_factory.mktemp("scan-full")
+    run_scan(spark, SAMPLE_INPUTS, str(out), headers_only=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def headers_scan(spark, tmp_path_factory) -> Path:
+    from kforensics.spark.jobs import run_scan
+
+    out = tmp_path_factory.mktemp("scan-headers")
+    run_scan(spark, SAMPLE_INPUTS, str(out), headers_only=True)
+    return out

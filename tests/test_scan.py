@@ -12,12 +12,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA, SAMPLE_LOGS
+from conftest import REALDATA, SAMPLE_INPUTS, SAMPLE_LOGS
 
 from kforensics.cli import main
 
 EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
-INPUTS = [("broker-1", str(SAMPLE_LOGS / "broker-1")), ("broker-2", str(SAMPLE_LOGS / "broker-2"))]
+INPUTS = SAMPLE_INPUTS
 #: Finding kinds the scan itself adds; parser kinds (corrupt_crc, ...) are pinned by the parser tests too.
 SCAN_KINDS = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_transaction", "txnindex_missing",
               "txnindex_orphan", "txnindex_mismatch", "snapshot_mismatch", "leader_epoch_mismatch", "offset_overlap",
@@ -28,24 +28,6 @@ SCAN_KINDS = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_tra
 
 def _table(out: Path, name: str) -> list[dict]:
     return pq.read_table(out / name).to_pylist()
-
-
-@pytest.fixture(scope="session")
-def full_scan(spark, tmp_path_factory) -> Path:
-    from kforensics.spark.jobs import run_scan
-
-    out = tmp_path_factory.mktemp("scan-full")
-    run_scan(spark, INPUTS, str(out), headers_only=False)
-    return out
-
-
-@pytest.fixture(scope="session")
-def headers_scan(spark, tmp_path_factory) -> Path:
-    from kforensics.spark.jobs import run_scan
-
-    out = tmp_path_factory.mktemp("scan-headers")
-    run_scan(spark, INPUTS, str(out), headers_only=True)
-    return out
 
 
 def _planted() -> list[tuple[str, str, str, dict]]:
