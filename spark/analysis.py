@@ -26,21 +26,23 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     aborted, txnindex_findings = transactions.aborted_ranges(sweep, tables["txnindex"])
 
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
-    ends_r = replicas.replica_ends(batches, tables["partition_checkpoints"], tables["leader_epochs"]).cache()
+    # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.
+    clustered = replicas.with_cluster_id(batches, tables["brokers"])
+    ends_r = replicas.replica_ends(clustered, tables["partition_checkpoints"], tables["leader_epochs"]).cache()
     longest = replicas.longest_replicas(ends_r).cache()
-    div = replicas.divergences(batches, ends_r).cache()
+    div = replicas.divergences(clustered, ends_r).cache()
     log = coordinator.coordinator_log(tables["coordinator_records"], longest).cache()
-    txn_ids = coordinator.transactional_ids(log)
+    txn_ids = coordinator.transactional_ids(log).cache()
     ctx = coordinator.with_partitions_not_in_input(coordinator.coordinator_transactions(log),
-                                                   ends_r.select("topic", "partition")).cache()
+                                                   ends_r.select("cluster_id", "topic", "partition")).cache()
     offsets = consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest, aborted).cache()
 
     found = [
         tables["parser_findings"],
-        replicas.replica_divergence_findings(batches, ends_r, div),
-        coordinator.marker_findings(coordinator.marker_checks(ctx, batches, ends_r)),
-        coordinator.unknown_producers(batches, log, transaction_state_partitions),
-        coordinator.epoch_fenced_writes(batches, log, txn_ids),
+        replicas.replica_divergence_findings(clustered, ends_r, div),
+        coordinator.marker_findings(coordinator.marker_checks(ctx, clustered, ends_r)),
+        coordinator.unknown_producers(clustered, log, transaction_state_partitions),
+        coordinator.epoch_fenced_writes(clustered, log, txn_ids),
         consumer_offsets.committed_offset_findings(offsets),
         producers.sequence_gaps(with_prev),
         producers.duplicate_sequences(data),
@@ -57,7 +59,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     findings = reduce(DataFrame.unionByName, [f.select(*FINDING_COLUMNS) for f in found])
     return {
         "producers": producers.producers_table(data),
-        "transactions": txns.drop("txn_index").join(txn_ids, "producer_id", "left"),
+        "transactions": replicas.with_cluster_id(txns.drop("txn_index"), tables["brokers"])
+        .join(txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id"),
         "replicas": replicas.replicas_table(ends_r, div),
         "leader_epoch_lineage": replicas.leader_epoch_lineage(batches, tables["leader_epochs"]),
         "coordinator_transactions": ctx.drop("txn_seq"),

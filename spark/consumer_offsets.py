@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from kforensics.spark.findings import fmt, to_findings
 
-TP = ["topic", "partition"]
+TP = ["cluster_id", "topic", "partition"]
 
 
 def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: DataFrame) -> DataFrame:
@@ -24,16 +24,18 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
     of the partition's longest replica, lag, the aborted range it falls in, and status (ok | not_in_input |
     beyond_log_end | below_log_start | in_aborted_range)."""
     pick = longest.select(*TP, F.col("longest_broker").alias("broker"))
-    mine = commits.join(pick, [*TP, "broker"])  # one replica of each __consumer_offsets partition
-    w = Window.partitionBy("group_id", "commit_topic", "commit_partition").orderBy(F.desc("timestamp"), F.desc("offset"))
+    mine = commits.join(pick, ["topic", "partition", "broker"])  # one replica of each __consumer_offsets partition
+    w = (Window.partitionBy("cluster_id", "group_id", "commit_topic", "commit_partition")
+         .orderBy(F.desc("timestamp"), F.desc("offset")))
     latest = mine.withColumn("rank", F.row_number().over(w)).filter((F.col("rank") == 1) & ~F.col("tombstone"))
     latest = latest.select(
-        "group_id", F.col("commit_topic").alias("topic"), F.col("commit_partition").alias("partition"),
+        "cluster_id", "group_id", F.col("commit_topic").alias("topic"), F.col("commit_partition").alias("partition"),
         "committed_offset", "committed_leader_epoch", "commit_timestamp", F.col("broker").alias("coordinator_broker"),
         F.format_string("%s-%d", "topic", "partition").alias("coordinator_partition"),
         F.col("offset").alias("coordinator_offset"), "file", "position")
     ends = longest.select(*TP, F.col("longest_broker").alias("data_broker"), "log_start_offset", "log_end_offset")
-    ranges = aborted.join(pick.withColumnRenamed("broker", "data_broker"), TP).select(
+    ranges = aborted.withColumnRenamed("broker", "data_broker").join(
+        pick.withColumnRenamed("broker", "data_broker"), ["topic", "partition", "data_broker"]).select(
         *TP, "data_broker", F.col("first_offset").alias("aborted_first_offset"),
         F.col("last_offset").alias("aborted_last_offset"), F.col("producer_id").alias("aborted_producer_id"))
     t = latest.join(ends, TP, "left")

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from kforensics.spark.findings import KEY, fmt, to_findings
 
-TP = ["topic", "partition"]
+TP = ["cluster_id", "topic", "partition"]
 DEFAULT_TRANSACTION_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 COMPLETE = ("CompleteCommit", "CompleteAbort")
 
@@ -25,7 +25,7 @@ def coordinator_log(records: DataFrame, longest: DataFrame) -> DataFrame:
     """Needs coordinator_records and longest_replicas; the records of the longest replica of each
     __transaction_state partition (replicas hold the same records), tombstones dropped."""
     pick = longest.select(*TP, F.col("longest_broker").alias("broker"))
-    return records.join(pick, [*TP, "broker"]).filter(~F.col("tombstone"))
+    return records.join(pick, ["topic", "partition", "broker"]).filter(~F.col("tombstone"))
 
 
 def coordinator_transactions(log: DataFrame) -> DataFrame:
@@ -56,7 +56,7 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
                      "PREPARE_ABORT")
                .when(F.array_contains(states, "Ongoing"), "ONGOING").otherwise("NONE"))
     return grouped.select(
-        "transactional_id", "producer_id", "producer_epoch", "first_producer_epoch", outcome.alias("outcome"), "states",
+        "cluster_id", "transactional_id", "producer_id", "producer_epoch", "first_producer_epoch", outcome.alias("outcome"), "states",
         F.filter("partitions", lambda p: p != "").alias("partitions"), "transaction_timeout_ms",
         F.when(F.col("txn_start_timestamp") >= 0, F.col("txn_start_timestamp")).alias("txn_start_timestamp"),
         F.when(F.array_contains(states, "CompleteCommit") | F.array_contains(states, "CompleteAbort"),
@@ -68,7 +68,8 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
 
 def transactional_ids(log: DataFrame) -> DataFrame:
     """Needs coordinator_log; producer_id -> transactional_id (the latest record naming the producer id)."""
-    return log.groupBy("producer_id").agg(F.max_by("transactional_id", "timestamp").alias("transactional_id"))
+    return log.groupBy("cluster_id", "producer_id").agg(
+        F.max_by("transactional_id", "timestamp").alias("transactional_id"))
 
 
 def _split_partition(col: str) -> list:
@@ -79,11 +80,11 @@ def _split_partition(col: str) -> list:
 def with_partitions_not_in_input(ctx: DataFrame, present: DataFrame) -> DataFrame:
     """Needs coordinator_transactions and a (topic, partition) table of the data partitions in the input; adds
     partitions_not_in_input (named by the transaction, absent from the input: not judged)."""
-    named = ctx.select("coordinator_partition", "transactional_id", "txn_seq",
+    named = ctx.select("cluster_id", "coordinator_partition", "transactional_id", "txn_seq",
                        F.explode("partitions").alias("named"))
-    names = present.select(F.format_string("%s-%d", "topic", "partition").alias("named"),
+    names = present.select("cluster_id", F.format_string("%s-%d", "topic", "partition").alias("named"),
                            F.lit(True).alias("here")).distinct()
-    absent = (named.join(names, "named", "left").filter(F.col("here").isNull())
+    absent = (named.join(names, ["cluster_id", "named"], "left").filter(F.col("here").isNull())
               .groupBy("coordinator_partition", "transactional_id", "txn_seq")
               .agg(F.array_sort(F.collect_list("named")).alias("partitions_not_in_input")))
     return (ctx.join(absent, ["coordinator_partition", "transactional_id", "txn_seq"], "left")
@@ -97,9 +98,9 @@ def marker_checks(ctx: DataFrame, batches: DataFrame, ends: DataFrame) -> DataFr
     marker_epoch, marker file/position) and the first data batch of the transaction there (data_offset...)."""
     done = ctx.filter(F.col("outcome").isin("COMMIT", "ABORT") & F.col("txn_start_timestamp").isNotNull())
     per_partition = done.select("*", F.explode("partitions").alias("named")).select("*", *_split_partition("named"))
-    w = Window.partitionBy("producer_id", "named").orderBy("txn_start_timestamp")
+    w = Window.partitionBy("cluster_id", "producer_id", "named").orderBy("txn_start_timestamp")
     per_partition = per_partition.withColumn("next_start", F.lead("txn_start_timestamp").over(w))
-    replicas = ends.select(*KEY, "log_end_timestamp", "log_start_offset")
+    replicas = ends.select(*KEY, "cluster_id", "log_end_timestamp", "log_start_offset")
     judged = per_partition.join(replicas, TP)  # only partitions present in the input
     in_window = ((F.col("max_timestamp") >= F.col("txn_start_timestamp"))
                  & (F.col("next_start").isNull() | (F.col("max_timestamp") < F.col("next_start"))))
@@ -151,15 +152,15 @@ def unknown_producers(batches: DataFrame, log: DataFrame, expected_partitions: i
     producer id no __transaction_state record in the input names, judged only when some __transaction_state
     partition is in the input (error when all `expected_partitions` are, warning otherwise: the producer's
     transactional id may hash to a missing one)."""
-    known = log.select("producer_id").distinct()
-    present = log.agg(F.array_sort(F.collect_set("partition")).alias("present")).filter(F.size("present") > 0)
+    known = log.select("cluster_id", "producer_id").distinct()
+    present = log.groupBy("cluster_id").agg(F.array_sort(F.collect_set("partition")).alias("present"))
     data = batches.filter((F.col("magic") == 2) & F.col("is_transactional") & ~F.col("is_control")
                           & (F.col("producer_id") >= 0))
-    unknown = (data.join(known, "producer_id", "left_anti").groupBy(*KEY, "producer_id").agg(
+    unknown = (data.join(known, ["cluster_id", "producer_id"], "left_anti").groupBy(*KEY, "cluster_id", "producer_id").agg(
         F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
         F.min_by("position", "base_offset").alias("position"),
         F.min_by("producer_epoch", "base_offset").alias("producer_epoch"), F.count(F.lit(1)).alias("batches"))
-        .crossJoin(present).withColumn("missing", F.greatest(F.lit(0), expected_partitions - F.size("present"))))
+        .join(present, "cluster_id").withColumn("missing", F.greatest(F.lit(0), expected_partitions - F.size("present"))))
     found = to_findings(
         unknown, "unknown_producer", "error",
         message=fmt("Producer %d wrote %d transactional batches from offset %d, but no __transaction_state record in "
@@ -176,20 +177,21 @@ def epoch_fenced_writes(batches: DataFrame, log: DataFrame, txn_ids: DataFrame) 
     """Needs the batches table, coordinator_log and transactional_ids; `epoch_fenced_write` findings: a
     transactional batch created after the coordinator recorded a higher epoch for its producer id (first
     batch per partition, producer and epoch)."""
-    fences = log.groupBy("producer_id", "producer_epoch").agg(F.min("last_update_timestamp").alias("since"))
+    fences = log.groupBy("cluster_id", "producer_id", "producer_epoch").agg(F.min("last_update_timestamp").alias("since"))
     data = batches.filter((F.col("magic") == 2) & F.col("is_transactional") & ~F.col("is_control")
                           & (F.col("producer_id") >= 0))
-    fenced = (data.join(fences.select("producer_id", F.col("producer_epoch").alias("fencing_epoch"), "since"),
-                        "producer_id")
+    fenced = (data.join(fences.select("cluster_id", "producer_id", F.col("producer_epoch").alias("fencing_epoch"),
+                                      "since"), ["cluster_id", "producer_id"])
               .filter((F.col("fencing_epoch") > F.col("producer_epoch")) & (F.col("base_timestamp") > F.col("since")))
-              .groupBy(*KEY, "producer_id", "producer_epoch", "base_offset", "file", "position", "base_timestamp")
+              .groupBy(*KEY, "cluster_id", "producer_id", "producer_epoch", "base_offset", "file", "position",
+                       "base_timestamp")
               .agg(F.min_by("fencing_epoch", "since").alias("fencing_epoch"), F.min("since").alias("fenced_at")))
-    first = (fenced.groupBy(*KEY, "producer_id", "producer_epoch").agg(
+    first = (fenced.groupBy(*KEY, "cluster_id", "producer_id", "producer_epoch").agg(
         F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
         F.min_by("position", "base_offset").alias("position"), F.min_by("fenced_at", "base_offset").alias("fenced_at"),
         F.min_by("fencing_epoch", "base_offset").alias("fencing_epoch"),
         F.min_by("base_timestamp", "base_offset").alias("written_at"), F.count(F.lit(1)).alias("batches"))
-        .join(txn_ids, "producer_id", "left"))
+        .join(txn_ids, ["cluster_id", "producer_id"], "left"))
     return to_findings(
         first, "epoch_fenced_write", "error",
         message=fmt("Transactional id %s (producer %d): %d batches from offset %d were written by epoch %d at %d, "

@@ -343,7 +343,12 @@ CHECKPOINT_COLUMNS = {"replication-offset-checkpoint": "high_watermark",
 
 
 def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    from kforensics.parsers.checkpoints import read_offset_checkpoint
+    from kforensics.parsers.checkpoints import read_meta_properties, read_offset_checkpoint
+
+    with local_file(_join(task["path"], "meta.properties")) as path:
+        props = read_meta_properties(path)[0] if path is not None else {}
+    # Replicas are only compared within one cluster: two disks of different clusters share topic names.
+    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id")}
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
@@ -392,6 +397,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
         "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
                                                                                         *S.columns(S.EPOCH_FIELDS)),
+        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(

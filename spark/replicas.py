@@ -15,15 +15,22 @@ from pyspark.sql import functions as F
 
 from kforensics.spark.findings import KEY, fmt, to_findings
 
-TP = ["topic", "partition"]
+#: A topic-partition of one cluster (a broker's meta.properties cluster.id; "" when unknown).
+TP = ["cluster_id", "topic", "partition"]
 FINGERPRINT = ["last_offset", "crc", "producer_id", "producer_epoch", "base_sequence", "partition_leader_epoch"]
 
 
+def with_cluster_id(df: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs `broker` and the brokers table; adds cluster_id ("" when the broker's meta.properties has none)."""
+    return (df.join(F.broadcast(brokers.select("broker", "cluster_id")), "broker", "left")
+            .withColumn("cluster_id", F.coalesce("cluster_id", F.lit(""))))
+
+
 def replica_ends(batches: DataFrame, checkpoints: DataFrame, epochs: DataFrame) -> DataFrame:
-    """Needs the batches, partition_checkpoints and leader_epochs tables; per partition and broker:
+    """Needs the batches (with cluster_id), partition_checkpoints and leader_epochs tables; per partition and broker:
     log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch (of its batches),
     leader_epoch_checkpoint ("epoch@start_offset, ...") and replica_count (brokers holding the partition)."""
-    ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY)
+    ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY, "cluster_id")
             .agg(F.min("base_offset").alias("first_offset"), (F.max("last_offset") + 1).alias("log_end_offset"),
                  F.max(F.when(F.col("magic") == 2, F.col("partition_leader_epoch"))).alias("latest_leader_epoch"),
                  F.max("max_timestamp").alias("log_end_timestamp")))
@@ -34,7 +41,7 @@ def replica_ends(batches: DataFrame, checkpoints: DataFrame, epochs: DataFrame) 
                              "cleaner_offset")
     out = ends.join(cps, KEY, "left").join(lineage, KEY, "left")
     return out.select(
-        *KEY, F.greatest("first_offset", F.coalesce("checkpoint_log_start", "first_offset")).alias("log_start_offset"),
+        *KEY, "cluster_id", F.greatest("first_offset", F.coalesce("checkpoint_log_start", "first_offset")).alias("log_start_offset"),
         "log_end_offset", "high_watermark", F.coalesce("cleaner_offset", F.lit(0)).alias("cleaner_offset"),
         "latest_leader_epoch", "leader_epoch_checkpoint", "log_end_timestamp",
         F.count(F.lit(1)).over(Window.partitionBy(*TP)).alias("replica_count"))
@@ -96,9 +103,9 @@ def _at_offset(batches: DataFrame, div: DataFrame, side: str) -> DataFrame:
 def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
     """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
     on the replica whose history was replaced (error when it had committed the lost offsets)."""
-    facts = ends.select(*KEY, "log_end_offset", "high_watermark", "leader_epoch_checkpoint")
-    a_f = facts.select(*TP, F.col("broker").alias("a_broker"), *[F.col(c).alias(f"a_{c}") for c in facts.columns[3:]])
-    b_f = facts.select(*TP, F.col("broker").alias("b_broker"), *[F.col(c).alias(f"b_{c}") for c in facts.columns[3:]])
+    cols = ["log_end_offset", "high_watermark", "leader_epoch_checkpoint"]
+    a_f = ends.select(*TP, F.col("broker").alias("a_broker"), *[F.col(c).alias(f"a_{c}") for c in cols])
+    b_f = ends.select(*TP, F.col("broker").alias("b_broker"), *[F.col(c).alias(f"b_{c}") for c in cols])
     pair = [*TP, "a_broker", "b_broker"]
     d = (div.join(_at_offset(batches, div, "a"), pair, "left").join(_at_offset(batches, div, "b"), pair, "left")
          .join(a_f, [*TP, "a_broker"], "left").join(b_f, [*TP, "b_broker"], "left"))
@@ -157,7 +164,8 @@ def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
     t = (ends.join(longest, TP).join(vs.withColumnRenamed("other", "longest_broker"), [*TP, "broker", "longest_broker"],
                                      "left").withColumnRenamed("offset", "diverged_at"))
     return t.select(
-        *KEY, "log_start_offset", "log_end_offset", "high_watermark", "latest_leader_epoch", "leader_epoch_checkpoint",
+        *KEY, "cluster_id", "log_start_offset", "log_end_offset", "high_watermark", "latest_leader_epoch",
+        "leader_epoch_checkpoint",
         "replica_count", "longest_broker",
         F.when(F.col("diverged_at").isNull(), F.col("longest_log_end_offset") - F.col("log_end_offset")).alias("lag"),
         "diverged_at",

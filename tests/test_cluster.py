@@ -139,10 +139,13 @@ def test_transactions_carry_the_transactional_id(full_scan: Path) -> None:
 
 
 def test_unknown_producer_severity_follows_coverage(spark, full_scan: Path) -> None:
+    from pyspark.sql import functions as F
+
     from kforensics.spark import coordinator
 
-    batches = spark.read.parquet(str(full_scan / "batches"))
-    log = spark.read.parquet(str(full_scan / "coordinator_records"))
+    cluster = F.lit("kforensics-sample-cluster").alias("cluster_id")
+    batches = spark.read.parquet(str(full_scan / "batches")).select("*", cluster)
+    log = spark.read.parquet(str(full_scan / "coordinator_records")).select("*", cluster)
     for partitions, severity in ((2, "error"), (50, "warning")):
         rows = coordinator.unknown_producers(batches, log, partitions).collect()
         assert [(r["producer_id"], r["severity"]) for r in rows] == [(8002, severity)]

@@ -139,6 +139,18 @@ def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
     assert summary.partitions > 40 and summary.batches > 50_000
     problems = [f for f in _table(tmp_path, "findings") if f["severity"] != "info"]
     assert problems == []
+    # The one real __transaction_state partition (ksqlDB's `default_` transactional id) committed on its command
+    # topic, which is in the same dir: the coordinator and the COMMIT marker agree, and `txns` names the id.
+    (coord,) = _table(tmp_path, "coordinator_transactions")
+    assert (coord["transactional_id"], coord["outcome"], coord["partitions"], coord["partitions_not_in_input"]) == (
+        "default_", "COMMIT", ["_confluent-ksql-default__command_topic-0"], [])
+    commits = [t for t in _table(tmp_path, "transactions") if t["topic"] == "_confluent-ksql-default__command_topic"]
+    assert [(t["producer_id"], t["outcome"], t["transactional_id"]) for t in commits] == [(0, "COMMIT", "default_")]
+    # Real group commits are judged where their partition is in the input (same cluster id), listed otherwise.
+    offsets = _table(tmp_path, "consumer_offsets")
+    assert {o["status"] for o in offsets} == {"ok", "not_in_input"}
+    assert sum(o["in_input"] for o in offsets) >= 3
+    assert all(r["replica_count"] == 1 for r in _table(tmp_path, "replicas"))  # nine clusters, one broker each
 
 
 def test_scan_cli_json_lines_and_exit_code(spark, tmp_path: Path) -> None:
