@@ -1,0 +1,98 @@
+"""The replica comparison's cost (a script, not a test).
+
+Takes bench_scan's ~200 MB partition set (generated under benchmarks/data/ if absent) as broker-1 and
+makes REPLICAS-1 more replicas of it: hard-linked copies, except that in the last replica the second
+half of one partition's batches carry leader epoch 1 (bytes 12-15, outside the CRC, patched in a copy),
+so there is one real divergence to find. Then, in one embedded Spark session:
+
+  scan          kforensics scan --headers-only of all replicas (parse + every check, end to end)
+  divergence    the replica pass alone (replica_ends, divergences, replica_divergence findings, the
+                replicas table) over the `batches` table the scan wrote: it never reads a log file, only
+                batch headers, so this is what comparing replicas adds to a scan
+
+    python benchmarks/bench_divergence.py [--replicas 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scan import DATA, generate  # noqa: E402
+
+
+def make_replicas(root: Path, replicas: int) -> list[tuple[str, str]]:
+    source = root / "broker-1"
+    inputs = [("broker-1", str(source))]
+    for r in range(2, replicas + 1):
+        target = root / f"broker-{r}"
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target, copy_function=os.link)
+        if r == replicas:  # one diverged partition in the last replica
+            seg = sorted((target / "bench-0").glob("*.log"))[-1]
+            data = bytearray(seg.read_bytes())
+            seg.unlink()  # break the hard link before patching
+            positions, pos = [], 0
+            while pos + 61 <= len(data):
+                positions.append(pos)
+                pos += 12 + struct.unpack_from(">i", data, 8)[0]
+            for p in positions[len(positions) // 2:]:
+                struct.pack_into(">i", data, p + 12, 1)
+            seg.write_bytes(data)
+        inputs.append((f"broker-{r}", str(target)))
+    return inputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicas", type=int, default=2)
+    args = parser.parse_args()
+    root = DATA / "scan-x1"
+    if not (root / "broker-1").is_dir():
+        generate(root, 1, 40)
+    inputs = make_replicas(root, args.replicas)
+
+    from kforensics.spark import replicas as R
+    from kforensics.spark.jobs import run_scan
+    from kforensics.spark.session import build_session
+
+    spark = build_session()
+    out = tempfile.mkdtemp(prefix="bench-div-")
+    started = time.perf_counter()
+    summary = run_scan(spark, inputs, out, headers_only=True)
+    scan_s = time.perf_counter() - started
+
+    batches = spark.read.parquet(f"{out}/batches")
+    brokers = spark.createDataFrame([(b, None) for b, _ in inputs], "broker string, cluster_id string")
+    checkpoints = spark.read.parquet(f"{out}/partition_checkpoints")
+    epochs = spark.read.parquet(f"{out}/leader_epochs")
+    timings = []
+    for _ in range(3):
+        started = time.perf_counter()
+        clustered = R.with_cluster_id(batches, brokers)
+        ends = R.replica_ends(clustered, checkpoints, epochs).cache()
+        div = R.divergences(clustered, ends).cache()
+        found = R.replica_divergence_findings(clustered, ends, div).collect()
+        R.replicas_table(ends, div).write.mode("overwrite").parquet(f"{out}/bench-replicas")
+        timings.append(time.perf_counter() - started)
+        ends.unpersist()
+        div.unpersist()
+    print(f"replicas: {args.replicas}; input {summary.bytes / 1e6:.0f} MB, {summary.batches:,} batches, "
+          f"{summary.records:,} records, {summary.partitions} partition replicas")
+    print(f"scan --headers-only (all replicas, end to end): {scan_s:.1f} s")
+    print(f"divergence pass alone over the batches table: {min(timings):.1f} s (best of 3: "
+          f"{', '.join(f'{t:.1f}' for t in timings)})")
+    print(f"divergences found: {[(f['topic'], f['partition'], f['offset'], f['broker']) for f in found]}")
+    shutil.rmtree(out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
