@@ -47,6 +47,8 @@ class Report:
     not_in_input: list[str] = field(default_factory=list)
     timelines: list[dict[str, Any]] = field(default_factory=list)  # per partition facts (also the plot list)
     divergences: list[dict[str, Any]] = field(default_factory=list)
+    lineage: list[dict[str, Any]] = field(default_factory=list)  # one row per partition and epoch, brokers as columns
+    lineage_brokers: list[str] = field(default_factory=list)
 
     @property
     def has_problems(self) -> bool:
@@ -93,7 +95,30 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     r.not_in_input = sorted(named)
     r.timelines = _timelines(out, segments, txns, r.findings, max_plots)
     r.divergences = [f for f in r.findings if f["kind"] == "replica_divergence"]
+    r.lineage, r.lineage_brokers = _lineage(out, r.replicas)
     return r
+
+
+def _lineage(out: str, replicas: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Leader epochs side by side: for partitions on several brokers, and wherever a checkpoint disagrees
+    with the batches, each broker's `checkpoint start / first batch` per epoch ("-": absent)."""
+    multi = {(x["topic"], x["partition"]) for x in replicas}
+    rows = _read(out, "leader_epoch_lineage")
+    shown = multi | {(x["topic"], x["partition"]) for x in rows if x["agrees"] is False}
+    table: dict[tuple, dict[str, Any]] = {}
+    brokers: set[str] = set()
+    for x in rows:
+        if (x["topic"], x["partition"]) not in shown:
+            continue
+        brokers.add(x["broker"])
+        row = table.setdefault((x["topic"], x["partition"], x["epoch"]),
+                               {"topic": x["topic"], "partition": x["partition"], "epoch": x["epoch"],
+                                "disagrees": False})
+        mark = "" if x["agrees"] is not False else " (disagrees)"
+        row[x["broker"]] = (f"{'-' if x['checkpoint_start_offset'] is None else x['checkpoint_start_offset']} / "
+                            f"{'-' if x['batch_start_offset'] is None else x['batch_start_offset']}{mark}")
+        row["disagrees"] |= x["agrees"] is False
+    return [table[k] for k in sorted(table)], sorted(brokers)
 
 
 def _timelines(out: str, segments: list[dict], txns: list[dict], findings: list[dict], max_plots: int) -> list[dict]:
@@ -149,6 +174,9 @@ def render_terminal(report: Report, console: Any) -> None:
         table("replicas", report.replicas, ["topic", "partition", "broker", "log_start_offset", "log_end_offset",
                                             "high_watermark", "latest_leader_epoch", "leader_epoch_checkpoint", "lag",
                                             "diverged_at", "in_sync"])
+    if report.lineage:
+        table("leader-epoch lineage (checkpoint start / first batch, per broker)", report.lineage,
+              ["topic", "partition", "epoch", *report.lineage_brokers, "disagrees"])
     for f in report.divergences:
         d = f["details"]
         table(f"divergence of {f['topic']}-{f['partition']} at offset {d['offset']}", d.get("replicas") or [],
@@ -240,6 +268,11 @@ def render_html(report: Report, path: str) -> None:
                                         "longest_broker", "lag", "diverged_at", "in_sync"], css_id="replicas-table"))
     else:
         w("<p>No topic-partition was found on more than one broker.</p>")
+    if report.lineage:
+        w("<h3>Leader-epoch lineage</h3><p class='muted'>Per epoch and broker: start offset in leader-epoch-checkpoint"
+          " / first batch carrying the epoch (- absent).</p>")
+        w(_html_table(report.lineage, ["topic", "partition", "epoch", *report.lineage_brokers, "disagrees"],
+                      css_id="lineage-table"))
     for f in report.divergences:
         w(_divergence_view(report.out, f))
 

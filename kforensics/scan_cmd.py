@@ -132,6 +132,9 @@ def render_summary(summary: Any, findings: list[dict[str, Any]]) -> None:
     console.print(by_kind)
     if findings:
         console.print(_findings_table(findings, "findings"))
+    if summary.not_in_input:
+        console.print(f"Named by a transaction coordinator or a consumer group but not in the input, so not judged: "
+                      f"{', '.join(summary.not_in_input)}")
 
 
 @click.command("scan")

@@ -50,6 +50,8 @@ class ScanSummary:
     producers: int = 0
     transactions: dict[str, int] = field(default_factory=dict)
     findings: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, severity, count)
+    #: Partitions a coordinator transaction or a group commit names that are not in the input (not judged).
+    not_in_input: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -130,7 +132,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
         with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
             for future in [pool.submit(write, name) for name in OUTPUT_TABLES if name != "batches"]:
                 future.result()
-        summary = _summarize(spark, out)
+        summary = summarize(spark, out)
     finally:
         if finish:
             finish()
@@ -139,7 +141,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     return summary
 
 
-def _summarize(spark: SparkSession, out: str) -> ScanSummary:
+def summarize(spark: SparkSession, out: str) -> ScanSummary:
     """Small aggregates over the written tables (nothing batch-level reaches the driver)."""
     base = out.rstrip("/")
     segments = spark.read.parquet(f"{base}/segments")
@@ -152,9 +154,13 @@ def _summarize(spark: SparkSession, out: str) -> ScanSummary:
             .agg(F.count(F.lit(1)).alias("n")).collect()}
     findings = [(r["kind"], r["severity"], r["n"]) for r in spark.read.parquet(f"{base}/findings")
                 .groupBy("kind", "severity").agg(F.count(F.lit(1)).alias("n")).orderBy("kind").collect()]
+    named = (spark.read.parquet(f"{base}/coordinator_transactions")
+             .select(F.explode("partitions_not_in_input").alias("p"))
+             .unionByName(spark.read.parquet(f"{base}/consumer_offsets").filter(~F.col("in_input"))
+                          .select(F.format_string("%s-%d", "topic", "partition").alias("p"))).distinct())
     return ScanSummary(out=out, partitions=seg["p"] or 0, segments=seg["s"] or 0, batches=seg["b"] or 0,
                        records=seg["r"] or 0, bytes=seg["bytes"] or 0, producers=producers, transactions=txns,
-                       findings=findings)
+                       findings=findings, not_in_input=sorted(r["p"] for r in named.collect()))
 
 
 def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:

@@ -194,7 +194,8 @@ def test_report_terminal_tables(full_scan: Path) -> None:
     result = CliRunner().invoke(main, ["report", str(full_scan)])
     assert result.exit_code == 1, result.output
     for text in ("findings by kind", "replica_divergence", "replicas", "coordinator transactions",
-                 "consumer offsets", "transfers-app-3", "ledger-0", "divergence of inventory-0 at offset 60"):
+                 "consumer offsets", "transfers-app-3", "ledger-0", "divergence of inventory-0 at offset 60",
+                 "leader-epoch lineage", "- / 60 (disagrees)", "60 / 60"):
         assert text in result.output, text
     bad = CliRunner().invoke(main, ["report", str(SAMPLE_LOGS)])
     assert bad.exit_code == 2 and "kforensics scan" in bad.output
@@ -218,7 +219,7 @@ def test_report_html_holds_the_expected_elements(full_scan: Path, html_report: P
     assert len(timelines) == len(replicas) and ("transfers-0", "broker-1") in timelines
     assert re.findall(r"<figure class='divergence' data-partition='([^']+)'>", text) == ["inventory-0"]
     assert text.count("<svg") == len(timelines) + 1
-    for table_id in ("summary-table", "findings-by-kind", "replicas-table", "coordinator-table",
+    for table_id in ("summary-table", "findings-by-kind", "replicas-table", "lineage-table", "coordinator-table",
                      "consumer-offsets-table", "partitions-table"):
         assert f"id='{table_id}'" in text
     # Self-contained: nothing to fetch, nothing to run.
@@ -265,3 +266,12 @@ def test_report_renders_in_headless_chromium(html_report: Path, tmp_path: Path) 
 
     # The plots are on screen: the LSO's purple step line (timelines) and the red dashed divergence line.
     assert share("#7a5af8") > 1e-5 and share("#d92d20") > 1e-6
+
+
+def test_scan_summary_lists_what_was_not_judged(spark, full_scan: Path) -> None:
+    from kforensics.spark.jobs import summarize
+
+    summary = summarize(spark, str(full_scan))
+    assert summary.not_in_input == ["ledger-0"]
+    kinds = {kind for kind, _sev, _n in summary.findings}
+    assert {"replica_divergence", "marker_missing", "committed_offset_beyond_log_end"} <= kinds

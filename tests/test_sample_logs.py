@@ -443,12 +443,27 @@ def test_follower_is_a_byte_identical_prefix_of_the_leader() -> None:
         return b"".join((SAMPLE_LOGS / broker / name / f"{s['base_offset']:020d}.log").read_bytes()
                         for s in f["segments"])
 
-    for name, facts in EXPECTED["brokers"]["broker-2"]["partitions"].items():
+    for name in ("orders-0", "payments-0"):
+        facts = EXPECTED["brokers"]["broker-2"]["partitions"][name]
         leader = EXPECTED["brokers"]["broker-1"]["partitions"][name]
         follower, own = log_bytes("broker-2", name, facts), log_bytes("broker-1", name, leader)
         assert 0 < len(follower) < len(own) and own.startswith(follower)
         assert facts["log_end_offset"] < leader["log_end_offset"]
         assert facts["high_watermark"] <= leader["high_watermark"]
+
+
+def test_inventory_replicas_share_a_prefix_then_diverge() -> None:
+    """The unclean election: the same bytes up to offset 60, then each replica its own history."""
+    old = EXPECTED["brokers"]["broker-1"]["partitions"]["inventory-0"]
+    new = EXPECTED["brokers"]["broker-2"]["partitions"]["inventory-0"]
+    cut = next(a for a in old["anomalies"] if a["kind"] == "replica_divergence")
+    a = (SAMPLE_LOGS / "broker-1" / "inventory-0" / "00000000000000000000.log").read_bytes()
+    b = (SAMPLE_LOGS / "broker-2" / "inventory-0" / "00000000000000000000.log").read_bytes()
+    common = cut["position"]
+    assert a[:common] == b[:common] and a[common:common + 61] != b[common:common + 61]
+    assert [b_["base_offset"] for b_ in new["batches"]][:12] == [b_["base_offset"] for b_ in old["batches"]][:12]
+    assert new["leader_epochs"] == [[0, 0], [1, cut["offset"]]] and old["leader_epochs"] == [[0, 0]]
+    assert old["high_watermark"] - 1 == cut["lost_offsets"][1] and old["log_end_offset"] < new["log_end_offset"]
 
 
 def test_a_deleted_partition_dir_is_pending_on_broker_2() -> None:
