@@ -67,27 +67,30 @@ def divergences(batches: DataFrame, ends: DataFrame) -> DataFrame:
     """Needs the batches table and replica_ends; one row per pair of replicas (a_broker < b_broker) that hold
     different batches: offset (first differing batch), common_prefix_end_offset, and both replicas' facts."""
     multi = ends.filter(F.col("replica_count") > 1)
-    a_end = multi.select(*TP, *[F.col(c).alias(f"a_{c}") for c in multi.columns if c not in TP])
-    b_end = multi.select(*TP, *[F.col(c).alias(f"b_{c}") for c in multi.columns if c not in TP])
-    pairs = a_end.join(b_end, TP).filter(F.col("a_broker") < F.col("b_broker")).select(
+    a_end = multi.select(*TP, *[F.col(c).alias(f"a_{c}") for c in ("broker", "log_start_offset", "log_end_offset",
+                                                                    "cleaner_offset")])
+    b_end = multi.select(*TP, *[F.col(c).alias(f"b_{c}") for c in ("broker", "log_start_offset", "log_end_offset",
+                                                                    "cleaner_offset")])
+    pairs = F.broadcast(a_end.join(b_end, TP).filter(F.col("a_broker") < F.col("b_broker")).select(
         *TP, "a_broker", "b_broker",
         F.greatest("a_log_start_offset", "b_log_start_offset", "a_cleaner_offset", "b_cleaner_offset").alias("lo"),
-        F.least("a_log_end_offset", "b_log_end_offset").alias("hi"))
-    a = _side(batches, multi, "a").join(pairs.select(*TP, "a_broker", "b_broker"), [*TP, "a_broker"])
-    b = _side(batches, multi, "b").join(pairs.select(*TP, "a_broker", "b_broker"), [*TP, "b_broker"])
-    joined = (a.join(b, [*TP, "a_broker", "b_broker", "base_offset"], "full_outer")
-              .join(pairs, [*TP, "a_broker", "b_broker"])
-              .filter((F.col("base_offset") >= F.col("lo")) & (F.col("base_offset") < F.col("hi"))))
+        F.least("a_log_end_offset", "b_log_end_offset").alias("hi")))
+    pair = [*TP, "a_broker", "b_broker"]
+    in_range = (F.col("base_offset") >= F.col("lo")) & (F.col("base_offset") < F.col("hi"))
+    a = _side(batches, multi, "a").join(pairs, [*TP, "a_broker"]).filter(in_range).drop("lo", "hi")
+    b = _side(batches, multi, "b").join(pairs, [*TP, "b_broker"]).filter(in_range).drop("lo", "hi")
+    joined = a.join(b, [*pair, "base_offset"], "full_outer")
     same = F.lit(True)
     for c in FINGERPRINT:
         same = same & F.col(f"a_{c}").eqNullSafe(F.col(f"b_{c}"))
-    first = (joined.filter(~same).groupBy(*TP, "a_broker", "b_broker", "lo")
-             .agg(F.min("base_offset").alias("offset")))
-    prefix = (joined.filter(same).join(first, [*TP, "a_broker", "b_broker", "lo"])
-              .filter(F.col("base_offset") < F.col("offset")).groupBy(*TP, "a_broker", "b_broker")
-              .agg((F.max("a_last_offset") + 1).alias("common_prefix_end_offset")))
-    return (first.join(prefix, [*TP, "a_broker", "b_broker"], "left")
-            .withColumn("common_prefix_end_offset", F.coalesce("common_prefix_end_offset", "lo")).drop("lo"))
+    # One pass per pair in offset order: the first differing batch, and the end of the matching prefix before it.
+    w = Window.partitionBy(*pair).orderBy("base_offset").rowsBetween(Window.unboundedPreceding, 0)
+    marked = joined.withColumn("differs", (~same).cast("int")).withColumn("seen", F.sum("differs").over(w))
+    return (marked.groupBy(*pair).agg(
+        F.min(F.when(F.col("differs") == 1, F.col("base_offset"))).alias("offset"),
+        F.max(F.when(F.col("seen") == 0, F.col("a_last_offset") + 1)).alias("common_prefix_end_offset"))
+        .filter(F.col("offset").isNotNull()).join(pairs.select(*pair, "lo"), pair)
+        .withColumn("common_prefix_end_offset", F.coalesce("common_prefix_end_offset", "lo")).drop("lo"))
 
 
 def _at_offset(batches: DataFrame, div: DataFrame, side: str) -> DataFrame:
