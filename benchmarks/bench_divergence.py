@@ -29,15 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scan import DATA, generate  # noqa: E402
 
 
-def make_replicas(root: Path, replicas: int) -> list[tuple[str, str]]:
-    source = root / "broker-1"
-    inputs = [("broker-1", str(source))]
-    for r in range(2, replicas + 1):
+def make_replicas(source: Path, root: Path, replicas: int) -> list[tuple[str, str]]:
+    """broker-1 .. broker-N under `root`, hard-linked copies of `source` (bench_scan's data stays untouched)."""
+    inputs = []
+    for r in range(1, replicas + 1):
         target = root / f"broker-{r}"
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(source, target, copy_function=os.link)
-        if r == replicas:  # one diverged partition in the last replica
+        if r > 1 and r == replicas:  # one diverged partition in the last replica
             seg = sorted((target / "bench-0").glob("*.log"))[-1]
             data = bytearray(seg.read_bytes())
             seg.unlink()  # break the hard link before patching
@@ -56,10 +56,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=2)
     args = parser.parse_args()
-    root = DATA / "scan-x1"
-    if not (root / "broker-1").is_dir():
-        generate(root, 1, 40)
-    inputs = make_replicas(root, args.replicas)
+    source = DATA / "scan-x1"
+    if not (source / "broker-1").is_dir():
+        generate(source, 1, 40)
+    inputs = make_replicas(source / "broker-1", DATA / "replicas-x1", args.replicas)
 
     from kforensics.spark import replicas as R
     from kforensics.spark.jobs import run_scan
