@@ -311,8 +311,10 @@ class LogFile:
     def records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
         """The records of one batch (decompressing it if needed), with absolute offsets."""
         if batch.magic == 2:
-            yield from self._v2_records(batch)
-            return
+            return self._v2_records(batch)  # the decoder's own generator: no extra generator level per record
+        return self._legacy_records(batch)
+
+    def _legacy_records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
         buf = self._buf
         if batch.attributes & 0x07:
             yield from self._legacy_inner(batch.position, batch.size, batch.magic, batch.attributes,
@@ -338,17 +340,17 @@ class LogFile:
         codec = batch.attributes & 0x07
         if codec:
             if codec >= len(CODEC_NAMES):
-                yield Finding("unknown_codec", self.path, pos, f"batch at byte {pos} names compression codec {codec}",
-                              {"codec": codec, "base_offset": batch.base_offset})
-                return
+                return iter([Finding("unknown_codec", self.path, pos,
+                                     f"batch at byte {pos} names compression codec {codec}",
+                                     {"codec": codec, "base_offset": batch.base_offset})])
             try:
                 body = decompress(codec, body, magic=2)
             except CodecError as exc:
-                yield Finding("decompression_failed", self.path, pos,
-                              f"batch at byte {pos} (base offset {batch.base_offset}) could not be decompressed: {exc}",
-                              {"codec": CODEC_NAMES[codec], "base_offset": batch.base_offset, "error": str(exc)})
-                return
-        yield from decode_v2_records(body, batch, self.path)
+                return iter([Finding(
+                    "decompression_failed", self.path, pos,
+                    f"batch at byte {pos} (base offset {batch.base_offset}) could not be decompressed: {exc}",
+                    {"codec": CODEC_NAMES[codec], "base_offset": batch.base_offset, "error": str(exc)})])
+        return decode_v2_records(body, batch, self.path)
 
     def _legacy_inner(self, pos: int, size: int, magic: int, attributes: int, wrapper_offset: int,
                       wrapper_timestamp: int) -> Iterator[Record | Finding]:
@@ -571,7 +573,11 @@ def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Re
                 i += 1
                 headers = ()
             else:
-                header_count, i = slow(data, i)
+                if b < 0x80:
+                    header_count = (b >> 1) ^ -(b & 1)
+                    i += 1
+                else:
+                    header_count, i = slow(data, i)
                 if header_count < 0 or header_count > end - i:
                     raise _RecordError(f"record {decoded} has header count {header_count}")
                 headers_list = []
