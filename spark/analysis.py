@@ -8,15 +8,23 @@ from pyspark.sql import DataFrame
 
 from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
 from kforensics.spark.findings import FINDING_COLUMNS
+from kforensics.spark.read import InputFacts
+
+
+def _only_if(df: DataFrame, possible: bool) -> DataFrame:
+    """`df`, or no rows when the listing already shows there is nothing to find (Spark then plans no job)."""
+    return df if possible else df.limit(0)
 
 
 def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.DEFAULT_TXN_TIMEOUT_MS,
-            transaction_state_partitions: int = coordinator.DEFAULT_TRANSACTION_STATE_PARTITIONS
-            ) -> dict[str, DataFrame]:
+            transaction_state_partitions: int = coordinator.DEFAULT_TRANSACTION_STATE_PARTITIONS,
+            facts: InputFacts | None = None) -> dict[str, DataFrame]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
     coordinator_records, offset_commits and parser_findings (records in full mode); returns producers,
     transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage, coordinator_transactions,
-    consumer_offsets and findings."""
+    consumer_offsets and findings. `facts` (from the listing) lets analyses with nothing to judge plan no job:
+    no replica comparison without a partition under two brokers, no coordinator or group checks without
+    their internal topics."""
     batches = tables["batches"].transform(producers.with_leader_epoch_change).cache()
     data = producers.data_batches(batches)
     with_prev = producers.with_previous_batch(data)
@@ -30,12 +38,14 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     clustered = replicas.with_cluster_id(batches, tables["brokers"])
     ends_r = replicas.replica_ends(clustered, tables["partition_checkpoints"], tables["leader_epochs"]).cache()
     longest = replicas.longest_replicas(ends_r).cache()
-    div = replicas.divergences(clustered, ends_r).cache()
-    log = coordinator.coordinator_log(tables["coordinator_records"], longest).cache()
+    div = _only_if(replicas.divergences(clustered, ends_r), facts is None or facts.replicas_possible).cache()
+    log = _only_if(coordinator.coordinator_log(tables["coordinator_records"], longest),
+                   facts is None or facts.has_transaction_state).cache()
     txn_ids = coordinator.transactional_ids(log).cache()
     ctx = coordinator.with_partitions_not_in_input(coordinator.coordinator_transactions(log),
                                                    ends_r.select("cluster_id", "topic", "partition")).cache()
-    offsets = consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest, aborted).cache()
+    offsets = _only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest, aborted),
+                       facts is None or facts.has_consumer_offsets).cache()
 
     found = [
         tables["parser_findings"],

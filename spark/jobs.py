@@ -115,9 +115,9 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     ship_package(spark)
     finish = _progress_thread(spark, progress) if progress else None
     try:
-        tables, _ = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
+        tables, facts = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
         results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
-                          transaction_state_partitions=transaction_state_partitions)
+                          transaction_state_partitions=transaction_state_partitions, facts=facts)
         outputs: dict[str, DataFrame] = {**tables, **results, "snapshots": tables["snapshot_entries"]}
 
         def write(name: str) -> None:

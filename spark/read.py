@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -368,10 +369,30 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class InputFacts:
+    """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
+
+    segments: int
+    #: Some topic-partition dir exists under two or more broker labels (replicas are possible).
+    replicas_possible: bool
+    has_transaction_state: bool
+    has_consumer_offsets: bool
+
+
+def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
+    partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
+    topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
+    return InputFacts(segments=sum(1 for t in tasks if t["task_kind"] == "segment"),
+                      replicas_possible=len(partitions) != len(set(partitions)),
+                      has_transaction_state="__transaction_state" in topics,
+                      has_consumer_offsets="__consumer_offsets" in topics)
+
+
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool = True,
-                topic_glob: str | None = None) -> tuple[dict[str, DataFrame], int]:
-    """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and the
-    number of segment tasks (for progress reporting)."""
+                topic_glob: str | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
+    """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
+    listing tells about them."""
     tasks = list_tasks(inputs, headers_only=headers_only, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
     names = S.TASKS.names
@@ -405,8 +426,12 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     }
     # Coordinator records and offset commits are decoded in every mode: they are small and the cluster-wide
     # checks need them.
+    facts = input_facts(tasks)
     internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log"))
-                .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)).cache())
+                .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)))
+    if not (facts.has_transaction_state or facts.has_consumer_offsets):
+        internal = internal.limit(0)  # nothing to decode: no job
+    internal = internal.cache()
     tables["coordinator_records"] = internal.filter(F.col("row_kind") == "txn").select(
         *key, "file", "position", "offset", "timestamp", "transactional_id", "producer_id", "producer_epoch", "state",
         "transaction_timeout_ms", "txn_partitions", "last_update_timestamp", "start_timestamp", "tombstone")
@@ -417,4 +442,4 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
     if not headers_only:
         tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)).cache()
-    return tables, n_segments
+    return tables, facts
