@@ -275,3 +275,36 @@ def test_scan_summary_lists_what_was_not_judged(spark, full_scan: Path) -> None:
     assert summary.not_in_input == ["ledger-0"]
     kinds = {kind for kind, _sev, _n in summary.findings}
     assert {"replica_divergence", "marker_missing", "committed_offset_beyond_log_end"} <= kinds
+
+
+def test_internal_topic_records_that_do_not_decode_become_findings(tmp_path: Path) -> None:
+    """A coordinator record with a value version no broker writes is reported with its place, and the records
+    around it are still read (the executor function, called without Spark)."""
+    import struct
+
+    import pyarrow as pa
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kforensics.spark import schemas as S
+    from kforensics.spark.read import internal_rows
+
+    def tid_key(tid: str) -> bytes:
+        return struct.pack(">hh", 0, len(tid)) + tid.encode()
+
+    good = struct.pack(">hqhib", 0, 42, 3, 60_000, 0) + struct.pack(">i", 0) + struct.pack(">qq", 1000, -1)
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    for delta, value in enumerate((good, struct.pack(">h", 9) + b"\x00" * 8, good)):
+        builder.append(delta, timestamp=1000 + delta, key=tid_key(f"app-{delta}"), value=value, headers=[])
+    part = tmp_path / "__transaction_state-7"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(bytes(builder.build()))
+    task = {"task_kind": "segment", "broker": "b", "topic": "__transaction_state", "partition": 7,
+            "path": str(part / "00000000000000000000.log"), "base_offset": 0, "headers_only": True}
+    rows = [r for batch in internal_rows(iter([pa.RecordBatch.from_pylist([task], schema=S.TASKS)]))
+            for r in batch.to_pylist()]
+    assert [(r["row_kind"], r["offset"], r["transactional_id"]) for r in rows] == [
+        ("txn", 0, "app-0"), ("finding", 1, None), ("txn", 2, "app-2")]
+    finding = rows[1]
+    assert finding["kind"] == "internal_record_undecodable" and finding["severity"] == "warning"
+    assert finding["position"] == 0 and "value version 9" in finding["message"]
+    assert (rows[0]["producer_id"], rows[0]["producer_epoch"], rows[0]["state"]) == (42, 3, "Empty")
