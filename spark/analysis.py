@@ -11,9 +11,17 @@ from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
 
 
+def _keep(df: DataFrame) -> DataFrame:
+    """An intermediate table several outputs read: computed once (locally checkpointed on first use), and
+    its lineage cut, so that the plans built on it stay small. Spark analyses a DataFrame's whole plan at
+    every transformation; with the lineage kept, planning the analysis took longer than running it."""
+    return df.localCheckpoint(eager=False)
+
+
 def _only_if(df: DataFrame, possible: bool) -> DataFrame:
-    """`df`, or no rows when the listing already shows there is nothing to find (Spark then plans no job)."""
-    return df if possible else df.limit(0)
+    """`_keep(df)`, or no rows when the listing already shows there is nothing to find (then Spark plans no
+    job for it or anything joined to it)."""
+    return _keep(df) if possible else df.limit(0)
 
 
 def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.DEFAULT_TXN_TIMEOUT_MS,
@@ -25,27 +33,27 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     consumer_offsets and findings. `facts` (from the listing) lets analyses with nothing to judge plan no job:
     no replica comparison without a partition under two brokers, no coordinator or group checks without
     their internal topics."""
-    batches = tables["batches"].transform(producers.with_leader_epoch_change).cache()
+    batches = _keep(tables["batches"].transform(producers.with_leader_epoch_change))
     data = producers.data_batches(batches)
     with_prev = producers.with_previous_batch(data)
     ends = transactions.partition_ends(batches, tables["partition_checkpoints"])
-    txns = transactions.transactions_table(transactions.with_transaction_index(batches)).cache()
-    sweep = transactions.lso_sweep(txns).cache()
+    txns = _keep(transactions.transactions_table(transactions.with_transaction_index(batches)))
+    sweep = _keep(transactions.lso_sweep(txns))
     aborted, txnindex_findings = transactions.aborted_ranges(sweep, tables["txnindex"])
 
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
     # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.
     clustered = replicas.with_cluster_id(batches, tables["brokers"])
-    ends_r = replicas.replica_ends(clustered, tables["partition_checkpoints"], tables["leader_epochs"]).cache()
-    longest = replicas.longest_replicas(ends_r).cache()
-    div = _only_if(replicas.divergences(clustered, ends_r), facts is None or facts.replicas_possible).cache()
+    ends_r = _keep(replicas.replica_ends(clustered, tables["partition_checkpoints"], tables["leader_epochs"]))
+    longest = _keep(replicas.longest_replicas(ends_r))
+    div = _only_if(replicas.divergences(clustered, ends_r), facts is None or facts.replicas_possible)
     log = _only_if(coordinator.coordinator_log(tables["coordinator_records"], longest),
-                   facts is None or facts.has_transaction_state).cache()
-    txn_ids = coordinator.transactional_ids(log).cache()
-    ctx = coordinator.with_partitions_not_in_input(coordinator.coordinator_transactions(log),
-                                                   ends_r.select("cluster_id", "topic", "partition")).cache()
+                   facts is None or facts.has_transaction_state)
+    txn_ids = _keep(coordinator.transactional_ids(log))
+    ctx = _keep(coordinator.with_partitions_not_in_input(coordinator.coordinator_transactions(log),
+                                                   ends_r.select("cluster_id", "topic", "partition")))
     offsets = _only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest, aborted),
-                       facts is None or facts.has_consumer_offsets).cache()
+                       facts is None or facts.has_consumer_offsets)
 
     found = [
         tables["parser_findings"],
