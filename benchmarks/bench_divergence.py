@@ -7,7 +7,7 @@ so there is one real divergence to find. Then, in one embedded Spark session:
 
   scan          kforensics scan --headers-only of all replicas (parse + every check, end to end), with the
                 replica pass and with it cut off (its join made empty): the difference is what it adds
-  divergence    the replica pass alone (replica_ends, divergences, replica_divergence findings, the
+  divergence    the replica pass alone (partition_ends, replica_ends, divergences, replica_divergence findings, the
                 replicas table) over the `batches` table the scan wrote: it never reads a log file, only
                 batch headers, so this is what comparing replicas adds to a scan
 
@@ -64,6 +64,7 @@ def main() -> None:
     from kforensics.spark import replicas as R
     from kforensics.spark.jobs import run_scan
     from kforensics.spark.session import build_session
+    from kforensics.spark.transactions import partition_ends
 
     spark = build_session()
     out = tempfile.mkdtemp(prefix="bench-div-")
@@ -90,7 +91,7 @@ def main() -> None:
     for _ in range(3):
         started = time.perf_counter()
         clustered = R.with_cluster_id(batches, brokers)
-        ends = R.replica_ends(clustered, checkpoints, epochs).cache()
+        ends = R.replica_ends(partition_ends(batches, checkpoints), brokers, epochs).cache()
         div = R.divergences(clustered, ends).cache()
         found = R.replica_divergence_findings(clustered, ends, div).collect()
         R.replicas_table(ends, div).write.mode("overwrite").parquet(f"{out}/bench-replicas")

@@ -125,12 +125,14 @@ def _timelines(out: str, segments: list[dict], txns: list[dict], findings: list[
     per: dict[tuple, dict[str, Any]] = {}
     for s in segments:
         key = (s["broker"], s["topic"], s["partition"])
-        p = per.setdefault(key, {"broker": key[0], "topic": key[1], "partition": key[2], "batches": 0, "findings": 0})
+        p = per.setdefault(key, {"broker": key[0], "topic": key[1], "partition": key[2], "batches": 0, "findings": 0,
+                                 "transactions": []})
         p["batches"] += s["batch_count"] or 0
     for t in txns:
         p = per.get((t["broker"], t["topic"], t["partition"]))
         if p is not None:
             p[t["outcome"].lower()] = p.get(t["outcome"].lower(), 0) + 1
+            p["transactions"].append(t)  # for the plot (the table is read once)
     for f in findings:
         p = per.get((f["broker"], f["topic"], f["partition"]))
         if p is not None and f["severity"] != "info":
@@ -367,8 +369,7 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
     colors = {"COMMIT": "#12b76a", "ABORT": "#f04438", "OPEN": "#f79009"}
     seen: set[str] = set()
     end_ts = max((b["max_timestamp"] for b in rows), default=None)
-    for t in _read(out, "transactions", filters=[("broker", "=", key[0]), ("topic", "=", key[1]),
-                                                 ("partition", "=", key[2])])[:2000]:
+    for t in p["transactions"][:2000]:
         if t["first_offset"] is None or t["first_timestamp"] is None:
             continue
         last = t["marker_offset"] if t["marker_offset"] is not None else t["last_data_offset"]

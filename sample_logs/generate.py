@@ -952,6 +952,8 @@ def consumer_offsets_1(payments: PartitionWriter) -> tuple[list, list[dict]]:
         {"kind": "committed_offset_beyond_log_end", "topic": "events", "partition": 0, "group": "analytics",
          "offset": 110, "log_end_offset": 70},
     ]
+    for a in anomalies:  # which commit (= which batch of the partition) each one is
+        a["commit_index"] = commits.index((a["group"], a["topic"], a["partition"], a["offset"]))
     return out, anomalies
 
 
@@ -1092,10 +1094,7 @@ def main(out: Path) -> None:
         hw2.append((p.topic, p.partition, p.next_offset))
     commits = parts2[offsets_1.name]
     for anomaly in commit_anomalies:
-        at = next(i for i, c in enumerate(commits_1) if c[1] == offset_commit(anomaly["group"], anomaly["topic"],
-                                                                              anomaly["partition"], 0, 0)[1]
-                  and struct.unpack_from(">q", c[2] or bytes(10), 2)[0] == anomaly["offset"])
-        batch = commits["batches"][at]
+        batch = commits["batches"][anomaly.pop("commit_index")]
         commits["anomalies"].append({**anomaly, "file": batch["segment"], "position": batch["position"],
                                      "producer_id": None, "producer_epoch": None})
     (b2 / "meta.properties").write_text(

@@ -44,7 +44,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
     # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.
     clustered = replicas.with_cluster_id(batches, tables["brokers"])
-    ends_r = _keep(replicas.replica_ends(clustered, tables["partition_checkpoints"], tables["leader_epochs"]))
+    ends_r = _keep(replicas.replica_ends(ends, tables["brokers"], tables["leader_epochs"]))
     longest = _keep(replicas.longest_replicas(ends_r))
     div = _only_if(replicas.divergences(clustered, ends_r), facts is None or facts.replicas_possible)
     log = _only_if(coordinator.coordinator_log(tables["coordinator_records"], longest),

@@ -161,16 +161,14 @@ def unknown_producers(batches: DataFrame, log: DataFrame, expected_partitions: i
         F.min_by("position", "base_offset").alias("position"),
         F.min_by("producer_epoch", "base_offset").alias("producer_epoch"), F.count(F.lit(1)).alias("batches"))
         .join(present, "cluster_id").withColumn("missing", F.greatest(F.lit(0), expected_partitions - F.size("present"))))
-    found = to_findings(
-        unknown, "unknown_producer", "error",
+    return to_findings(
+        unknown, "unknown_producer", F.when(F.col("missing") == 0, "error").otherwise("warning"),
         message=fmt("Producer %d wrote %d transactional batches from offset %d, but no __transaction_state record in "
                     "the input names it (partitions present: %s; %d of %d not in the input): a coordinator that "
                     "never knew the producer never writes its markers.", "producer_id", "batches", "base_offset",
                     F.array_join("present", ", "), "missing", F.lit(expected_partitions)),
         details={"batches": "batches", "transaction_state_partitions_present": "present",
                  "transaction_state_partitions_missing": "missing"})
-    return found.withColumn("severity", F.when(F.get_json_object("details", "$.transaction_state_partitions_missing")
-                                               .cast("int") == 0, "error").otherwise("warning"))
 
 
 def epoch_fenced_writes(batches: DataFrame, log: DataFrame, txn_ids: DataFrame) -> DataFrame:

@@ -18,14 +18,16 @@ def _col(value: Column | str | int | None) -> Column:
     return F.lit(value)
 
 
-def to_findings(df: DataFrame, kind: str, severity: str, *, message: Column, file: Column | str | None = "file",
+def to_findings(df: DataFrame, kind: str, severity: str | Column, *, message: Column, file: Column | str | None = "file",
                 position: Column | str | None = "position", offset: Column | str | None = "base_offset",
                 producer_id: Column | str | None = "producer_id", producer_epoch: Column | str | None = "producer_epoch",
                 details: dict[str, Column | str] | None = None) -> DataFrame:
-    """Needs KEY and the named columns; returns rows with the findings columns (details as a JSON string)."""
+    """Needs KEY and the named columns; returns rows with the findings columns (details as a JSON string).
+    `severity` is a fixed string or a Column for kinds whose severity depends on the row."""
     detail_cols = [_col(v).alias(k) for k, v in (details or {}).items()]
     return df.select(
-        F.lit(kind).alias("kind"), F.lit(severity).alias("severity"), *KEY,
+        F.lit(kind).alias("kind"), (F.lit(severity) if isinstance(severity, str) else severity).alias("severity"),
+        *KEY,
         _col(file).cast("string").alias("file"), _col(position).cast("long").alias("position"),
         _col(offset).cast("long").alias("offset"), _col(producer_id).cast("long").alias("producer_id"),
         _col(producer_epoch).cast("int").alias("producer_epoch"), message.alias("message"),

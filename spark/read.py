@@ -373,7 +373,6 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 class InputFacts:
     """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
 
-    segments: int
     #: Some topic-partition dir exists under two or more broker labels (replicas are possible).
     replicas_possible: bool
     has_transaction_state: bool
@@ -383,8 +382,7 @@ class InputFacts:
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
     topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
-    return InputFacts(segments=sum(1 for t in tasks if t["task_kind"] == "segment"),
-                      replicas_possible=len(partitions) != len(set(partitions)),
+    return InputFacts(replicas_possible=len(partitions) != len(set(partitions)),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics)
 

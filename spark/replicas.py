@@ -26,22 +26,17 @@ def with_cluster_id(df: DataFrame, brokers: DataFrame) -> DataFrame:
             .withColumn("cluster_id", F.coalesce("cluster_id", F.lit(""))))
 
 
-def replica_ends(batches: DataFrame, checkpoints: DataFrame, epochs: DataFrame) -> DataFrame:
-    """Needs the batches (with cluster_id), partition_checkpoints and leader_epochs tables; per partition and broker:
-    log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch (of its batches),
-    leader_epoch_checkpoint ("epoch@start_offset, ...") and replica_count (brokers holding the partition)."""
-    ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY, "cluster_id")
-            .agg(F.min("base_offset").alias("first_offset"), (F.max("last_offset") + 1).alias("log_end_offset"),
-                 F.max(F.when(F.col("magic") == 2, F.col("partition_leader_epoch"))).alias("latest_leader_epoch"),
-                 F.max("max_timestamp").alias("log_end_timestamp")))
+def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> DataFrame:
+    """Needs partition_ends, the brokers and leader_epochs tables; per partition and broker: cluster_id,
+    log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch, leader_epoch_checkpoint
+    ("epoch@start_offset, ..."), log_end_timestamp and replica_count (brokers of the cluster holding it)."""
     lineage = epochs.groupBy(*KEY).agg(F.concat_ws(", ", F.transform(
         F.array_sort(F.collect_list(F.struct("start_offset", "epoch"))),
         lambda e: F.format_string("%d@%d", e["epoch"], e["start_offset"]))).alias("leader_epoch_checkpoint"))
-    cps = checkpoints.select(*KEY, "high_watermark", F.col("log_start_offset").alias("checkpoint_log_start"),
-                             "cleaner_offset")
-    out = ends.join(cps, KEY, "left").join(lineage, KEY, "left")
+    out = with_cluster_id(ends, brokers).join(lineage, KEY, "left")
     return out.select(
-        *KEY, "cluster_id", F.greatest("first_offset", F.coalesce("checkpoint_log_start", "first_offset")).alias("log_start_offset"),
+        *KEY, "cluster_id",
+        F.greatest("log_first_offset", F.coalesce("log_start_offset", "log_first_offset")).alias("log_start_offset"),
         "log_end_offset", "high_watermark", F.coalesce("cleaner_offset", F.lit(0)).alias("cleaner_offset"),
         "latest_leader_epoch", "leader_epoch_checkpoint", "log_end_timestamp",
         F.count(F.lit(1)).over(Window.partitionBy(*TP)).alias("replica_count"))
@@ -141,7 +136,8 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
             F.greatest("a_epoch", "b_epoch"), "broker", F.coalesce(F.col("loser_hw").cast("string"), F.lit("unknown"))))
         .otherwise(F.lit(" Both carry the same leader epoch there: not an election, the bytes differ.")))
     return to_findings(
-        d, "replica_divergence", "warning", file=pick("file"), position=pick("position"), offset="offset",
+        d, "replica_divergence", F.when(F.col("lost_offsets").isNotNull(), "error").otherwise("warning"),
+        file=pick("file"), position=pick("position"), offset="offset",
         producer_id=None, producer_epoch=None,
         message=F.concat(fmt("%s and %s hold different batches of %s-%d from offset %d (common prefix ends at %d).",
                              "a_broker", "b_broker", "topic", "partition", "offset", "common_prefix_end_offset"),
@@ -149,9 +145,7 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
         details={"offset": "offset", "common_prefix_end_offset": "common_prefix_end_offset",
                  "brokers": F.array("a_broker", "b_broker"), "lost_offsets": "lost_offsets", "lost_on": F.when(
                      F.col("lost_offsets").isNotNull(), F.col("broker")), "winner": "winner",
-                 "replicas": F.array(replica("a"), replica("b"))},
-    ).withColumn("severity", F.when(F.get_json_object("details", "$.lost_offsets").isNotNull(), "error")
-                 .otherwise("warning"))
+                 "replicas": F.array(replica("a"), replica("b"))})
 
 
 def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:

@@ -59,11 +59,13 @@ def transactions_table(indexed: DataFrame) -> DataFrame:
 
 def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
     """Needs the batches and partition_checkpoints tables; per partition: log_end_offset (last offset of a
-    sound batch + 1), log_start (first offset), max_timestamp at log end, high_watermark."""
+    sound batch + 1), log_first_offset, log_end_timestamp (max timestamp), latest_leader_epoch (of its v2
+    batches), and from the checkpoints high_watermark, log_start_offset, cleaner_offset."""
     ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY)
             .agg((F.max("last_offset") + 1).alias("log_end_offset"), F.min("base_offset").alias("log_first_offset"),
-                 F.max("max_timestamp").alias("log_end_timestamp")))
-    return ends.join(checkpoints.select(*KEY, "high_watermark", "log_start_offset"), KEY, "left")
+                 F.max("max_timestamp").alias("log_end_timestamp"),
+                 F.max(F.when(F.col("magic") == 2, F.col("partition_leader_epoch"))).alias("latest_leader_epoch")))
+    return ends.join(checkpoints.select(*KEY, "high_watermark", "log_start_offset", "cleaner_offset"), KEY, "left")
 
 
 def hanging_transactions(txns: DataFrame, ends: DataFrame, txn_timeout_ms: int) -> DataFrame:
