@@ -116,21 +116,25 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     finish = _progress_thread(spark, progress) if progress else None
     try:
         tables, facts = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
-        results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
-                          transaction_state_partitions=transaction_state_partitions, facts=facts)
-        outputs: dict[str, DataFrame] = {**tables, **results, "snapshots": tables["snapshot_entries"]}
+        inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
-        def write(name: str) -> None:
-            df = outputs[name]
+        def write(name: str, df: DataFrame) -> None:
             if name == "findings":
-                df = df.orderBy("broker", "topic", "partition", "offset", "kind").coalesce(1)
+                # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
+                df = df.repartition(1).sortWithinPartitions("broker", "topic", "partition", "offset", "kind")
             df.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{name}")
 
-        # The parse pass is cached by the first write; the other tables are small jobs whose scheduling
-        # latency dominates, so they run side by side (Spark schedules jobs from several threads).
-        write("batches")
+        # The first write fills the parse pass's cache. Every other table is a small job whose scheduling
+        # latency dominates, so they run side by side (Spark schedules jobs from several threads): the input
+        # tables are written while the driver plans the analysis, then the analysis outputs.
+        write("batches", inputs_out["batches"])
         with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-            for future in [pool.submit(write, name) for name in OUTPUT_TABLES if name != "batches"]:
+            futures = [pool.submit(write, name, inputs_out[name]) for name in OUTPUT_TABLES
+                       if name in inputs_out and name != "batches"]
+            results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
+                              transaction_state_partitions=transaction_state_partitions, facts=facts)
+            futures += [pool.submit(write, name, results[name]) for name in OUTPUT_TABLES if name in results]
+            for future in futures:
                 future.result()
         summary = summarize(spark, out)
     finally:
