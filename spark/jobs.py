@@ -118,7 +118,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
         tables, facts = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
         inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
-        def write(name: str, df: DataFrame) -> None:
+        def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:
+            df = table if isinstance(table, DataFrame) else table()
             if name == "findings":
                 # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
                 df = df.repartition(1).sortWithinPartitions("broker", "topic", "partition", "offset", "kind")
@@ -126,14 +127,17 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
 
         # The first write fills the parse pass's cache. Every other table is a small job whose scheduling
         # latency dominates, so they run side by side (Spark schedules jobs from several threads): the input
-        # tables are written while the driver plans the analysis, then the analysis outputs.
+        # tables are written while the driver plans the analysis; the analysis outputs are planned (and the
+        # intermediate tables they share built, once) in the writing threads.
         write("batches", inputs_out["batches"])
         with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
             futures = [pool.submit(write, name, inputs_out[name]) for name in OUTPUT_TABLES
                        if name in inputs_out and name != "batches"]
             results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
                               transaction_state_partitions=transaction_state_partitions, facts=facts)
-            futures += [pool.submit(write, name, results[name]) for name in OUTPUT_TABLES if name in results]
+            # findings first: it needs most intermediates and is the longest write
+            futures += [pool.submit(write, name, results[name])
+                        for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]
             for future in futures:
                 future.result()
         summary = summarize(spark, out)
