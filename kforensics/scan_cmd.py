@@ -41,7 +41,8 @@ def _check_inputs(inputs: list[tuple[str, str]], out: str) -> None:
 
 
 def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_only: bool, topic: str | None,
-                 txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50) -> Any:
+                 txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50,
+                 spark_conf: dict[str, str] | None = None) -> Any:
     """Start Spark (embedded unless --master) and run the scan; returns the ScanSummary."""
     inputs = _inputs(dirs)
     _check_inputs(inputs, out)
@@ -52,7 +53,7 @@ def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_on
     from kforensics.spark.session import build_session
 
     already_running = SparkSession.getActiveSession() is not None
-    spark = build_session(master)
+    spark = build_session(master, **(spark_conf or {}))
     try:
         if show_progress:
             with Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("Spark tasks"),
@@ -137,6 +138,16 @@ def render_summary(summary: Any, findings: list[dict[str, Any]]) -> None:
                       f"{', '.join(summary.not_in_input)}")
 
 
+def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--conf")
+        conf[key.strip()] = value
+    return conf
+
+
 @click.command("scan")
 @click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR...")
 @click.option("--out", default=DEFAULT_OUT, show_default=True, help="Where the Parquet tables go.")
@@ -149,8 +160,10 @@ def render_summary(summary: Any, findings: list[dict[str, Any]]) -> None:
 @click.option("--transaction-state-partitions", type=click.IntRange(min=1), default=50, show_default=True,
               help="The cluster's transaction.state.log.num.partitions (how many __transaction_state partitions "
                    "exist, to tell which are missing from the input).")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE", callback=lambda _ctx, _param, value:
+              _spark_conf(value), help="A Spark property for this scan, as spark-submit's --conf (repeatable).")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int) -> None:
+         txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str]) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     \b
@@ -160,11 +173,12 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
       kforensics scan sample_logs/broker-1 sample_logs/broker-2
       kforensics scan b1=/data/kafka-1 b2=/data/kafka-2 --out /tmp/incident --master spark://10.0.0.5:7077
       kforensics scan /data/kafka --json --topic 'payments*' > findings.jsonl
+      kforensics scan /data/kafka --conf spark.driver.memory=8g
     """
     try:
         summary = run_scan_cli(dirs, out, master, headers_only, topic, txn_timeout,
                                show_progress=sys.stderr.isatty() and not as_json,
-                               transaction_state_partitions=transaction_state_partitions)
+                               transaction_state_partitions=transaction_state_partitions, spark_conf=spark_conf)
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     findings = [_finding_json(r) for r in _read(out, "findings")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from typing import Generic, TypeVar
 
@@ -15,18 +16,31 @@ from kforensics.spark.read import InputFacts
 
 T = TypeVar("T")
 
-
-def _keep(df: DataFrame) -> DataFrame:
-    """An intermediate table several outputs read: computed once (locally checkpointed on first use), and
-    its lineage cut, so that the plans built on it stay small. Spark analyses a DataFrame's whole plan at
-    every transformation; with the lineage kept, planning the analysis took longer than running it."""
-    return df.localCheckpoint(eager=False)
+#: Threads that plan the finding checks side by side (the driver mostly waits on the JVM meanwhile).
+FINDINGS_THREADS = 4
 
 
-def _only_if(df: DataFrame, possible: bool) -> DataFrame:
-    """`_keep(df)`, or no rows when the listing already shows there is nothing to find (then Spark plans no
-    job for it or anything joined to it)."""
-    return _keep(df) if possible else df.limit(0)
+class _Keeper:
+    """Makes intermediate tables that several outputs read: each is computed once, and its lineage cut, so that
+    the plans built on it stay small (Spark analyses a DataFrame's whole plan at every transformation; with the
+    lineage kept, planning the analysis took longer than running it).
+
+    The checkpoint is lazy: its last stage runs inside the first job that reads it. That job reports the
+    stage's metrics to the plan the checkpoint was cut from, so the keeper holds on to that plan until the
+    scan is done; once the JVM has collected it, Spark logs an ERROR with a stack trace per task ("Attempted
+    to access non-existent accumulator") on the operator's terminal."""
+
+    def __init__(self) -> None:
+        self._sources: list[DataFrame] = []
+
+    def __call__(self, df: DataFrame) -> DataFrame:
+        self._sources.append(df)
+        return df.localCheckpoint(eager=False)
+
+    def only_if(self, df: DataFrame, possible: bool) -> DataFrame:
+        """Kept, or no rows when the listing already shows there is nothing to find (then Spark plans no job
+        for it or anything joined to it)."""
+        return self(df) if possible else df.limit(0)
 
 
 class _Once(Generic[T]):
@@ -53,50 +67,55 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
     a partition under two brokers, no coordinator or group checks without their internal topics."""
+    keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
     possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
-    batches = _Once(lambda: _keep(tables["batches"].transform(producers.with_leader_epoch_change)))
+    batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
     data = _Once(lambda: producers.data_batches(batches()))
     ends = _Once(lambda: transactions.partition_ends(batches(), tables["partition_checkpoints"]))
-    txns = _Once(lambda: _keep(transactions.transactions_table(transactions.with_transaction_index(batches()))))
-    sweep = _Once(lambda: _keep(transactions.lso_sweep(txns())))
+    txns = _Once(lambda: keep(transactions.transactions_table(transactions.with_transaction_index(batches()))))
+    sweep = _Once(lambda: keep(transactions.lso_sweep(txns())))
     aborted = _Once(lambda: transactions.aborted_ranges(sweep(), tables["txnindex"]))
 
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
     # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.
     clustered = _Once(lambda: replicas.with_cluster_id(batches(), tables["brokers"]))
-    ends_r = _Once(lambda: _keep(replicas.replica_ends(ends(), tables["brokers"], tables["leader_epochs"])))
-    longest = _Once(lambda: _keep(replicas.longest_replicas(ends_r())))
-    div = _Once(lambda: _only_if(replicas.divergences(clustered(), ends_r()), possible.replicas_possible))
-    log = _Once(lambda: _only_if(coordinator.coordinator_log(tables["coordinator_records"], longest()),
+    ends_r = _Once(lambda: keep(replicas.replica_ends(ends(), tables["brokers"], tables["leader_epochs"])))
+    longest = _Once(lambda: keep(replicas.longest_replicas(ends_r())))
+    div = _Once(lambda: keep.only_if(replicas.divergences(clustered(), ends_r()), possible.replicas_possible))
+    log = _Once(lambda: keep.only_if(coordinator.coordinator_log(tables["coordinator_records"], longest()),
                                  possible.has_transaction_state))
-    txn_ids = _Once(lambda: _keep(coordinator.transactional_ids(log())))
-    ctx = _Once(lambda: _keep(coordinator.with_partitions_not_in_input(
+    txn_ids = _Once(lambda: keep(coordinator.transactional_ids(log())))
+    ctx = _Once(lambda: keep(coordinator.with_partitions_not_in_input(
         coordinator.coordinator_transactions(log()), ends_r().select("cluster_id", "topic", "partition"))))
-    offsets = _Once(lambda: _only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest(),
+    offsets = _Once(lambda: keep.only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest(),
                                                                              aborted()[0]),
                                      possible.has_consumer_offsets))
 
     def findings() -> DataFrame:
-        found = [
-            tables["parser_findings"],
-            replicas.replica_divergence_findings(clustered(), ends_r(), div()),
-            coordinator.marker_findings(coordinator.marker_checks(ctx(), clustered(), ends_r())),
-            coordinator.unknown_producers(clustered(), log(), transaction_state_partitions),
-            coordinator.epoch_fenced_writes(clustered(), log(), txn_ids()),
-            consumer_offsets.committed_offset_findings(offsets()),
-            producers.sequence_gaps(producers.with_previous_batch(data())),
-            producers.duplicate_sequences(data()),
-            producers.zombie_epochs(batches()),
-            transactions.hanging_transactions(txns(), ends(), txn_timeout_ms),
-            aborted()[1],
-            crosschecks.snapshot_mismatches(data(), tables["snapshot_entries"], ends()),
-            crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
-            crosschecks.offset_overlaps(batches()),
-            crosschecks.segment_name_mismatches(tables["segments"]),
+        checks: list[Callable[[], DataFrame]] = [
+            lambda: tables["parser_findings"],
+            lambda: replicas.replica_divergence_findings(clustered(), ends_r(), div()),
+            lambda: coordinator.marker_findings(coordinator.marker_checks(ctx(), clustered(), ends_r())),
+            lambda: coordinator.unknown_producers(clustered(), log(), transaction_state_partitions),
+            lambda: coordinator.epoch_fenced_writes(clustered(), log(), txn_ids()),
+            lambda: consumer_offsets.committed_offset_findings(offsets()),
+            lambda: producers.sequence_gaps(producers.with_previous_batch(data())),
+            lambda: producers.duplicate_sequences(data()),
+            lambda: producers.zombie_epochs(batches()),
+            lambda: transactions.hanging_transactions(txns(), ends(), txn_timeout_ms),
+            lambda: aborted()[1],
+            lambda: crosschecks.snapshot_mismatches(data(), tables["snapshot_entries"], ends()),
+            lambda: crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
+            lambda: crosschecks.offset_overlaps(batches()),
+            lambda: crosschecks.segment_name_mismatches(tables["segments"]),
         ]
         if "records" in tables:
-            found.append(producers.content_duplicates(tables["records"]))
-        return reduce(DataFrame.unionByName, [f.select(*FINDING_COLUMNS) for f in found])
+            checks.append(lambda: producers.content_duplicates(tables["records"]))
+        # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
+        # a few scans, not sixteen analyses' worth of windows and joins for the optimizer to walk at once.
+        with ThreadPoolExecutor(max_workers=FINDINGS_THREADS) as pool:
+            found = list(pool.map(lambda check: keep(check().select(*FINDING_COLUMNS)), checks))
+        return reduce(DataFrame.unionByName, found)
 
     return {
         "producers": lambda: producers.producers_table(data()),

@@ -184,6 +184,8 @@ def test_scan_usage_errors_exit_2(tmp_path: Path) -> None:
     assert runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--out", str(inside)]).exit_code == 2
     assert not inside.exists()
     assert runner.invoke(main, ["scan"]).exit_code == 2
+    bad_conf = runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--conf", "spark.driver.memory"])
+    assert bad_conf.exit_code == 2 and "KEY=VALUE" in bad_conf.output
 
 
 def test_report_commands_over_a_finished_scan(full_scan: Path) -> None:
@@ -221,3 +223,23 @@ def test_scan_help_does_not_import_pyspark() -> None:
             "print('pyspark' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+def test_scan_in_its_own_process_keeps_the_terminal_clean(tmp_path: Path) -> None:
+    """The real command, as an operator runs it: its own embedded Spark (with the default JVM options and a
+    `--conf`), exit code 1, findings on stdout, and nothing on stderr that looks like a failure. Spark logs an
+    ERROR stack trace per task when a lazily checkpointed table's plan is collected before the table is read."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"}
+    result = subprocess.run([sys.executable, "-m", "kforensics", "scan", *(f"{n}={p}" for n, p in SAMPLE_INPUTS),
+                             "--headers-only", "--json", "--out", str(tmp_path / "out"),
+                             "--conf", "spark.sql.shuffle.partitions=3"],
+                            capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 1, result.stderr[-3000:]
+    kinds = {json.loads(line)["kind"] for line in result.stdout.splitlines()}
+    assert {"replica_divergence", "sequence_gap", "corrupt_crc"} <= kinds
+    for marker in ("ERROR", "Traceback", "Exception"):
+        assert marker not in result.stderr, result.stderr[-3000:]
