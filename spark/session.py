@@ -15,6 +15,23 @@ DEFAULT_MASTER = "local[*]"
 LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+def _local_defaults() -> dict[str, str]:
+    """Spark properties of an embedded (local-mode) session."""
+    return {
+        # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
+        # stage would schedule 200 tiny tasks.
+        "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
+        # An embedded scan lasts seconds to minutes in one freshly started JVM, and most of its JVM work is
+        # planning and scheduling, not number crunching: the C2 compiler's warm-up and G1's concurrent
+        # threads cost more CPU than they win back. Measured on the 200 MB headers-only bench (2 cores):
+        # 85-94 CPU-s and 46-52 s wall with the defaults, 41 CPU-s and 28 s with these.
+        "spark.driver.extraJavaOptions": LOCAL_JAVA_OPTIONS,
+        # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
+        # tables of a scan (the Python parsers run outside the heap, in the worker processes).
+        "spark.driver.memory": "3g",
+    }
+
+
 def build_session(master: str | None = None, app_name: str = "kforensics", **conf: str) -> SparkSession:
     """Create (or return the running) SparkSession.
 
@@ -32,20 +49,8 @@ def build_session(master: str | None = None, app_name: str = "kforensics", **con
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
     )
-    if resolved_master.startswith("local") and "spark.sql.shuffle.partitions" not in conf:
-        # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
-        # stage would schedule 200 tiny tasks.
-        conf = {**conf, "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2))}
-    if resolved_master.startswith("local") and "spark.driver.extraJavaOptions" not in conf:
-        # An embedded scan lasts seconds to minutes in one freshly started JVM, and most of its JVM work is
-        # planning and scheduling, not number crunching: the C2 compiler's warm-up and G1's concurrent
-        # threads cost more CPU than they win back. Measured on the 200 MB headers-only bench (2 cores):
-        # 85-94 CPU-s and 46-52 s wall with the defaults, 41 CPU-s and 28 s with these.
-        conf = {**conf, "spark.driver.extraJavaOptions": LOCAL_JAVA_OPTIONS}
-    if resolved_master.startswith("local") and "spark.driver.memory" not in conf:
-        # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
-        # tables of a scan (the Python parsers run outside the heap, in the worker processes).
-        conf = {**conf, "spark.driver.memory": "3g"}
+    if resolved_master.startswith("local"):
+        conf = {**_local_defaults(), **conf}  # a property the caller passes wins
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
