@@ -12,7 +12,11 @@ from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
 #: JVM options of an embedded (local-mode) driver; `--conf spark.driver.extraJavaOptions=...` replaces them.
-LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: C1 only and the serial GC (see `_local_defaults`); C1 alone gets a 48 MB code cache by default, which a
+#: long-lived session fills (then the JVM switches its compiler off for good), hence the tiered default of
+#: 240 MB; and the JVM's own warnings go to stderr, never into the stdout that carries `--json` lines.
+LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m "
+                      "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
 
 
 def _local_defaults() -> dict[str, str]:
