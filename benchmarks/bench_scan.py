@@ -10,7 +10,10 @@ under benchmarks/data/) with kafka-python's builder, then measures in one run:
 with wall time split into Spark session start and job, MB/s, batches/s, records/s, and the peak RSS of
 the driver (Python + its JVM) and of the Python workers (sampled from /proc every 0.2 s).
 
-    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40]
+    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40] [--warmup]
+
+The Spark runs see no class-data archive (an empty KFORENSICS_CACHE_DIR), unless --warmup: then
+`kforensics warmup sample_logs/broker-1` records one first (timed) and the Spark runs map it.
 """
 
 from __future__ import annotations
@@ -126,9 +129,9 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def run_measured(cmd: list[str]) -> tuple[dict, dict]:
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[dict, dict]:
     """Run a child, sampling the peak RSS of the driver (python + JVM) and of the Python workers."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
     done = threading.Event()
 
@@ -182,11 +185,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, action="append", help="data multiple of ~200 MB (repeatable)")
     parser.add_argument("--partitions", type=int, default=40)
+    parser.add_argument("--warmup", action="store_true", help="record a class-data archive first and use it")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    cache = DATA / ("jvm-cache" if args.warmup else "no-jvm-cache")
+    env = {**os.environ, "KFORENSICS_CACHE_DIR": str(cache)}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    if args.warmup:
+        t = time.perf_counter()
+        sample = Path(__file__).resolve().parent.parent / "sample_logs" / "broker-1"
+        subprocess.run([sys.executable, "-m", "kforensics", "warmup", str(sample)], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(f"warmup (class-data archive recorded): {time.perf_counter() - t:.0f}s", file=sys.stderr)
     rows = []
     for scale in args.scale or [1, 10]:
         root = DATA / f"scan-x{scale}"
@@ -197,9 +210,10 @@ def main() -> None:
                   f"{time.perf_counter() - t:.0f}s", file=sys.stderr)
         size = sum(p.stat().st_size for p in root.rglob("*.log"))
         for mode in ("parser", "headers-only", "full"):
-            result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)])
+            result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
             total = result["session_s"] + result["job_s"]
-            rows.append((scale, mode, size, result, peaks, total))
+            label = f"{mode} + archive" if args.warmup and mode != "parser" else mode
+            rows.append((scale, label, size, result, peaks, total))
             print(f"x{scale} {mode}: {total:.1f}s", file=sys.stderr)
     print("| data | mode | MB | session s | job s | total s | MB/s (job) | batches/s | records/s | driver RSS MB | "
           "workers RSS MB |")

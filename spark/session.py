@@ -10,6 +10,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from kforensics.spark.jvm_archive import with_archive
+
 DEFAULT_MASTER = "local[*]"
 #: JVM options of an embedded (local-mode) driver; `--conf spark.driver.extraJavaOptions=...` replaces them.
 #: C1 only and the serial GC (see `_local_defaults`); C1 alone gets a 48 MB code cache by default, which a
@@ -28,8 +30,9 @@ def _local_defaults() -> dict[str, str]:
         # An embedded scan lasts seconds to minutes in one freshly started JVM, and most of its JVM work is
         # planning and scheduling, not number crunching: the C2 compiler's warm-up and G1's concurrent
         # threads cost more CPU than they win back. Measured on the 200 MB headers-only bench (2 cores):
-        # 85-94 CPU-s and 46-52 s wall with the defaults, 41 CPU-s and 28 s with these.
-        "spark.driver.extraJavaOptions": LOCAL_JAVA_OPTIONS,
+        # 85-94 CPU-s and 46-52 s wall with the defaults, 41 CPU-s and 28 s with these. Plus the class-data
+        # archive `kforensics warmup` recorded for exactly these options, if there is one.
+        "spark.driver.extraJavaOptions": with_archive(LOCAL_JAVA_OPTIONS),
         # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
         # tables of a scan (the Python parsers run outside the heap, in the worker processes).
         "spark.driver.memory": "3g",
