@@ -18,10 +18,13 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -150,7 +153,68 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
 
 
 def summarize(spark: SparkSession, out: str) -> ScanSummary:
-    """Small aggregates over the written tables (nothing batch-level reaches the driver)."""
+    """Small aggregates over the written tables (nothing batch-level reaches the driver). A local OUT is
+    streamed from its Parquet files on the driver a few columns at a time, which costs no Spark job (on a small
+    scan, the ~14 jobs of the same aggregates in Spark took ~2 s); other URIs are summarised by Spark."""
+    base = out.rstrip("/")
+    if "://" not in base or base.startswith("file://"):
+        return summarize_local(base[len("file://"):] if base.startswith("file://") else base, out)
+    return summarize_spark(spark, out)
+
+
+def _batches(path: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """A table's columns, batch by batch (nothing when the table wrote no file)."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(path, format="parquet")  # skips Spark's _SUCCESS and .crc files
+    if all(c in dataset.schema.names for c in columns):
+        yield from dataset.to_batches(columns=columns)
+
+
+def summarize_local(base: str, out: str) -> ScanSummary:
+    """`summarize` of a local OUT, read with pyarrow."""
+    summary = ScanSummary(out=out)
+    partitions: set[tuple] = set()
+    for batch in _batches(f"{base}/segments", ["broker", "topic", "partition", "batch_count", "record_count", "size"]):
+        partitions.update(_rows(batch.select(["broker", "topic", "partition"])))
+        summary.segments += batch.num_rows
+        summary.batches += pc.sum(batch.column("batch_count")).as_py() or 0
+        summary.records += pc.sum(batch.column("record_count")).as_py() or 0
+        summary.bytes += pc.sum(batch.column("size")).as_py() or 0
+    summary.partitions = len(partitions)
+    producers: set[tuple] = set()
+    for batch in _batches(f"{base}/producers", ["broker", "topic", "partition", "producer_id"]):
+        producers.update(_rows(batch))
+    summary.producers = len(producers)
+    outcomes: Counter[str] = Counter()
+    for batch in _batches(f"{base}/transactions", ["outcome"]):
+        outcomes.update(_value_counts(batch.column("outcome")))
+    summary.transactions = dict(outcomes)
+    kinds: Counter[tuple[str, str]] = Counter()
+    for batch in _batches(f"{base}/findings", ["kind", "severity"]):
+        counted = pa.Table.from_batches([batch]).group_by(["kind", "severity"]).aggregate([([], "count_all")])
+        kinds.update({(kind, severity): n for kind, severity, n in _rows(counted)})
+    summary.findings = [(kind, severity, n) for (kind, severity), n in sorted(kinds.items())]
+    named: set[str] = set()
+    for batch in _batches(f"{base}/coordinator_transactions", ["partitions_not_in_input"]):
+        named.update(p for ps in batch.column(0).to_pylist() for p in ps or ())
+    for batch in _batches(f"{base}/consumer_offsets", ["topic", "partition", "in_input"]):
+        named.update(f"{topic}-{partition}" for topic, partition, known in _rows(batch) if known is False)
+    summary.not_in_input = sorted(named)
+    return summary
+
+
+def _rows(data: pa.RecordBatch | pa.Table) -> Iterator[tuple]:
+    return zip(*(column.to_pylist() for column in data.columns), strict=True)
+
+
+def _value_counts(column: pa.Array) -> dict[str, int]:
+    counts = pc.value_counts(column)
+    return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
+
+
+def summarize_spark(spark: SparkSession, out: str) -> ScanSummary:
+    """`summarize` with Spark, for an OUT that only the executors can read (hdfs://, ...)."""
     base = out.rstrip("/")
     segments = spark.read.parquet(f"{base}/segments")
     seg = segments.agg(F.countDistinct("broker", "topic", "partition").alias("p"), F.count(F.lit(1)).alias("s"),
@@ -161,7 +225,7 @@ def summarize(spark: SparkSession, out: str) -> ScanSummary:
     txns = {r["outcome"]: r["n"] for r in spark.read.parquet(f"{base}/transactions").groupBy("outcome")
             .agg(F.count(F.lit(1)).alias("n")).collect()}
     findings = [(r["kind"], r["severity"], r["n"]) for r in spark.read.parquet(f"{base}/findings")
-                .groupBy("kind", "severity").agg(F.count(F.lit(1)).alias("n")).orderBy("kind").collect()]
+                .groupBy("kind", "severity").agg(F.count(F.lit(1)).alias("n")).orderBy("kind", "severity").collect()]
     named = (spark.read.parquet(f"{base}/coordinator_transactions")
              .select(F.explode("partitions_not_in_input").alias("p"))
              .unionByName(spark.read.parquet(f"{base}/consumer_offsets").filter(~F.col("in_input"))

@@ -129,6 +129,34 @@ def test_headers_only_finds_the_same_except_content(full_scan: Path, headers_sca
     assert kinds(headers_scan) == {k for k in kinds(full_scan) if k[2] != "content_duplicate"}
 
 
+def test_summary_read_on_the_driver_equals_the_one_spark_computes(spark, full_scan: Path, headers_scan: Path,
+                                                                  tmp_path: Path) -> None:
+    """The CLI's summary streams the local Parquet tables with pyarrow; Spark computes the same aggregates from
+    the same files (the path for OUTs only executors can read). They must agree, on real scans and on an OUT
+    whose analysis tables are empty."""
+    import shutil
+
+    from kforensics.spark.jobs import summarize, summarize_local, summarize_spark
+
+    for out in (full_scan, headers_scan):
+        local, by_spark = summarize_local(str(out), str(out)), summarize_spark(spark, str(out))
+        assert local == by_spark
+        assert summarize(spark, f"file://{out}") == summarize_local(str(out), f"file://{out}")
+    full = summarize_local(str(full_scan), str(full_scan))
+    assert full.partitions > 10 and full.segments >= full.partitions and full.batches > full.partitions
+    assert full.records > full.batches and full.bytes > 0 and full.producers > 0
+    assert {"COMMIT", "ABORT"} <= set(full.transactions) and full.findings and full.not_in_input == ["ledger-0"]
+
+    empty = tmp_path / "empty"
+    for table in ("segments", "producers", "transactions", "findings", "coordinator_transactions",
+                  "consumer_offsets"):
+        spark.read.parquet(str(full_scan / table)).limit(0).write.parquet(str(empty / table))
+    assert summarize_local(str(empty), "x") == summarize_spark(spark, str(empty)).__class__(out="x")
+    shutil.rmtree(empty / "findings")
+    (empty / "findings").mkdir()  # a table that wrote no file at all
+    assert summarize_local(str(empty), "x").findings == []
+
+
 @pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent")
 def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
     from kforensics.spark.jobs import run_scan
