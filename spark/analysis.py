@@ -113,8 +113,14 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
             checks.append(lambda: producers.content_duplicates(tables["records"]))
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
         # a few scans, not sixteen analyses' worth of windows and joins for the optimizer to walk at once.
+        context = tables["batches"].sparkSession.sparkContext
+
+        def run(check: Callable[[], DataFrame]) -> DataFrame:
+            context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
+            return keep(check().select(*FINDING_COLUMNS))
+
         with ThreadPoolExecutor(max_workers=FINDINGS_THREADS) as pool:
-            found = list(pool.map(lambda check: keep(check().select(*FINDING_COLUMNS)), checks))
+            found = list(pool.map(run, checks))
         return reduce(DataFrame.unionByName, found)
 
     return {

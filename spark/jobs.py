@@ -122,6 +122,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
         inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
         def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:
+            # names the jobs of this thread in Spark's UI and event log (a thread-local property)
+            spark.sparkContext.setJobDescription(f"kforensics scan: {name}")
             df = table if isinstance(table, DataFrame) else table()
             if name == "findings":
                 # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
@@ -145,6 +147,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
                 future.result()
         summary = summarize(spark, out)
     finally:
+        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]  # the first write ran on this thread
         if finish:
             finish()
         spark.catalog.clearCache()  # the scan's cached tables; a long-lived session scans again from scratch

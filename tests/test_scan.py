@@ -138,6 +138,8 @@ def test_summary_read_on_the_driver_equals_the_one_spark_computes(spark, full_sc
 
     from kforensics.spark.jobs import summarize, summarize_local, summarize_spark
 
+    # the scans named their jobs for Spark's UI, and left no name behind on this thread
+    assert spark.sparkContext.getLocalProperty("spark.job.description") is None
     for out in (full_scan, headers_scan):
         local, by_spark = summarize_local(str(out), str(out)), summarize_spark(spark, str(out))
         assert local == by_spark
