@@ -393,8 +393,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     listing tells about them."""
     tasks = list_tasks(inputs, headers_only=headers_only, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
-    # from Arrow, the listing is a local relation in the JVM: no Python worker runs to unpickle it
-    task_df = spark.createDataFrame(pa.Table.from_pylist(tasks, schema=S.TASKS))
+    names = S.TASKS.names
+    task_df = spark.createDataFrame([tuple(t[n] for n in names) for t in tasks], S.ddl(S.TASKS))
     segments = task_df.filter(F.col("task_kind") == "segment")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
