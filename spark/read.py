@@ -394,6 +394,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tasks = list_tasks(inputs, headers_only=headers_only, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
     names = S.TASKS.names
+    # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
+    # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
     task_df = spark.createDataFrame([tuple(t[n] for n in names) for t in tasks], S.ddl(S.TASKS))
     segments = task_df.filter(F.col("task_kind") == "segment")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
