@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 
 from kforensics.spark.analysis import analyze
 from kforensics.spark.coordinator import DEFAULT_TRANSACTION_STATE_PARTITIONS
-from kforensics.spark.read import read_tables
+from kforensics.spark.read import local_path, read_tables
 from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
 
 #: Parquet tables written under OUT (name -> analysis or input table).
@@ -159,10 +159,8 @@ def summarize(spark: SparkSession, out: str) -> ScanSummary:
     """Small aggregates over the written tables (nothing batch-level reaches the driver). A local OUT is
     streamed from its Parquet files on the driver a few columns at a time, which costs no Spark job (on a small
     scan, the ~14 jobs of the same aggregates in Spark took ~2 s); other URIs are summarised by Spark."""
-    base = out.rstrip("/")
-    if "://" not in base or base.startswith("file://"):
-        return summarize_local(base[len("file://"):] if base.startswith("file://") else base, out)
-    return summarize_spark(spark, out)
+    base = local_path(out.rstrip("/"))
+    return summarize_spark(spark, out) if base is None else summarize_local(base, out)
 
 
 def _batches(path: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
@@ -189,14 +187,9 @@ def summarize_local(base: str, out: str) -> ScanSummary:
     for batch in _batches(f"{base}/producers", ["broker", "topic", "partition", "producer_id"]):
         producers.update(_rows(batch))
     summary.producers = len(producers)
-    outcomes: Counter[str] = Counter()
-    for batch in _batches(f"{base}/transactions", ["outcome"]):
-        outcomes.update(_value_counts(batch.column("outcome")))
-    summary.transactions = dict(outcomes)
-    kinds: Counter[tuple[str, str]] = Counter()
-    for batch in _batches(f"{base}/findings", ["kind", "severity"]):
-        counted = pa.Table.from_batches([batch]).group_by(["kind", "severity"]).aggregate([([], "count_all")])
-        kinds.update({(kind, severity): n for kind, severity, n in _rows(counted)})
+    outcomes = _count_by(f"{base}/transactions", ["outcome"])
+    summary.transactions = {outcome: n for (outcome,), n in outcomes.items()}
+    kinds = _count_by(f"{base}/findings", ["kind", "severity"])
     summary.findings = [(kind, severity, n) for (kind, severity), n in sorted(kinds.items())]
     named: set[str] = set()
     for batch in _batches(f"{base}/coordinator_transactions", ["partitions_not_in_input"]):
@@ -211,9 +204,13 @@ def _rows(data: pa.RecordBatch | pa.Table) -> Iterator[tuple]:
     return zip(*(column.to_pylist() for column in data.columns), strict=True)
 
 
-def _value_counts(column: pa.Array) -> dict[str, int]:
-    counts = pc.value_counts(column)
-    return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
+def _count_by(path: str, keys: list[str]) -> Counter[tuple]:
+    """Rows of a table per distinct value of `keys`, counted batch by batch."""
+    counts: Counter[tuple] = Counter()
+    for batch in _batches(path, keys):
+        counted = pa.Table.from_batches([batch]).group_by(keys).aggregate([([], "count_all")])
+        counts.update({row[:-1]: row[-1] for row in _rows(counted.select([*keys, "count_all"]))})
+    return counts
 
 
 def summarize_spark(spark: SparkSession, out: str) -> ScanSummary:

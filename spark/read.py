@@ -75,11 +75,18 @@ def list_tasks(inputs: list[tuple[str, str]], *, headers_only: bool, topic_glob:
 
 # --- executors: parsing ------------------------------------------------------------------------
 
+def local_path(uri: str) -> str | None:
+    """The path of a plain path or file:// URI; None for a URI of another filesystem."""
+    if uri.startswith("file://"):
+        return uri[len("file://"):]
+    return None if "://" in uri else uri
+
+
 @contextlib.contextmanager
 def local_file(uri: str) -> Iterator[str | None]:
     """A local path for a file (remote files are streamed to a temporary copy); None if absent."""
-    if "://" not in uri or uri.startswith("file://"):
-        path = uri[len("file://"):] if uri.startswith("file://") else uri
+    path = local_path(uri)
+    if path is not None:
         yield path if os.path.isfile(path) else None
         return
     fs, path = pafs.FileSystem.from_uri(uri)
