@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ FINDING_FIELDS = ("kind", "severity", "broker", "topic", "partition", "file", "p
 
 
 def _inputs(dirs: tuple[str, ...]) -> list[tuple[str, str]]:
-    from kforensics.spark.jobs import parse_inputs  # light: no pyspark at import of this function's caller
+    from kforensics.parsers.log_dir import parse_inputs
 
     return parse_inputs(list(dirs))
 
@@ -43,30 +44,65 @@ def _check_inputs(inputs: list[tuple[str, str]], out: str) -> None:
 def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_only: bool, topic: str | None,
                  txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50,
                  spark_conf: dict[str, str] | None = None) -> Any:
-    """Start Spark (embedded unless --master) and run the scan; returns the ScanSummary."""
+    """Run the scan on the `kforensics serve` server of this user if one runs (and neither --master nor --conf
+    asks for a session of its own), else in a Spark session started here (embedded unless --master); returns the
+    ScanSummary."""
     inputs = _inputs(dirs)
     _check_inputs(inputs, out)
-    from pyspark.sql import SparkSession
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kforensics.spark.jobs import run_scan
-    from kforensics.spark.session import build_session
+    bar = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("Spark tasks"),
+                   TimeElapsedColumn(), transient=True, console=_console(stderr=True), disable=not show_progress)
+    with bar:
+        task = bar.add_task("scan", total=None)
 
-    already_running = SparkSession.getActiveSession() is not None
-    spark = build_session(master, **(spark_conf or {}))
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        if master is None and not spark_conf:
+            summary = _scan_on_server(inputs, out, headers_only, topic, txn_timeout, transaction_state_partitions,
+                                      progress, bar.console)
+            if summary is not None:
+                return summary
+        from pyspark.sql import SparkSession
+
+        from kforensics.spark.jobs import run_scan
+        from kforensics.spark.session import build_session
+
+        already_running = SparkSession.getActiveSession() is not None
+        spark = build_session(master, **(spark_conf or {}))
+        try:
+            return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
+                            transaction_state_partitions=transaction_state_partitions,
+                            progress=progress if show_progress else None)
+        finally:
+            if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
+                spark.stop()
+
+
+def _scan_on_server(inputs: list[tuple[str, str]], out: str, headers_only: bool, topic: str | None, txn_timeout: int,
+                    transaction_state_partitions: int, progress: Callable[[int, int], None], console: Any) -> Any:
+    """The ScanSummary of the scan the running server did, or None when no usable server runs."""
+    from kforensics.server import ServerError, scan_on_server
+
+    def absolute(path: str) -> str:
+        return path if "://" in path else os.path.abspath(path)
+
+    request = {"inputs": [[label, absolute(path)] for label, path in inputs], "out": absolute(out),
+               "headers_only": headers_only, "topic_glob": topic, "txn_timeout_ms": txn_timeout,
+               "transaction_state_partitions": transaction_state_partitions}
     try:
-        if show_progress:
-            with Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("Spark tasks"),
-                          TimeElapsedColumn(), transient=True, console=_console(stderr=True)) as bar:
-                task = bar.add_task("scan", total=None)
-                return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic,
-                                txn_timeout_ms=txn_timeout, transaction_state_partitions=transaction_state_partitions,
-                                progress=lambda done, total: bar.update(task, completed=done, total=total or None))
-        return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
-                        transaction_state_partitions=transaction_state_partitions)
-    finally:
-        if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
-            spark.stop()
+        summary = scan_on_server(request, progress=progress, note=lambda message: console.print(message, style="dim"))
+    except ServerError as exc:
+        if exc.usage:
+            raise click.BadParameter(str(exc), param_hint="DIR") from exc
+        raise click.ClickException(str(exc)) from exc
+    if summary is None:
+        return None
+    from kforensics.spark.summary import ScanSummary
+
+    summary["findings"] = [tuple(f) for f in summary["findings"]]
+    return ScanSummary(**summary)
 
 
 def _console(stderr: bool = False):
@@ -224,6 +260,62 @@ def warmup(dirs: tuple[str, ...], topic: str | None) -> None:
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"recorded {info['size'] / 1e6:,.0f} MB of class data in {info['seconds']:.0f} s: {info['path']}")
+
+
+@click.command("serve")
+@click.option("--warm", "warm_dirs", multiple=True, metavar="[NAME=]DIR",
+              help="Scan DIR at start (headers-only, then in full, into a temporary folder that is deleted), so that "
+                   "the first real scan already finds the JVM's code compiled; a small log dir is enough (repeatable).")
+@click.option("--idle-timeout", type=click.IntRange(min=0), default=30, show_default=True,
+              help="Minutes without a scan after which the server exits and frees its memory (0: never).")
+@click.option("--socket", "socket_file", help="Unix socket to listen on [default: $KFORENSICS_SERVER_SOCKET, else "
+                                              "server.sock in the cache dir].")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE", callback=lambda _ctx, _param, value:
+              _spark_conf(value), help="A Spark property of the server's session (repeatable).")
+@click.option("--stop", is_flag=True, help="Ask the running server to exit (after its current scan) and return.")
+def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None, spark_conf: dict[str, str],
+          stop: bool) -> None:
+    """Keep one embedded Spark session warm for this user's scans.
+
+    While it runs, `kforensics scan` and the reports that scan a log dir hand their scan to it instead of
+    starting Spark (unless --master or --conf is given, or KFORENSICS_SERVER=off): no session start, and the
+    JVM's code is already compiled, so a scan of the same data takes about half as long. It holds the session's
+    memory (spark.driver.memory, 3g by default) until it stops. Runs in the foreground; Ctrl-C or SIGTERM stop it.
+
+    \b
+    Exit codes: 0 stopped (idle, --stop, signal), 1 another server runs or the socket cannot be used
+    (with --stop: no server runs), 2 usage error.
+    \b
+    Examples:
+      kforensics serve --warm sample_logs/broker-1 &
+      kforensics scan /data/kafka --headers-only     # runs on the server
+      kforensics serve --stop
+    """
+    from kforensics.server import ServerRunning, socket_path, stop_server
+    from kforensics.server import serve as run_server
+
+    path = socket_file or socket_path()
+    if stop:
+        pid = stop_server(path)
+        if pid is None:
+            raise click.ClickException(f"no kforensics server listens on {path}")
+        click.echo(f"asked the kforensics server (pid {pid}) to stop")
+        return
+    warm = _inputs(warm_dirs)
+    with tempfile.TemporaryDirectory(prefix="kforensics-serve-") as scratch:
+        _check_inputs(warm, scratch)
+    err = _console(stderr=True)
+
+    def log(message: str) -> None:
+        err.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}", highlight=False)
+
+    try:
+        run_server(path, idle_timeout_s=idle_timeout * 60 or None, warm=warm, conf=spark_conf, log=log,
+                   ready=lambda: log(f"listening on {path} (pid {os.getpid()})"))
+    except ServerRunning as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {path}: {exc}") from exc
 
 
 # --- reports over a finished scan -----------------------------------------------------------------
@@ -420,4 +512,4 @@ def report(out: str, html_file: str | None, max_plots: int) -> None:
     sys.exit(EXIT_FINDINGS if loaded.has_problems else EXIT_OK)
 
 
-COMMANDS = (scan, warmup, gaps, txns, lso, producers, report)
+COMMANDS = (scan, serve, warmup, gaps, txns, lso, producers, report)

@@ -158,3 +158,14 @@ def scan_log_dir(path: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
             log_dir.other_files.append(full)
             findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes in a log dir"))
     return log_dir, findings
+
+
+def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
+    """`[NAME=]DIR` -> (label, dir); the label defaults to the dir's base name."""
+    out = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or "/" in name or ":" in name:
+            name, path = os.path.basename(spec.rstrip("/")) or spec, spec
+        out.append((name, path))
+    return out

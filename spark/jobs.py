@@ -21,16 +21,17 @@ import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kforensics.parsers.log_dir import parse_inputs
 from kforensics.spark.analysis import analyze
 from kforensics.spark.coordinator import DEFAULT_TRANSACTION_STATE_PARTITIONS
 from kforensics.spark.read import local_path, read_tables
+from kforensics.spark.summary import ScanSummary
 from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
 
 #: Parquet tables written under OUT (name -> analysis or input table).
@@ -40,26 +41,6 @@ OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso
 
 
 WRITE_THREADS = 4
-
-
-@dataclass
-class ScanSummary:
-    out: str
-    partitions: int = 0
-    segments: int = 0
-    batches: int = 0
-    records: int = 0
-    bytes: int = 0
-    producers: int = 0
-    transactions: dict[str, int] = field(default_factory=dict)
-    findings: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, severity, count)
-    #: Partitions a coordinator transaction or a group commit names that are not in the input (not judged).
-    not_in_input: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def has_problems(self) -> bool:
-        return any(sev in ("warning", "error") for _, sev, _ in self.findings)
 
 
 def package_zip(path: str) -> str:
@@ -233,17 +214,6 @@ def summarize_spark(spark: SparkSession, out: str) -> ScanSummary:
     return ScanSummary(out=out, partitions=seg["p"] or 0, segments=seg["s"] or 0, batches=seg["b"] or 0,
                        records=seg["r"] or 0, bytes=seg["bytes"] or 0, producers=producers, transactions=txns,
                        findings=findings, not_in_input=sorted(r["p"] for r in named.collect()))
-
-
-def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
-    """`[NAME=]DIR` -> (label, dir); the label defaults to the dir's base name."""
-    out = []
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or "/" in name or ":" in name:
-            name, path = os.path.basename(spec.rstrip("/")) or spec, spec
-        out.append((name, path))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
