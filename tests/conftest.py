@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# A `kforensics serve` the developer left running must not take the tests' scans (test_server.py opts in).
+os.environ["KFORENSICS_SERVER"] = "off"
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_LOGS = REPO / "sample_logs"
