@@ -10,10 +10,15 @@ under benchmarks/data/) with kafka-python's builder, then measures in one run:
 with wall time split into Spark session start and job, MB/s, batches/s, records/s, and the peak RSS of
 the driver (Python + its JVM) and of the Python workers (sampled from /proc every 0.2 s).
 
-    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40] [--warmup]
+    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40] [--warmup] [--server]
 
 The Spark runs see no class-data archive (an empty KFORENSICS_CACHE_DIR), unless --warmup: then
 `kforensics warmup sample_logs/broker-1` records one first (timed) and the Spark runs map it.
+
+--server adds two rows per scale: the `kforensics scan` command itself (headers-only, then full) while a
+`kforensics serve --warm sample_logs/broker-1` runs (started once, before the first scale, timed). Their time is
+the client command's wall time from exec to exit (it starts no session: no session column); their RSS is the
+server's (Python + JVM, and its Python workers), sampled while the client runs.
 """
 
 from __future__ import annotations
@@ -181,11 +186,64 @@ def child(mode: str, root: str) -> None:
                       "findings": summary.findings}))
 
 
+def _server_tree(pid: int) -> tuple[float, float]:
+    """RSS in MB of a server (Python + JVM) and of its Python workers."""
+    kids = _descendants(pid)
+    workers = [k for k in kids if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k) or "worker" in _cmdline(k))]
+    driver = _rss_mb(pid) + sum(_rss_mb(k) for k in kids if k not in workers and "java" in _cmdline(k))
+    return driver, sum(_rss_mb(k) for k in workers)
+
+
+def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
+    """`kforensics serve --warm sample_logs/broker-1`, until it listens; (process, seconds it took)."""
+    sample = Path(__file__).resolve().parent.parent / "sample_logs" / "broker-1"
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "kforensics", "serve", "--warm", str(sample), "--idle-timeout", "0"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # type: ignore[union-attr]
+        if "listening on" in line:
+            break
+    else:
+        raise SystemExit(f"kforensics serve did not start (exit {proc.wait()})")
+    threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()  # type: ignore[union-attr]
+    return proc, time.perf_counter() - t
+
+
+def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int) -> tuple[dict, dict]:
+    """The `kforensics scan` command, handed to the server: its wall time, and the server's peak RSS meanwhile."""
+    import pyarrow.parquet as pq
+
+    out = root.parent / f"out-server-{mode}"
+    cmd = [sys.executable, "-m", "kforensics", "scan", str(root / "broker-1"), "--json", "--out", str(out)]
+    peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            driver, workers = _server_tree(server_pid)
+            peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    t = time.perf_counter()
+    proc = subprocess.run(cmd + (["--headers-only"] if mode == "headers-only" else []), env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t
+    done.set()
+    thread.join()
+    if proc.returncode not in (0, 1) or "scanning on the kforensics server" not in proc.stderr:
+        raise SystemExit(f"the scan did not run on the server (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    segments = pq.read_table(out / "segments", columns=["batch_count", "record_count"])
+    return ({"session_s": None, "job_s": wall, "batches": sum(segments.column("batch_count").to_pylist()),
+             "records": sum(segments.column("record_count").to_pylist())}, peaks)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, action="append", help="data multiple of ~200 MB (repeatable)")
     parser.add_argument("--partitions", type=int, default=40)
     parser.add_argument("--warmup", action="store_true", help="record a class-data archive first and use it")
+    parser.add_argument("--server", action="store_true", help="also scan through a `kforensics serve` (see above)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -200,6 +258,12 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "kforensics", "warmup", str(sample)], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(f"warmup (class-data archive recorded): {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    server = None
+    if args.server:
+        env["KFORENSICS_SERVER_SOCKET"] = str(DATA / "server.sock")
+        env.pop("KFORENSICS_SERVER", None)
+        server, seconds = start_server(env)
+        print(f"server started and warmed on sample_logs/broker-1: {seconds:.0f}s", file=sys.stderr)
     rows = []
     for scale in args.scale or [1, 10]:
         root = DATA / f"scan-x{scale}"
@@ -210,17 +274,26 @@ def main() -> None:
                   f"{time.perf_counter() - t:.0f}s", file=sys.stderr)
         size = sum(p.stat().st_size for p in root.rglob("*.log"))
         for mode in ("parser", "headers-only", "full"):
+            # the child calls run_scan in its own session: it never reaches the server
             result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
             total = result["session_s"] + result["job_s"]
             label = f"{mode} + archive" if args.warmup and mode != "parser" else mode
             rows.append((scale, label, size, result, peaks, total))
             print(f"x{scale} {mode}: {total:.1f}s", file=sys.stderr)
+        for mode in ("headers-only", "full") if server else ():
+            result, peaks = run_client(mode, root, env, server.pid)
+            rows.append((scale, f"{mode} via server", size, result, peaks, result["job_s"]))
+            print(f"x{scale} {mode} via server: {result['job_s']:.1f}s", file=sys.stderr)
+    if server:
+        server.terminate()
+        server.wait()
     print("| data | mode | MB | session s | job s | total s | MB/s (job) | batches/s | records/s | driver RSS MB | "
           "workers RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for scale, mode, size, r, peaks, total in rows:
         job = max(r["job_s"], 1e-9)
-        print(f"| x{scale} | {mode} | {size / 1e6:.0f} | {r['session_s']:.1f} | {job:.1f} | {total:.1f} | "
+        session = "—" if r["session_s"] is None else f"{r['session_s']:.1f}"
+        print(f"| x{scale} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f} | "
               f"{size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
               f"{peaks['driver_mb']:.0f} | {peaks['workers_mb']:.0f} |")
 
