@@ -202,6 +202,9 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
          txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str]) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
+    Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
+    KFORENSICS_SERVER=off), else in an embedded Spark session.
+
     \b
     Exit codes: 0 no warning or error finding, 1 findings, 2 usage error or unreadable input.
     \b

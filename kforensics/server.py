@@ -262,6 +262,12 @@ class Server:
                 self.active -= 1
                 self.last_activity = time.monotonic()
 
+    def _session_alive(self) -> bool:
+        try:
+            return not self.spark.sparkContext._jsc.sc().isStopped()
+        except Exception:  # noqa: BLE001 - a dead JVM or gateway shows as any py4j error
+            return False
+
     def _scan(self, conn: socket.socket, request: dict[str, Any]) -> None:
         from kforensics.spark.jobs import run_scan
 
@@ -297,8 +303,14 @@ class Server:
                 return
             except Exception as exc:  # noqa: BLE001 - reported to the client; the server keeps serving
                 self.log(f"scan failed: {exc!r}")
+                healthy = self._session_alive()
+                if not healthy:
+                    self.log("the Spark session is gone: exiting")
+                    self.stopping.set()
                 if not gone.is_set():
-                    _send(conn, {"error": f"the scan failed on the server: {str(exc).splitlines()[0] if str(exc) else exc!r}"})
+                    first_line = str(exc).splitlines()[0] if str(exc) else repr(exc)
+                    _send(conn, {"error": f"the scan failed on the server: {first_line}"
+                                          + ("" if healthy else " (its Spark session is gone; the server exits)")})
                 return
             self.log(f"scan done in {time.monotonic() - started:.1f} s")
             _send(conn, {"summary": summary.__dict__})
@@ -341,4 +353,5 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         if spark is not None:
-            spark.stop()
+            with contextlib.suppress(Exception):  # the JVM may be gone already
+                spark.stop()
