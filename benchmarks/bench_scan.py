@@ -24,6 +24,7 @@ server's (Python + JVM, and its Python workers), sampled while the client runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -126,6 +127,18 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def _driver_mb(pid: int) -> float:
+    """RSS of a driver: its Python process plus the JVM it started. Only the JVM that is its direct child counts:
+    a process the JVM spawns (jspawnhelper, "java" in its path) shares the JVM's pages until it execs, and
+    counting it would count the JVM twice."""
+    children: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/task/{task}/children") as fh:
+                children.update(int(k) for k in fh.read().split())
+    return _rss_mb(pid) + sum(_rss_mb(k) for k in children if "java" in _cmdline(k))
+
+
 def _cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
@@ -145,7 +158,7 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[dict, dict]:
             kids = _descendants(proc.pid)
             workers = [k for k in kids if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k)
                                                                         or "worker" in _cmdline(k))]
-            driver = _rss_mb(proc.pid) + sum(_rss_mb(k) for k in kids if k not in workers and "java" in _cmdline(k))
+            driver = _driver_mb(proc.pid)
             peaks["driver_mb"] = max(peaks["driver_mb"], driver)
             peaks["workers_mb"] = max(peaks["workers_mb"], sum(_rss_mb(k) for k in workers))
 
@@ -190,8 +203,7 @@ def _server_tree(pid: int) -> tuple[float, float]:
     """RSS in MB of a server (Python + JVM) and of its Python workers."""
     kids = _descendants(pid)
     workers = [k for k in kids if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k) or "worker" in _cmdline(k))]
-    driver = _rss_mb(pid) + sum(_rss_mb(k) for k in kids if k not in workers and "java" in _cmdline(k))
-    return driver, sum(_rss_mb(k) for k in workers)
+    return _driver_mb(pid), sum(_rss_mb(k) for k in workers)
 
 
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
@@ -244,6 +256,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=40)
     parser.add_argument("--warmup", action="store_true", help="record a class-data archive first and use it")
     parser.add_argument("--server", action="store_true", help="also scan through a `kforensics serve` (see above)")
+    parser.add_argument("--server-only", action="store_true", help="with --server: skip the parser and embedded rows")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -273,7 +286,7 @@ def main() -> None:
             print(f"generated x{scale}: {size / 1e6:.0f} MB, {batches} batches, {records} records in "
                   f"{time.perf_counter() - t:.0f}s", file=sys.stderr)
         size = sum(p.stat().st_size for p in root.rglob("*.log"))
-        for mode in ("parser", "headers-only", "full"):
+        for mode in () if args.server and args.server_only else ("parser", "headers-only", "full"):
             # the child calls run_scan in its own session: it never reaches the server
             result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
             total = result["session_s"] + result["job_s"]

@@ -244,7 +244,9 @@ class Server:
         try:
             with conn:
                 _send(conn, {"server": "kforensics", "fingerprint": self.fingerprint, "pid": os.getpid()})
+                conn.settimeout(GREETING_TIMEOUT_S)  # a client that never asks must not hold the server forever
                 request = next(_lines(conn), None)
+                conn.settimeout(None)
                 if request is None:
                     return
                 if request.get("op") == "stop":

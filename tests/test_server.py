@@ -148,6 +148,16 @@ def test_the_fingerprint_covers_the_code_and_the_interpreter(tmp_path: Path) -> 
     assert fingerprint_of_copy() != server.fingerprint()
 
 
+def test_stop_ends_the_server(live_server) -> None:
+    srv, log = live_server
+    assert server.stop_server(srv.path) == os.getpid()
+    deadline = time.monotonic() + 30
+    while srv.active:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert srv.stopping.is_set() and "asked to stop" in log
+
+
 def test_an_idle_server_exits(sock_path: str) -> None:
     log: list[str] = []
     srv = server.Server(None, server._listen(sock_path), sock_path, 1.0, log.append)
@@ -211,8 +221,8 @@ def test_a_client_that_goes_away_gets_its_scan_cancelled(live_server, tmp_path: 
 
 
 def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
-    """The real commands in their own processes: `serve` starts, a `scan` runs on it without importing pyspark,
-    `serve --stop` ends it (exit 0) and its socket is gone."""
+    """The real commands in their own processes: `serve` starts (a second one is refused), a `scan` runs on it
+    without importing pyspark; when the server's JVM dies, the next scan says so and the server exits."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS", server.USE_ENV)}
     env[server.SOCKET_ENV] = sock_path
     srv = subprocess.Popen([sys.executable, "-m", "kforensics", "serve", "--idle-timeout", "0"], env=env,
@@ -235,11 +245,20 @@ def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
         imported = [line.split("|")[-1].strip() for line in scan.stderr.splitlines() if line.startswith("import time:")]
         assert "kforensics.server" in imported and not any(m.startswith("pyspark") for m in imported)
         assert {"replica_divergence", "sequence_gap"} <= {json.loads(line)["kind"] for line in scan.stdout.splitlines()}
+        # the server's JVM dies: the next scan fails with a message (exit 1), and the server exits by itself
+        java = [int(p) for p in subprocess.run(["pgrep", "-P", str(srv.pid), "java"], capture_output=True,
+                                               text=True).stdout.split()]
+        assert java, "no JVM under the server"
+        for pid in java:
+            os.kill(pid, 9)
+        dead = subprocess.run([sys.executable, "-m", "kforensics", "scan", *INPUTS, "--headers-only", "--json",
+                               "--out", str(tmp_path / "out2")], env=env, capture_output=True, text=True, timeout=600)
+        assert dead.returncode == 1 and "Spark session is gone" in dead.stderr, dead.stderr[-3000:]
+        srv.wait(timeout=120)
+        assert not os.path.exists(sock_path)
         stop = subprocess.run([sys.executable, "-m", "kforensics", "serve", "--stop"], env=env, capture_output=True,
                               text=True, timeout=60)
-        assert stop.returncode == 0 and f"pid {srv.pid}" in stop.stdout
-        assert srv.wait(timeout=120) == 0
-        assert not os.path.exists(sock_path)
+        assert stop.returncode == 1 and "no kforensics server listens" in stop.stderr
     finally:
         if srv.poll() is None:
             srv.kill()
