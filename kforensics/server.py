@@ -64,8 +64,10 @@ def socket_path() -> str:
 
 
 def fingerprint() -> str:
-    """The code a scan would run: kforensics' sources, the Python interpreter and the pyspark version."""
-    digest = hashlib.sha256(sys.executable.encode())
+    """The code a scan would run: kforensics' sources, the Python environment and the pyspark version. The
+    interpreter is resolved (a venv's bin/python and bin/python3 are one interpreter) and its environment named
+    by sys.prefix (two venvs on one interpreter differ)."""
+    digest = hashlib.sha256(f"{sys.prefix}\0{os.path.realpath(sys.executable)}".encode())
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         digest.update(importlib.metadata.version("pyspark").encode())
     for name in ("kforensics", "kforensics.parsers", "kforensics.spark"):

@@ -145,6 +145,10 @@ def test_the_fingerprint_covers_the_code_and_the_interpreter(tmp_path: Path) -> 
         return out[1]
 
     assert fingerprint_of_copy() == server.fingerprint()
+    # the same interpreter by another name (a venv's python3 next to python), as a console script runs it
+    alias = tmp_path / "python-alias"
+    alias.symlink_to(sys.executable)
+    assert fingerprint_of_copy(f"import sys; sys.executable = {str(alias)!r}; ") == server.fingerprint()
     assert fingerprint_of_copy("import sys; sys.executable = '/other/python'; ") != server.fingerprint()
     with open(tmp_path / "kforensics" / "parsers" / "crc.py", "a") as fh:
         fh.write("# changed\n")
