@@ -120,12 +120,18 @@ def _finding_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(out: str, table: str) -> list[dict[str, Any]]:
+    """A table's rows, file by file: pyarrow.parquet.ParquetFile, because read_table goes through
+    pyarrow.dataset, whose import pulls in pandas (0.6 s of a ~13 s scan on a warm server)."""
     import pyarrow.parquet as pq
 
     path = os.path.join(out, table)
     if not os.path.isdir(path):
         raise click.ClickException(f"{out} holds no `{table}` table: is it the --out of a kforensics scan?")
-    return pq.read_table(path).to_pylist()
+    rows: list[dict[str, Any]] = []
+    for name in sorted(os.listdir(path)):
+        if name.endswith(".parquet") and not name.startswith(("_", ".")):  # not Spark's _SUCCESS and .crc files
+            rows += pq.ParquetFile(os.path.join(path, name)).read().to_pylist()
+    return rows
 
 
 def _print_json_lines(rows: list[dict[str, Any]]) -> None:
