@@ -33,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -104,39 +105,56 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def _descendants(pid: int) -> list[int]:
-    """All processes below `pid`. A JVM forks its Python workers from other threads than its main one, so
-    every thread's children file is read (/proc/<pid>/task/*/children); reading only these few files keeps
-    the sampler from taking a share of the 2 cores it measures (walking all of /proc did)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        kids: set[int] = set()
-        for task in tasks:
-            try:
-                with open(f"/proc/{p}/task/{task}/children") as fh:
-                    kids.update(int(k) for k in fh.read().split())
-            except (OSError, ValueError):
-                continue
-        out += sorted(kids)
-        todo += sorted(kids)
-    return out
-
-
-def _driver_mb(pid: int) -> float:
-    """RSS of a driver: its Python process plus the JVM it started. Only the JVM that is its direct child counts:
-    a process the JVM spawns (jspawnhelper, "java" in its path) shares the JVM's pages until it execs, and
-    counting it would count the JVM twice."""
-    children: set[int] = set()
+def _children(pid: int) -> set[int]:
+    """A process's children. A JVM forks its Python workers from other threads than its main one, so every
+    thread's children file is read (/proc/<pid>/task/*/children)."""
+    kids: set[int] = set()
     with contextlib.suppress(OSError):
         for task in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/task/{task}/children") as fh:
-                children.update(int(k) for k in fh.read().split())
-    return _rss_mb(pid) + sum(_rss_mb(k) for k in children if "java" in _cmdline(k))
+                kids.update(int(k) for k in fh.read().split())
+    return kids
+
+
+def _descendants(pid: int) -> list[int]:
+    """All processes below `pid`; reading only the children files keeps the sampler from taking a share of the
+    2 cores it measures (walking all of /proc did)."""
+    out, todo = [], [pid]
+    while todo:
+        kids = sorted(_children(todo.pop()))
+        out += kids
+        todo += kids
+    return out
+
+
+def _tree_mb(pid: int) -> tuple[float, float]:
+    """RSS in MB of a driver (its Python process plus the JVM it started) and of its Python workers. Only the JVM
+    that is the driver's direct child counts: a process the JVM spawns (jspawnhelper, "java" in its path) shares
+    the JVM's pages until it execs, and counting it would count the JVM twice."""
+    workers = [k for k in _descendants(pid) if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k)
+                                                                             or "worker" in _cmdline(k))]
+    driver = _rss_mb(pid) + sum(_rss_mb(k) for k in _children(pid) if "java" in _cmdline(k))
+    return driver, sum(_rss_mb(k) for k in workers)
+
+
+@contextlib.contextmanager
+def _peak_rss(pid: int) -> Iterator[dict[str, float]]:
+    """The peak `_tree_mb` of `pid` while the block runs, sampled every 0.2 s."""
+    peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            driver, workers = _tree_mb(pid)
+            peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield peaks
+    finally:
+        done.set()
+        thread.join()
 
 
 def _cmdline(pid: int) -> str:
@@ -150,23 +168,8 @@ def _cmdline(pid: int) -> str:
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[dict, dict]:
     """Run a child, sampling the peak RSS of the driver (python + JVM) and of the Python workers."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.wait(0.2):
-            kids = _descendants(proc.pid)
-            workers = [k for k in kids if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k)
-                                                                        or "worker" in _cmdline(k))]
-            driver = _driver_mb(proc.pid)
-            peaks["driver_mb"] = max(peaks["driver_mb"], driver)
-            peaks["workers_mb"] = max(peaks["workers_mb"], sum(_rss_mb(k) for k in workers))
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    out, _ = proc.communicate()
-    done.set()
-    thread.join()
+    with _peak_rss(proc.pid) as peaks:
+        out, _ = proc.communicate()
     return json.loads(out.strip().splitlines()[-1]), peaks
 
 
@@ -199,13 +202,6 @@ def child(mode: str, root: str) -> None:
                       "findings": summary.findings}))
 
 
-def _server_tree(pid: int) -> tuple[float, float]:
-    """RSS in MB of a server (Python + JVM) and of its Python workers."""
-    kids = _descendants(pid)
-    workers = [k for k in kids if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k) or "worker" in _cmdline(k))]
-    return _driver_mb(pid), sum(_rss_mb(k) for k in workers)
-
-
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
     """`kforensics serve --warm sample_logs/broker-1`, until it listens; (process, seconds it took)."""
     sample = Path(__file__).resolve().parent.parent / "sample_logs" / "broker-1"
@@ -227,22 +223,11 @@ def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int) -> t
 
     out = root.parent / f"out-server-{mode}"
     cmd = [sys.executable, "-m", "kforensics", "scan", str(root / "broker-1"), "--json", "--out", str(out)]
-    peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.wait(0.2):
-            driver, workers = _server_tree(server_pid)
-            peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    t = time.perf_counter()
-    proc = subprocess.run(cmd + (["--headers-only"] if mode == "headers-only" else []), env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t
-    done.set()
-    thread.join()
+    with _peak_rss(server_pid) as peaks:
+        t = time.perf_counter()
+        proc = subprocess.run(cmd + (["--headers-only"] if mode == "headers-only" else []), env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t
     if proc.returncode not in (0, 1) or "scanning on the kforensics server" not in proc.stderr:
         raise SystemExit(f"the scan did not run on the server (exit {proc.returncode}): {proc.stderr[-2000:]}")
     segments = pq.read_table(out / "segments", columns=["batch_count", "record_count"])

@@ -28,11 +28,12 @@ def _inputs(dirs: tuple[str, ...]) -> list[tuple[str, str]]:
     return parse_inputs(list(dirs))
 
 
-def _check_inputs(inputs: list[tuple[str, str]], out: str) -> None:
+def _check_inputs(inputs: list[tuple[str, str]], out: str | None) -> None:
+    """Usage errors of DIRs (and of an --out the user chose; None: the tables go to a fresh temporary folder)."""
     for _label, path in inputs:
         if "://" not in path and not os.path.isdir(path):
             raise click.BadParameter(f"{path} is not a readable directory", param_hint="DIR")
-        if "://" not in path and "://" not in out:
+        if out is not None and "://" not in path and "://" not in out:
             real_in, real_out = os.path.realpath(path), os.path.realpath(out)
             if real_out == real_in or real_out.startswith(real_in + os.sep):
                 raise click.BadParameter(f"--out {out} is inside the input {path}: kforensics never writes into the "
@@ -249,25 +250,18 @@ def warmup(dirs: tuple[str, ...], topic: str | None) -> None:
     \b
     Exit codes: 0 recorded, 1 no usable archive could be recorded, 2 usage error or unreadable input.
     """
-    from kforensics.spark.jobs import run_scan
+    from kforensics.spark.jobs import warm_up
     from kforensics.spark.jvm_archive import record
     from kforensics.spark.session import LOCAL_JAVA_OPTIONS
 
     inputs = _inputs(dirs)
-    with tempfile.TemporaryDirectory(prefix="kforensics-warmup-") as scratch:
-        _check_inputs(inputs, scratch)
-
-        def scan_twice(spark: Any) -> None:
-            for headers_only in (True, False):
-                run_scan(spark, inputs, os.path.join(scratch, f"out-{headers_only}"), headers_only=headers_only,
-                         topic_glob=topic)
-
-        try:
-            info = record(scan_twice, LOCAL_JAVA_OPTIONS)
-        except FileNotFoundError as exc:
-            raise click.BadParameter(str(exc), param_hint="DIR") from exc
-        except RuntimeError as exc:
-            raise click.ClickException(str(exc)) from exc
+    _check_inputs(inputs, None)
+    try:
+        info = record(lambda spark: warm_up(spark, inputs, topic_glob=topic), LOCAL_JAVA_OPTIONS)
+    except FileNotFoundError as exc:
+        raise click.BadParameter(str(exc), param_hint="DIR") from exc
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(f"recorded {info['size'] / 1e6:,.0f} MB of class data in {info['seconds']:.0f} s: {info['path']}")
 
 
@@ -311,8 +305,7 @@ def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None
         click.echo(f"asked the kforensics server (pid {pid}) to stop")
         return
     warm = _inputs(warm_dirs)
-    with tempfile.TemporaryDirectory(prefix="kforensics-serve-") as scratch:
-        _check_inputs(warm, scratch)
+    _check_inputs(warm, None)
     err = _console(stderr=True)
 
     def log(message: str) -> None:

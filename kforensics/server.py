@@ -34,7 +34,6 @@ import socket
 import stat
 import struct
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -98,28 +97,35 @@ def _lines(conn: socket.socket) -> Iterator[dict[str, Any]]:
 
 # --- client ------------------------------------------------------------------------------------------------------
 
-def _connect(path: str, note: Callable[[str], None]) -> tuple[socket.socket, dict[str, Any]] | None:
-    """A connection to a server that runs our code, and its greeting; None (after a note) otherwise."""
-    if os.environ.get(USE_ENV, "").lower() in ("off", "0", "no", "false") or not os.path.exists(path):
-        return None
+def _open(path: str) -> tuple[socket.socket, dict[str, Any]] | None:
+    """A connection to the kforensics server on `path` and its greeting; None when none answers there (no socket,
+    a stale one of a server that died, or something else)."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(GREETING_TIMEOUT_S)
         conn.connect(path)
         greeting = next(_lines(conn), None)
-    except (OSError, ValueError):  # a stale socket of a server that died, or not ours
+    except (OSError, ValueError):
         conn.close()
         return None
     if not greeting or greeting.get("server") != "kforensics":
         conn.close()
         return None
-    if greeting.get("fingerprint") != fingerprint():
-        note(f"the kforensics server at {path} (pid {greeting.get('pid')}) runs other code or another Python; "
-             "scanning in an embedded session (restart the server to use it)")
-        conn.close()
-        return None
     conn.settimeout(None)
     return conn, greeting
+
+
+def _connect(path: str, note: Callable[[str], None]) -> tuple[socket.socket, dict[str, Any]] | None:
+    """`_open`, for a scan: None (after a note) also when the server runs other code, or when it is switched off."""
+    if os.environ.get(USE_ENV, "").lower() in ("off", "0", "no", "false") or not os.path.exists(path):
+        return None
+    opened = _open(path)
+    if opened is not None and opened[1].get("fingerprint") != fingerprint():
+        note(f"the kforensics server at {path} (pid {opened[1].get('pid')}) runs other code or another Python; "
+             "scanning in an embedded session (restart the server to use it)")
+        opened[0].close()
+        return None
+    return opened
 
 
 def scan_on_server(request: dict[str, Any], *, progress: Callable[[int, int], None] | None = None,
@@ -147,15 +153,13 @@ def scan_on_server(request: dict[str, Any], *, progress: Callable[[int, int], No
 
 def stop_server(path: str | None = None) -> int | None:
     """Ask the server to exit after its current scan; its pid, or None when none runs."""
-    path = path or socket_path()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    opened = _open(path or socket_path())
+    if opened is None:
+        return None
+    conn, greeting = opened
     with conn:
         try:
-            conn.settimeout(GREETING_TIMEOUT_S)
-            conn.connect(path)
-            greeting = next(_lines(conn), None) or {}
             _send(conn, {"op": "stop"})
-            conn.settimeout(None)
             for message in _lines(conn):  # the server closes once it has said so
                 if message.get("stopping"):
                     return int(greeting.get("pid") or 0)
@@ -171,7 +175,7 @@ class ServerRunning(Exception):
 
 
 def _listen(path: str) -> socket.socket:
-    """Bind the socket in an owner-only directory, replacing the file of a server that died."""
+    """Bind the socket (mode 0600), replacing the file of a server that died."""
     if len(os.fsencode(path)) > _SUN_PATH_MAX:
         raise OSError(f"socket path too long for a Unix socket ({len(path)} bytes): set {SOCKET_ENV}")
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
@@ -199,7 +203,7 @@ def _listen(path: str) -> socket.socket:
 
 def _peer_uid(conn: socket.socket) -> int | None:
     if not hasattr(socket, "SO_PEERCRED"):
-        return os.getuid()  # not Linux: the owner-only folder is the guard
+        return os.getuid()  # not Linux: the socket file's mode 0600 is the guard
     _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
     return uid
 
@@ -335,7 +339,7 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
 
     previous = signal.signal(signal.SIGTERM, on_signal)
     try:
-        from kforensics.spark.jobs import run_scan
+        from kforensics.spark.jobs import warm_up
         from kforensics.spark.session import build_session
 
         started = time.monotonic()
@@ -343,9 +347,7 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
         spark.range(1).count()
         log(f"session started in {time.monotonic() - started:.1f} s")
         if warm:
-            with tempfile.TemporaryDirectory(prefix="kforensics-serve-warm-") as scratch:
-                for headers_only in (True, False):
-                    run_scan(spark, warm, os.path.join(scratch, f"out-{headers_only}"), headers_only=headers_only)
+            warm_up(spark, warm)
             log(f"warmed on {', '.join(path for _, path in warm)}; ready after {time.monotonic() - started:.1f} s")
         ready()
         Server(spark, listener, path, idle_timeout_s, log).run()

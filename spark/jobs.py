@@ -136,6 +136,15 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     return summary
 
 
+def warm_up(spark: SparkSession, inputs: list[tuple[str, str]], *, topic_glob: str | None = None) -> None:
+    """Scan `inputs` headers-only, then in full, into a temporary folder that is deleted: runs every code path of
+    a scan once (which classes a JVM loads and which methods it compiles depend on them, not on the data)."""
+    with tempfile.TemporaryDirectory(prefix="kforensics-warm-") as scratch:
+        for headers_only in (True, False):
+            run_scan(spark, inputs, os.path.join(scratch, f"out-{headers_only}"), headers_only=headers_only,
+                     topic_glob=topic_glob)
+
+
 def summarize(spark: SparkSession, out: str) -> ScanSummary:
     """Small aggregates over the written tables (nothing batch-level reaches the driver). A local OUT is
     streamed from its Parquet files on the driver a few columns at a time, which costs no Spark job (on a small
