@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,14 +27,10 @@ INPUTS = [f"broker-1={SAMPLE_LOGS / 'broker-1'}", f"broker-2={SAMPLE_LOGS / 'bro
 
 
 @pytest.fixture
-def sock_path(tmp_path_factory) -> str:
+def sock_path() -> Iterator[str]:
     # short: a Unix socket path holds at most 107 bytes, pytest's tmp paths can be longer
-    folder = Path(f"/tmp/kf-test-{os.getpid()}-{time.monotonic_ns() % 10**9}")
-    folder.mkdir(mode=0o700)
-    yield str(folder / "s.sock")
-    for leftover in folder.iterdir():
-        leftover.unlink()
-    folder.rmdir()
+    with tempfile.TemporaryDirectory(prefix="kf-", dir="/tmp") as folder:
+        yield os.path.join(folder, "s.sock")
 
 
 @pytest.fixture
