@@ -19,6 +19,10 @@ The Spark runs see no class-data archive (an empty KFORENSICS_CACHE_DIR), unless
 `kforensics serve --warm sample_logs/broker-1` runs (started once, before the first scale, timed). Their time is
 the client command's wall time from exec to exit (it starts no session: no session column); their RSS is the
 server's (Python + JVM, and its Python workers), sampled while the client runs.
+
+--floor adds a row per scale that bounds what any one-shot scan can reach with this design: a fresh embedded
+session parses the segments headers-only and writes the input tables (batches, segments, txnindex, ...) as a scan
+does, and runs none of the analysis (no facts table, no finding check).
 """
 
 from __future__ import annotations
@@ -196,10 +200,37 @@ def child(mode: str, root: str) -> None:
     spark.range(1).count()
     t1 = time.perf_counter()
     out = os.path.join(root, "..", f"out-{mode}")
+    if mode == "inputs-only":
+        batches, records = write_inputs(spark, os.path.join(root, "broker-1"), out)
+        print(json.dumps({"session_s": t1 - t0, "job_s": time.perf_counter() - t1, "batches": batches,
+                          "records": records}))
+        return
     summary = run_scan(spark, [("broker-1", os.path.join(root, "broker-1"))], out, headers_only=mode == "headers-only")
     t2 = time.perf_counter()
     print(json.dumps({"session_s": t1 - t0, "job_s": t2 - t1, "batches": summary.batches, "records": summary.records,
                       "findings": summary.findings}))
+
+
+def write_inputs(spark, log_dir: str, out: str) -> tuple[int, int]:  # noqa: ANN001 (pyspark is not imported here)
+    """The input half of a headers-only scan: parse and write the input tables as `run_scan` does (batches first,
+    then the others from WRITE_THREADS threads), no analysis; returns (batches, records) from the written segments."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.parquet as pq
+
+    from kforensics.spark.jobs import WRITE_THREADS
+    from kforensics.spark.read import read_tables
+
+    tables, _ = read_tables(spark, [("broker-1", log_dir)], headers_only=True)
+    tables["snapshots"] = tables.pop("snapshot_entries")
+    tables.pop("parser_findings")
+    tables["batches"].write.mode("overwrite").parquet(f"{out}/batches")
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        for future in [pool.submit(df.write.mode("overwrite").parquet, f"{out}/{name}")
+                       for name, df in tables.items() if name != "batches"]:
+            future.result()
+    segments = pq.read_table(f"{out}/segments", columns=["batch_count", "record_count"])
+    return sum(segments.column("batch_count").to_pylist()), sum(segments.column("record_count").to_pylist())
 
 
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
@@ -242,6 +273,7 @@ def main() -> None:
     parser.add_argument("--warmup", action="store_true", help="record a class-data archive first and use it")
     parser.add_argument("--server", action="store_true", help="also scan through a `kforensics serve` (see above)")
     parser.add_argument("--server-only", action="store_true", help="with --server: skip the parser and embedded rows")
+    parser.add_argument("--floor", action="store_true", help="also time parse + input tables only (see above)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -271,11 +303,13 @@ def main() -> None:
             print(f"generated x{scale}: {size / 1e6:.0f} MB, {batches} batches, {records} records in "
                   f"{time.perf_counter() - t:.0f}s", file=sys.stderr)
         size = sum(p.stat().st_size for p in root.rglob("*.log"))
-        for mode in () if args.server and args.server_only else ("parser", "headers-only", "full"):
+        modes = ("parser", "headers-only", "full") + (("inputs-only",) if args.floor else ())
+        for mode in () if args.server and args.server_only else modes:
             # the child calls run_scan in its own session: it never reaches the server
             result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
             total = result["session_s"] + result["job_s"]
-            label = f"{mode} + archive" if args.warmup and mode != "parser" else mode
+            label = "headers-only inputs, no analysis" if mode == "inputs-only" else mode
+            label = f"{label} + archive" if args.warmup and mode != "parser" else label
             rows.append((scale, label, size, result, peaks, total))
             print(f"x{scale} {mode}: {total:.1f}s", file=sys.stderr)
         for mode in ("headers-only", "full") if server else ():
