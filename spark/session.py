@@ -36,10 +36,11 @@ def _local_defaults() -> dict[str, str]:
         # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
         # tables of a scan (the Python parsers run outside the heap, in the worker processes).
         "spark.driver.memory": "3g",
-        # One scan generates ~270 Java classes (whole-stage code, projections, orderings); Spark keeps only 100
-        # compiled ones, so a long-lived session (`kforensics serve`, the tests' shared session) compiled all of
-        # them again with Janino at every scan: 262-266 compilations per warm headers-only scan, 0-8 with this.
-        "spark.sql.codegen.cache.maxEntries": "1000",
+        # A scan generates hundreds of Java classes (whole-stage code, projections, orderings): ~270 for the
+        # single-broker bench, ~700 for the two sample brokers, ~850 for both of them in both modes. Spark keeps
+        # only 100 compiled, so a long-lived session (`kforensics serve`, the tests' shared session) compiled them
+        # again with Janino at every scan: 262-267 compilations per warm headers-only bench scan, 0-8 with this.
+        "spark.sql.codegen.cache.maxEntries": "2000",
     }
 
 
