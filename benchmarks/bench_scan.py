@@ -211,26 +211,25 @@ def child(mode: str, root: str) -> None:
                       "findings": summary.findings}))
 
 
-def write_inputs(spark, log_dir: str, out: str) -> tuple[int, int]:  # noqa: ANN001 (pyspark is not imported here)
-    """The input half of a headers-only scan: parse and write the input tables as `run_scan` does (batches first,
-    then the others from WRITE_THREADS threads), no analysis; returns (batches, records) from the written segments."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _written_counts(out: str | Path) -> tuple[int, int]:
+    """(batches, records) of a scan's written `segments` table."""
     import pyarrow.parquet as pq
 
-    from kforensics.spark.jobs import WRITE_THREADS
-    from kforensics.spark.read import read_tables
-
-    tables, _ = read_tables(spark, [("broker-1", log_dir)], headers_only=True)
-    tables["snapshots"] = tables.pop("snapshot_entries")
-    tables.pop("parser_findings")
-    tables["batches"].write.mode("overwrite").parquet(f"{out}/batches")
-    with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-        for future in [pool.submit(df.write.mode("overwrite").parquet, f"{out}/{name}")
-                       for name, df in tables.items() if name != "batches"]:
-            future.result()
     segments = pq.read_table(f"{out}/segments", columns=["batch_count", "record_count"])
     return sum(segments.column("batch_count").to_pylist()), sum(segments.column("record_count").to_pylist())
+
+
+def write_inputs(spark, log_dir: str, out: str) -> tuple[int, int]:  # noqa: ANN001 (pyspark is not imported here)
+    """The input half of a headers-only scan: `run_scan` with the analysis (and the summary over its tables)
+    switched off, so the input tables are parsed and written exactly as a scan does; returns (batches, records)."""
+    from unittest import mock
+
+    from kforensics.spark import jobs
+
+    with mock.patch.object(jobs, "analyze", return_value={}), \
+            mock.patch.object(jobs, "summarize", lambda _spark, out: jobs.ScanSummary(out=out)):
+        jobs.run_scan(spark, [("broker-1", log_dir)], out, headers_only=True)
+    return _written_counts(out)
 
 
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
@@ -250,8 +249,6 @@ def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
 
 def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int) -> tuple[dict, dict]:
     """The `kforensics scan` command, handed to the server: its wall time, and the server's peak RSS meanwhile."""
-    import pyarrow.parquet as pq
-
     out = root.parent / f"out-server-{mode}"
     cmd = [sys.executable, "-m", "kforensics", "scan", str(root / "broker-1"), "--json", "--out", str(out)]
     with _peak_rss(server_pid) as peaks:
@@ -261,9 +258,8 @@ def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int) -> t
         wall = time.perf_counter() - t
     if proc.returncode not in (0, 1) or "scanning on the kforensics server" not in proc.stderr:
         raise SystemExit(f"the scan did not run on the server (exit {proc.returncode}): {proc.stderr[-2000:]}")
-    segments = pq.read_table(out / "segments", columns=["batch_count", "record_count"])
-    return ({"session_s": None, "job_s": wall, "batches": sum(segments.column("batch_count").to_pylist()),
-             "records": sum(segments.column("record_count").to_pylist())}, peaks)
+    batches, records = _written_counts(out)
+    return {"session_s": None, "job_s": wall, "batches": batches, "records": records}, peaks
 
 
 def main() -> None:
@@ -308,7 +304,7 @@ def main() -> None:
             # the child calls run_scan in its own session: it never reaches the server
             result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
             total = result["session_s"] + result["job_s"]
-            label = "headers-only inputs, no analysis" if mode == "inputs-only" else mode
+            label = {"inputs-only": "headers-only inputs, no analysis"}.get(mode, mode)
             label = f"{label} + archive" if args.warmup and mode != "parser" else label
             rows.append((scale, label, size, result, peaks, total))
             print(f"x{scale} {mode}: {total:.1f}s", file=sys.stderr)
