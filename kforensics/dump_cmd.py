@@ -138,7 +138,10 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
     state = DumpState()
     try:
         for path in files:
-            dump_file(path, file_type, opts, out, state)
+            if path.is_dir():
+                dump_dir(path, file_type, opts, out, state)
+            else:
+                dump_file(path, file_type, opts, out, state)
         if not as_json:
             _print_trailing_reports(state, out)
         sys.stdout.flush()
@@ -148,13 +151,79 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
     sys.exit(state.exit_code)
 
 
+def partition_dir_files(path: Path) -> tuple[list[Path], list[Finding]] | None:
+    """A partition directory's files in the order an operator reads them: each segment's .log, then its
+    .index, .timeindex and .txnindex, by base offset; then producer snapshots, KRaft metadata snapshots,
+    leader-epoch-checkpoint, partition.metadata and quorum-state. None when `path` is not a partition directory
+    (not named `<topic>-<partition>`, or holding partition directories or broker files: a broker log dir)."""
+    from kforensics.parsers.log_dir import parse_partition_dir_name, scan_partition_dir
+
+    parsed = parse_partition_dir_name(path.name)
+    if parsed is None or _is_log_dir(path):
+        return None
+    part, findings = scan_partition_dir(str(path), *parsed)
+    ordered = [f for seg in part.segments for f in (seg.log, seg.index, seg.timeindex, seg.txnindex) if f]
+    ordered += [*part.snapshots, *part.metadata_snapshots]
+    ordered += [f for f in (part.leader_epoch_checkpoint, part.partition_metadata, part.quorum_state) if f]
+    return [Path(f) for f in ordered], findings
+
+
+def _is_log_dir(path: Path) -> bool:
+    """Does `path` hold what a broker log dir holds (partition directories, meta.properties, the checkpoints)?"""
+    from kforensics.parsers.log_dir import BROKER_FILES, parse_partition_dir_name
+
+    with os.scandir(path) as entries:
+        return any((e.is_dir() and parse_partition_dir_name(e.name)) or e.name in BROKER_FILES for e in entries)
+
+
+def dump_dir(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    """Dump a partition directory's files in offset order; any other directory is named for what it is."""
+    try:
+        listed = partition_dir_files(path)
+        log_dir = listed is None and _is_log_dir(path)
+    except OSError as exc:
+        state.unreadable = True
+        _report(Finding("unreadable_file", str(path), None, f"cannot list {path}: {exc.strerror or exc}"), out, state)
+        return
+    if listed is None:
+        what = ("a broker log dir, not a partition directory: dump one of its <topic>-<partition> directories or "
+                "files, or scan it with `kforensics scan`" if log_dir else
+                "a directory, not a partition directory (<topic>-<partition>) or a file")
+        state.unreadable = True
+        _report(Finding("unreadable_file", str(path), None, f"{path} is {what}"), out, state)
+        return
+    files, findings = listed
+    for finding in findings:
+        _report(finding, out, state)
+    for file in files:
+        dump_file(file, file_type, opts, out, state)
+
+
+def _what_it_is(path: Path) -> str:
+    """What a path that is not a readable regular file is, in a few words."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    for test, name in ((stat.S_ISFIFO, "a named pipe (FIFO), not a regular file"),
+                       (stat.S_ISSOCK, "a socket, not a regular file"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device, not a regular file")):
+        if test(mode):
+            return name
+    return "not readable (permission denied)" if stat.S_ISREG(mode) else "not a regular file"
+
+
 def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
     """Dump one file of any known type; unreadable or unknown files are reported, never raised."""
     out.line(f"Dumping {path}")
     kind = file_type or detect_type(path)
     if not path.is_file() or not os.access(path, os.R_OK):
         state.unreadable = True
-        _report(Finding("unreadable_file", str(path), None, f"cannot read {path}: no such readable file"), out, state)
+        _report(Finding("unreadable_file", str(path), None, f"cannot read {path}: {_what_it_is(path)}"), out, state)
         return
     if kind is None:
         state.unreadable = True

@@ -20,6 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+#: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
+GENERATOR = "kforensics report"
 #: Per-partition timelines drawn at most (partitions with findings first).
 DEFAULT_MAX_PLOTS = 40
 #: Batches plotted per partition at most (evenly thinned beyond that).
@@ -56,9 +58,11 @@ class Report:
 
 
 def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
-    """Everything the report shows, from the tables under OUT (small tables whole, batches per partition)."""
-    if not os.path.isdir(os.path.join(out, "findings")):
-        raise FileNotFoundError(f"{out} holds no `findings` table: is it the --out of a kforensics scan?")
+    """Everything the report shows, from the tables under OUT (small tables whole, batches per partition).
+    Raises scan_output.OutputError when OUT is not the output of a completed scan."""
+    from kforensics import scan_output
+
+    scan_output.require_complete(out)
     r = Report(out=out)
     segments = _read(out, "segments", ["broker", "topic", "partition", "batch_count", "record_count", "size"])
     txns = _read(out, "transactions")
@@ -233,7 +237,7 @@ def render_html(report: Report, path: str) -> None:
     matplotlib.use("Agg")
     parts: list[str] = []
     w = parts.append
-    w("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>")
+    w(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='generator' content='{GENERATOR}'>")
     w(f"<title>kforensics report — {html.escape(report.out)}</title><style>{CSS}</style></head><body>")
     w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html.escape(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
@@ -305,8 +309,25 @@ def render_html(report: Report, path: str) -> None:
         if p["plotted"]:
             w(_timeline_figure(report.out, p, report.findings))
     w("</body></html>\n")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("".join(parts))
+    # a whole file or none: written beside the target, then renamed over it
+    partial = f"{path}.{os.getpid()}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as fh:
+            fh.write("".join(parts))
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+
+
+def is_report(path: str) -> bool:
+    """Is the file at `path` an HTML report kforensics wrote (its generator tag in the first few KB)?"""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return f"<meta name='generator' content='{GENERATOR}'>".encode() in head
 
 
 def _cell(column: str, value: Any) -> str:

@@ -5,13 +5,15 @@ pyspark is imported only when a scan runs; reports over an existing OUT read its
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -42,56 +44,115 @@ def _check_inputs(inputs: list[tuple[str, str]], out: str | None) -> None:
         raise click.BadParameter("two inputs have the same broker label; name them NAME=DIR", param_hint="DIR")
 
 
-def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_only: bool, topic: str | None,
-                 txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50,
-                 spark_conf: dict[str, str] | None = None) -> Any:
-    """Run the scan on the `kforensics serve` server of this user if one runs (and neither --master nor --conf
-    asks for a session of its own), else in a Spark session started here (embedded unless --master); returns the
-    ScanSummary."""
-    inputs = _inputs(dirs)
-    _check_inputs(inputs, out)
+def _scan_options(headers_only: bool, topic: str | None, txn_timeout: int,
+                  transaction_state_partitions: int) -> dict[str, Any]:
+    return {"headers_only": headers_only, "topic_glob": topic, "txn_timeout_ms": txn_timeout,
+            "transaction_state_partitions": transaction_state_partitions}
+
+
+def spark_log_path(out: str | None) -> str:
+    """Where an embedded session's JVM log goes: OUT/_kforensics-spark.log for a local OUT, else a file in the
+    cache dir."""
+    from kforensics import scan_output
+    from kforensics.paths import log_dir
+
+    if out is not None and "://" not in out:
+        return os.path.join(out, scan_output.SPARK_LOG)
+    return str(log_dir() / f"spark-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log")
+
+
+def verbose_spark(verbose: bool) -> bool:
+    """Spark's log on stderr (--verbose or KFORENSICS_VERBOSE=1) instead of in a log file."""
+    return verbose or os.environ.get("KFORENSICS_VERBOSE", "").lower() in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the block runs, so that it unwinds as Ctrl-C does (cleanup runs;
+    a scan's manifest stays `completed: false`)."""
+    def on_sigterm(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _progress_bar(show_progress: bool) -> tuple[Any, Callable[[int, int], None]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("Spark tasks"),
                    TimeElapsedColumn(), transient=True, console=_console(stderr=True), disable=not show_progress)
-    with bar:
-        task = bar.add_task("scan", total=None)
+    task = bar.add_task("scan", total=None)
 
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total or None)
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total or None)
 
+    return bar, progress
+
+
+def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_only: bool, topic: str | None,
+                 txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50,
+                 spark_conf: dict[str, str] | None = None, verbose: bool = False) -> Any:
+    """Run the scan on the `kforensics serve` server of this user if one runs (and neither --master nor --conf
+    asks for a session of its own), else in a Spark session started here (embedded unless --master); returns the
+    ScanSummary. OUT is checked and prepared before Spark starts (usage error when it holds what kforensics did
+    not write); the session's JVM log goes to a file unless `verbose`."""
+    from kforensics import scan_output
+
+    inputs = _inputs(dirs)
+    _check_inputs(inputs, out)
+    options = _scan_options(headers_only, topic, txn_timeout, transaction_state_partitions)
+    with terminate_as_interrupt():
         if master is None and not spark_conf:
-            summary = _scan_on_server(inputs, out, headers_only, topic, txn_timeout, transaction_state_partitions,
-                                      progress, bar.console)
+            bar, progress = _progress_bar(show_progress)
+            with bar:
+                summary = _scan_on_server(inputs, out, options, progress, bar.console)
             if summary is not None:
                 return summary
+        log_file = None if verbose_spark(verbose) else spark_log_path(out)
+        try:
+            manifest = scan_output.prepare(out, inputs=inputs, options=options,
+                                           spark_log=log_file is not None and "://" not in out)
+        except scan_output.OutputError as exc:
+            raise click.BadParameter(str(exc), param_hint="--out") from exc
+        except OSError as exc:
+            raise click.BadParameter(f"cannot write {out}: {exc}", param_hint="--out") from exc
         from pyspark.sql import SparkSession
 
         from kforensics.spark.jobs import run_scan
         from kforensics.spark.session import build_session
 
         already_running = SparkSession.getActiveSession() is not None
-        spark = build_session(master, **(spark_conf or {}))
+        spark = build_session(master, log_file=log_file, **(spark_conf or {}))
+        bar, progress = _progress_bar(show_progress)
         try:
-            return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
-                            transaction_state_partitions=transaction_state_partitions,
-                            progress=progress if show_progress else None)
+            with bar:
+                return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic,
+                                txn_timeout_ms=txn_timeout, transaction_state_partitions=transaction_state_partitions,
+                                progress=progress if show_progress else None, manifest=manifest)
+        except (FileNotFoundError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            where = f"; Spark's log: {log_file}" if log_file else ""
+            raise click.ClickException(f"the scan failed: {first_line}{where}") from exc
         finally:
             if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
                 spark.stop()
 
 
-def _scan_on_server(inputs: list[tuple[str, str]], out: str, headers_only: bool, topic: str | None, txn_timeout: int,
-                    transaction_state_partitions: int, progress: Callable[[int, int], None], console: Any) -> Any:
+def _scan_on_server(inputs: list[tuple[str, str]], out: str, options: dict[str, Any],
+                    progress: Callable[[int, int], None], console: Any) -> Any:
     """The ScanSummary of the scan the running server did, or None when no usable server runs."""
     from kforensics.server import ServerError, scan_on_server
 
     def absolute(path: str) -> str:
         return path if "://" in path else os.path.abspath(path)
 
-    request = {"inputs": [[label, absolute(path)] for label, path in inputs], "out": absolute(out),
-               "headers_only": headers_only, "topic_glob": topic, "txn_timeout_ms": txn_timeout,
-               "transaction_state_partitions": transaction_state_partitions}
+    request = {"inputs": [[label, absolute(path)] for label, path in inputs], "out": absolute(out), **options}
     try:
         summary = scan_on_server(request, progress=progress, note=lambda message: console.print(message, style="dim"))
     except ServerError as exc:
@@ -121,18 +182,14 @@ def _finding_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(out: str, table: str) -> list[dict[str, Any]]:
-    """A table's rows, file by file: pyarrow.parquet.ParquetFile, because read_table goes through
-    pyarrow.dataset, whose import pulls in pandas (0.6 s of a ~13 s scan on a warm server)."""
-    import pyarrow.parquet as pq
+    """A table of a completed scan (usage error, exit code 2, when OUT is not one)."""
+    from kforensics import scan_output
 
-    path = os.path.join(out, table)
-    if not os.path.isdir(path):
-        raise click.ClickException(f"{out} holds no `{table}` table: is it the --out of a kforensics scan?")
-    rows: list[dict[str, Any]] = []
-    for name in sorted(os.listdir(path)):
-        if name.endswith(".parquet") and not name.startswith(("_", ".")):  # not Spark's _SUCCESS and .crc files
-            rows += pq.ParquetFile(os.path.join(path, name)).read().to_pylist()
-    return rows
+    try:
+        scan_output.require_complete(out)
+        return scan_output.read_table(out, table)
+    except scan_output.OutputError as exc:
+        raise click.BadParameter(str(exc), param_hint="OUT") from exc
 
 
 def _print_json_lines(rows: list[dict[str, Any]]) -> None:
@@ -205,12 +262,18 @@ def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
                    "exist, to tell which are missing from the input).")
 @click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE", callback=lambda _ctx, _param, value:
               _spark_conf(value), help="A Spark property for this scan, as spark-submit's --conf (repeatable).")
+@click.option("--verbose", is_flag=True, help="Spark's and the JVM's log on stderr instead of in OUT/_kforensics-spark.log "
+                                              "(also KFORENSICS_VERBOSE=1).")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str]) -> None:
+         txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str], verbose: bool) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
     KFORENSICS_SERVER=off), else in an embedded Spark session.
+
+    OUT must be absent, empty or an earlier scan's output (its `_kforensics.json` manifest): only what that
+    scan wrote is replaced, and nothing else in OUT is ever deleted. The manifest says `completed: true` only
+    once every table is written.
 
     \b
     Exit codes: 0 no warning or error finding, 1 findings, 2 usage error or unreadable input.
@@ -224,7 +287,8 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
     try:
         summary = run_scan_cli(dirs, out, master, headers_only, topic, txn_timeout,
                                show_progress=sys.stderr.isatty() and not as_json,
-                               transaction_state_partitions=transaction_state_partitions, spark_conf=spark_conf)
+                               transaction_state_partitions=transaction_state_partitions, spark_conf=spark_conf,
+                               verbose=verbose)
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     findings = [_finding_json(r) for r in _read(out, "findings")]
@@ -238,7 +302,9 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
 @click.command("warmup")
 @click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR...")
 @click.option("--topic", help="Only topics matching this glob (a few partitions are enough).")
-def warmup(dirs: tuple[str, ...], topic: str | None) -> None:
+@click.option("--verbose", is_flag=True, help="Spark's and the JVM's log on stderr instead of in a log file in the "
+                                              "cache dir (also KFORENSICS_VERBOSE=1).")
+def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
     """Record the embedded Spark JVM's classes once, so that later local Spark commands start faster.
 
     Scans DIR (headers-only, then in full; the tables go to a temporary folder that is deleted) in a JVM that
@@ -256,12 +322,15 @@ def warmup(dirs: tuple[str, ...], topic: str | None) -> None:
 
     inputs = _inputs(dirs)
     _check_inputs(inputs, None)
+    log_file = None if verbose_spark(verbose) else spark_log_path(None)
     try:
-        info = record(lambda spark: warm_up(spark, inputs, topic_glob=topic), LOCAL_JAVA_OPTIONS)
+        with terminate_as_interrupt():
+            info = record(lambda spark: warm_up(spark, inputs, topic_glob=topic), LOCAL_JAVA_OPTIONS,
+                          log_file=log_file)
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     except RuntimeError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(str(exc) + (f"; Spark's log: {log_file}" if log_file else "")) from exc
     click.echo(f"recorded {info['size'] / 1e6:,.0f} MB of class data in {info['seconds']:.0f} s: {info['path']}")
 
 
@@ -276,8 +345,10 @@ def warmup(dirs: tuple[str, ...], topic: str | None) -> None:
 @click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE", callback=lambda _ctx, _param, value:
               _spark_conf(value), help="A Spark property of the server's session (repeatable).")
 @click.option("--stop", is_flag=True, help="Ask the running server to exit (after its current scan) and return.")
+@click.option("--verbose", is_flag=True, help="Spark's and the JVM's log on stderr instead of in a log file in the "
+                                              "cache dir (also KFORENSICS_VERBOSE=1).")
 def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None, spark_conf: dict[str, str],
-          stop: bool) -> None:
+          stop: bool, verbose: bool) -> None:
     """Keep one embedded Spark session warm for this user's scans.
 
     While it runs, `kforensics scan` and the reports that scan a log dir hand their scan to it instead of
@@ -313,7 +384,8 @@ def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None
 
     try:
         run_server(path, idle_timeout_s=idle_timeout * 60 or None, warm=warm, conf=spark_conf, log=log,
-                   ready=lambda: log(f"listening on {path} (pid {os.getpid()})"))
+                   ready=lambda: log(f"listening on {path} (pid {os.getpid()})"),
+                   spark_log=None if verbose_spark(verbose) else spark_log_path(None))
     except ServerRunning as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
@@ -322,13 +394,22 @@ def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None
 
 # --- reports over a finished scan -----------------------------------------------------------------
 
-def _source(source: tuple[str, ...]) -> str:
-    """An OUT dir of a finished scan, or log dirs to scan first (into a temporary OUT)."""
-    if len(source) == 1 and os.path.isdir(os.path.join(source[0], "findings")):
-        return source[0]
-    out = tempfile.mkdtemp(prefix="kforensics-out-")
-    run_scan_cli(source, out, None, False, None, 900_000, show_progress=sys.stderr.isatty())
-    return out
+@contextlib.contextmanager
+def _source(source: tuple[str, ...]) -> Iterator[str]:
+    """The OUT of a completed scan, or log dirs scanned first into a temporary OUT that is deleted afterwards."""
+    from kforensics import scan_output
+
+    if len(source) == 1 and "=" not in source[0] and os.path.isdir(source[0]) \
+            and scan_output.is_scan_output(source[0]):
+        try:
+            scan_output.require_complete(source[0])
+        except scan_output.OutputError as exc:
+            raise click.BadParameter(str(exc), param_hint="OUT") from exc
+        yield source[0]
+        return
+    with tempfile.TemporaryDirectory(prefix="kforensics-out-") as out:
+        run_scan_cli(source, out, None, False, None, 900_000, show_progress=sys.stderr.isatty())
+        yield out
 
 
 def _filter(rows: list[dict[str, Any]], topic: str | None, partition: int | None, pid: int | None) -> list[dict]:
@@ -371,13 +452,13 @@ def gaps(source: tuple[str, ...], as_json: bool, topic: str | None, partition: i
     \b
     Example: kforensics gaps ./kforensics-out --topic orders --json
     """
-    out = _source(source)
-    rows = _filter([_finding_json(r) for r in _read(out, "findings") if r["kind"] in GAP_KINDS], topic, partition, pid)
-    if as_json:
-        _print_json_lines(rows)
-    else:
-        _table(rows, ["kind", "broker", "topic", "partition", "producer_id", "producer_epoch", "offset",
-                      "expected_sequence", "found_sequence", "gap_size", "size_class", "message"], "sequence problems")
+    with _source(source) as out:
+        rows = _filter([_finding_json(r) for r in _read(out, "findings") if r["kind"] in GAP_KINDS], topic, partition, pid)
+        if as_json:
+            _print_json_lines(rows)
+        else:
+            _table(rows, ["kind", "broker", "topic", "partition", "producer_id", "producer_epoch", "offset",
+                          "expected_sequence", "found_sequence", "gap_size", "size_class", "message"], "sequence problems")
 
 
 TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "transactional_id", "first_offset",
@@ -395,34 +476,34 @@ def txns(source: tuple[str, ...], as_json: bool, topic: str | None, partition: i
     \b
     Example: kforensics txns ./kforensics-out --pid 2001
     """
-    out = _source(source)
-    rows = _filter(_read(out, "transactions"), topic, partition, pid)
-    rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["first_offset"] if r["first_offset"] is not None
-                             else r["marker_offset"]))
-    lines = [{k: r.get(k) for k in TXN_FIELDS} for r in rows]
-    if as_json:
-        _print_json_lines(lines)
-        return
-    stats: dict[str, list[dict]] = {}
-    for r in lines:
-        outcome = "EMPTY" if r["outcome"] != "OPEN" and not r["batch_count"] else r["outcome"]
-        stats.setdefault(outcome, []).append(r)
-    summary = []
-    for outcome, group in sorted(stats.items()):
-        sizes = sorted(r["record_count"] or 0 for r in group)
-        durations = sorted(r["duration_ms"] for r in group if r["duration_ms"] is not None)
-        summary.append({"outcome": outcome, "count": len(group), "records_total": sum(sizes),
-                        "records_median": sizes[len(sizes) // 2] if sizes else None,
-                        "records_max": sizes[-1] if sizes else None,
-                        "duration_ms_median": durations[len(durations) // 2] if durations else None,
-                        "duration_ms_max": durations[-1] if durations else None})
-    _table(summary, ["outcome", "count", "records_total", "records_median", "records_max", "duration_ms_median",
-                     "duration_ms_max"], "transactions by outcome")
-    ranked = sorted((r for r in lines if r["duration_ms"] is not None), key=lambda r: -r["duration_ms"])[:longest]
-    _table(ranked, list(TXN_FIELDS), f"longest {longest} transactions")
-    open_ones = [r for r in lines if r["outcome"] == "OPEN"]
-    if open_ones:
-        _table(open_ones, list(TXN_FIELDS), "open transactions")
+    with _source(source) as out:
+        rows = _filter(_read(out, "transactions"), topic, partition, pid)
+        rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["first_offset"] if r["first_offset"] is not None
+                                 else r["marker_offset"]))
+        lines = [{k: r.get(k) for k in TXN_FIELDS} for r in rows]
+        if as_json:
+            _print_json_lines(lines)
+            return
+        stats: dict[str, list[dict]] = {}
+        for r in lines:
+            outcome = "EMPTY" if r["outcome"] != "OPEN" and not r["batch_count"] else r["outcome"]
+            stats.setdefault(outcome, []).append(r)
+        summary = []
+        for outcome, group in sorted(stats.items()):
+            sizes = sorted(r["record_count"] or 0 for r in group)
+            durations = sorted(r["duration_ms"] for r in group if r["duration_ms"] is not None)
+            summary.append({"outcome": outcome, "count": len(group), "records_total": sum(sizes),
+                            "records_median": sizes[len(sizes) // 2] if sizes else None,
+                            "records_max": sizes[-1] if sizes else None,
+                            "duration_ms_median": durations[len(durations) // 2] if durations else None,
+                            "duration_ms_max": durations[-1] if durations else None})
+        _table(summary, ["outcome", "count", "records_total", "records_median", "records_max", "duration_ms_median",
+                         "duration_ms_max"], "transactions by outcome")
+        ranked = sorted((r for r in lines if r["duration_ms"] is not None), key=lambda r: -r["duration_ms"])[:longest]
+        _table(ranked, list(TXN_FIELDS), f"longest {longest} transactions")
+        open_ones = [r for r in lines if r["outcome"] == "OPEN"]
+        if open_ones:
+            _table(open_ones, list(TXN_FIELDS), "open transactions")
 
 
 @click.command("lso")
@@ -435,28 +516,28 @@ def lso(source: tuple[str, ...], as_json: bool, topic: str | None, partition: in
     \b
     Example: kforensics lso ./kforensics-out --progression --topic payments
     """
-    out = _source(source)
-    if progression:
-        rows = _filter(_read(out, "lso_changes"), topic, partition, None)
-        rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["offset"]))
-        lines = [{k: r[k] for k in ("broker", "topic", "partition", "offset", "last_stable_offset",
-                                    "held_by_producer_id")} for r in rows
-                 if pid is None or r["held_by_producer_id"] == pid]
-        columns = ["broker", "topic", "partition", "offset", "last_stable_offset", "held_by_producer_id"]
-        title = "LSO change points"
-    else:
-        rows = _filter(_read(out, "lso"), topic, partition, None)
-        rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"]))
-        lines = [{k: r[k] for k in ("broker", "topic", "partition", "last_stable_offset", "high_watermark",
-                                    "log_end_offset", "held_by_producer_id", "stuck")} for r in rows
-                 if pid is None or r["held_by_producer_id"] == pid]
-        columns = ["broker", "topic", "partition", "last_stable_offset", "high_watermark", "log_end_offset",
-                   "held_by_producer_id", "stuck"]
-        title = "last stable offset"
-    if as_json:
-        _print_json_lines(lines)
-    else:
-        _table(lines, columns, title)
+    with _source(source) as out:
+        if progression:
+            rows = _filter(_read(out, "lso_changes"), topic, partition, None)
+            rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["offset"]))
+            lines = [{k: r[k] for k in ("broker", "topic", "partition", "offset", "last_stable_offset",
+                                        "held_by_producer_id")} for r in rows
+                     if pid is None or r["held_by_producer_id"] == pid]
+            columns = ["broker", "topic", "partition", "offset", "last_stable_offset", "held_by_producer_id"]
+            title = "LSO change points"
+        else:
+            rows = _filter(_read(out, "lso"), topic, partition, None)
+            rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"]))
+            lines = [{k: r[k] for k in ("broker", "topic", "partition", "last_stable_offset", "high_watermark",
+                                        "log_end_offset", "held_by_producer_id", "stuck")} for r in rows
+                     if pid is None or r["held_by_producer_id"] == pid]
+            columns = ["broker", "topic", "partition", "last_stable_offset", "high_watermark", "log_end_offset",
+                       "held_by_producer_id", "stuck"]
+            title = "last stable offset"
+        if as_json:
+            _print_json_lines(lines)
+        else:
+            _table(lines, columns, title)
 
 
 PRODUCER_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "first_offset", "last_offset",
@@ -473,38 +554,47 @@ def producers(source: tuple[str, ...], as_json: bool, topic: str | None, partiti
     \b
     Example: kforensics producers ./kforensics-out --topic orders
     """
-    out = _source(source)
-    rows = _filter(_read(out, "producers"), topic, partition, pid)
-    rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["producer_id"], r["producer_epoch"]))
-    lines = [{k: r.get(k) for k in PRODUCER_FIELDS} for r in rows]
-    if as_json:
-        _print_json_lines(lines)
-    else:
-        _table(lines, list(PRODUCER_FIELDS), "producers")
+    with _source(source) as out:
+        rows = _filter(_read(out, "producers"), topic, partition, pid)
+        rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["producer_id"], r["producer_epoch"]))
+        lines = [{k: r.get(k) for k in PRODUCER_FIELDS} for r in rows]
+        if as_json:
+            _print_json_lines(lines)
+        else:
+            _table(lines, list(PRODUCER_FIELDS), "producers")
 
 
 @click.command("report")
 @click.argument("out", metavar="OUT")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="Write one self-contained HTML file (plots inline, nothing fetched) instead of printing tables.")
+@click.option("--force", is_flag=True, help="Replace --html FILE even when it is not an earlier kforensics report.")
 @click.option("--max-plots", type=click.IntRange(min=0), default=40, show_default=True,
               help="Partition timelines to draw (partitions with findings first).")
-def report(out: str, html_file: str | None, max_plots: int) -> None:
+def report(out: str, html_file: str | None, force: bool, max_plots: int) -> None:
     """The scan under OUT as an incident-review report: summary, findings by kind and partition, replicas,
     the transaction coordinator, consumer offsets and per-partition timelines.
 
+    --html FILE replaces an existing FILE only when it is an earlier kforensics report (or with --force), and
+    writes it whole or not at all.
+
     \b
-    Exit codes: 0 no warning or error finding, 1 findings, 2 usage error or no scan under OUT.
+    Exit codes: 0 no warning or error finding, 1 findings, 2 usage error, no completed scan under OUT, or an
+    --html FILE that is not an earlier report.
     \b
     Examples:
       kforensics report ./kforensics-out
       kforensics report ./kforensics-out --html incident.html
     """
-    from kforensics.report import load_report, render_html, render_terminal
+    from kforensics import scan_output
+    from kforensics.report import is_report, load_report, render_html, render_terminal
 
+    if html_file and os.path.lexists(html_file) and not force and not is_report(html_file):
+        raise click.BadParameter(f"{html_file} exists and is not a kforensics report: kforensics does not write over "
+                                 "it. Choose another file, or pass --force to replace it", param_hint="--html")
     try:
         loaded = load_report(out, max_plots=max_plots)
-    except FileNotFoundError as exc:
+    except scan_output.OutputError as exc:
         raise click.BadParameter(str(exc), param_hint="OUT") from exc
     if html_file:
         render_html(loaded, html_file)

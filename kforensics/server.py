@@ -57,7 +57,7 @@ class ServerError(Exception):
 
 
 def socket_path() -> str:
-    from kforensics.spark.jvm_archive import cache_dir  # light: no pyspark
+    from kforensics.paths import cache_dir
 
     return os.environ.get(SOCKET_ENV) or str(cache_dir() / "server.sock")
 
@@ -277,6 +277,7 @@ class Server:
             return False
 
     def _scan(self, conn: socket.socket, request: dict[str, Any]) -> None:
+        from kforensics.scan_output import OutputError
         from kforensics.spark.jobs import run_scan
 
         if not self.scan_lock.acquire(blocking=False):
@@ -306,7 +307,7 @@ class Server:
                                    txn_timeout_ms=int(request["txn_timeout_ms"]),
                                    transaction_state_partitions=int(request["transaction_state_partitions"]),
                                    progress=progress)
-            except FileNotFoundError as exc:
+            except (FileNotFoundError, OutputError) as exc:
                 _send(conn, {"error": str(exc), "usage": True})
                 return
             except Exception as exc:  # noqa: BLE001 - reported to the client; the server keeps serving
@@ -327,7 +328,7 @@ class Server:
 
 
 def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]], conf: dict[str, str],
-          log: Callable[[str], None], ready: Callable[[], None] = lambda: None) -> None:
+          log: Callable[[str], None], ready: Callable[[], None] = lambda: None, spark_log: str | None = None) -> None:
     """Start the session, warm it on `warm` (headers-only and full scans into a temporary folder), serve until
     stopped, idle for `idle_timeout_s`, or signalled (SIGTERM, SIGINT). Raises ServerRunning or OSError when the
     socket cannot be bound."""
@@ -343,7 +344,9 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
         from kforensics.spark.session import build_session
 
         started = time.monotonic()
-        spark = build_session(None, "kforensics-server", **conf)
+        spark = build_session(None, "kforensics-server", log_file=spark_log, **conf)
+        if spark_log:
+            log(f"Spark's log: {spark_log}")
         spark.range(1).count()
         log(f"session started in {time.monotonic() - started:.1f} s")
         if warm:

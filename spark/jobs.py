@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kforensics import scan_output
 from kforensics.parsers.log_dir import parse_inputs
 from kforensics.spark.analysis import analyze
 from kforensics.spark.coordinator import DEFAULT_TRANSACTION_STATE_PARTITIONS
@@ -34,11 +35,7 @@ from kforensics.spark.read import local_path, read_tables
 from kforensics.spark.summary import ScanSummary
 from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
 
-#: Parquet tables written under OUT (name -> analysis or input table).
-OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
-                 "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
-                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets", "findings")
-
+OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 
 WRITE_THREADS = 4
 
@@ -93,9 +90,18 @@ def _progress_thread(spark: SparkSession, callback: Callable[[int, int], None]) 
 def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, headers_only: bool = False,
              topic_glob: str | None = None, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
              transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
-             progress: Callable[[int, int], None] | None = None) -> ScanSummary:
-    """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`."""
+             progress: Callable[[int, int], None] | None = None,
+             manifest: scan_output.Manifest | None = None) -> ScanSummary:
+    """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`.
+
+    OUT is prepared by `scan_output.prepare` (raises `scan_output.OutputError` when OUT holds anything else than
+    an earlier scan's output) unless the caller passes the manifest it prepared; the manifest is marked completed
+    only once every table is written, so an interrupted or failed scan never leaves an OUT that looks complete."""
     started = time.perf_counter()
+    if manifest is None:
+        manifest = scan_output.prepare(out, inputs=inputs, options={
+            "headers_only": headers_only, "topic_glob": topic_glob, "txn_timeout_ms": txn_timeout_ms,
+            "transaction_state_partitions": transaction_state_partitions})
     ship_package(spark)
     finish = _progress_thread(spark, progress) if progress else None
     try:
@@ -109,7 +115,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
             if name == "findings":
                 # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
                 df = df.repartition(1).sortWithinPartitions("broker", "topic", "partition", "offset", "kind")
-            df.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{name}")
+            # errorifexists: `scan_output.prepare` removed the earlier scan's tables; anything there now is not ours
+            df.write.mode("errorifexists").parquet(f"{out.rstrip('/')}/{name}")
 
         # The first write fills the parse pass's cache. Every other table is a small job whose scheduling
         # latency dominates, so they run side by side (Spark schedules jobs from several threads): the input
@@ -126,6 +133,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
                         for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]
             for future in futures:
                 future.result()
+        scan_output.complete(out, manifest)
         summary = summarize(spark, out)
     finally:
         spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]  # the first write ran on this thread

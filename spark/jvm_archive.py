@@ -27,15 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-CACHE_ENV = "KFORENSICS_CACHE_DIR"
-
-
-def cache_dir() -> Path:
-    """$KFORENSICS_CACHE_DIR, else $XDG_CACHE_HOME/kforensics, else ~/.cache/kforensics."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kforensics"
+from kforensics.paths import CACHE_ENV, cache_dir  # noqa: F401 - CACHE_ENV is part of this module's interface
 
 
 def _spark_home() -> Path | None:
@@ -104,7 +96,8 @@ def _maps(java: str, args: list[str], classpath: str, archive: Path) -> bool:
             return False
 
 
-def record(run: Callable[[Any], None], java_options: str, *, timeout_s: float = 900) -> dict[str, Any]:
+def record(run: Callable[[Any], None], java_options: str, *, timeout_s: float = 900,
+           log_file: str | None = None) -> dict[str, Any]:
     """Start a local session whose JVM records its classes, call `run(spark)`, stop the JVM, check the archive
     and install it. Returns what the sidecar file says (path, size, seconds). Raises RuntimeError when no
     archive could be recorded; the session's JVM must be the first of this process."""
@@ -120,7 +113,7 @@ def record(run: Callable[[Any], None], java_options: str, *, timeout_s: float = 
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(f"{final.name}.{os.getpid()}.partial")
     started = time.perf_counter()
-    spark = build_session(None, **{"spark.driver.extraJavaOptions":
+    spark = build_session(None, log_file=log_file, **{"spark.driver.extraJavaOptions":
                                    f"{java_options} {_option('-XX:ArchiveClassesAtExit', partial)}"
                                    # a line per class it cannot archive (generated, signed jar) otherwise
                                    " -Xlog:cds*=off:stderr"})

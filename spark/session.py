@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from kforensics.spark.jvm_archive import with_archive
@@ -44,27 +45,50 @@ def _local_defaults() -> dict[str, str]:
     }
 
 
-def build_session(master: str | None = None, app_name: str = "kforensics", **conf: str) -> SparkSession:
+def build_session(master: str | None = None, app_name: str = "kforensics", *, log_file: str | None = None,
+                  **conf: str) -> SparkSession:
     """Create (or return the running) SparkSession.
 
     Workers must run the same interpreter as the driver, so PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON
-    default to this one; Arrow is switched on for the parse-at-the-edge path.
+    default to this one; Arrow is switched on for the parse-at-the-edge path. With `log_file`, the JVM this
+    call starts writes everything it prints (Spark's log, the JVM's warnings, the Python workers' stderr) to that
+    file instead of the operator's terminal; a session that is already running keeps its own streams.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     resolved_master = master or os.environ.get("KFORENSICS_SPARK_MASTER", DEFAULT_MASTER)
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(resolved_master)
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-    )
+    settings = {
+        "spark.master": resolved_master,
+        "spark.app.name": app_name,
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+    }
     if resolved_master.startswith("local"):
-        conf = {**_local_defaults(), **conf}  # a property the caller passes wins
-    for key, value in conf.items():
+        settings.update(_local_defaults())
+    settings.update(conf)  # a property the caller passes wins
+    logging_to_file = log_file is not None and SparkContext._active_spark_context is None \
+        and SparkContext._gateway is None
+    if logging_to_file:
+        _start_jvm_logging_to(log_file, settings)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    session.sparkContext.setLogLevel("WARN" if logging_to_file else "ERROR")
     return session
+
+
+def _start_jvm_logging_to(log_file: str, settings: dict[str, str]) -> None:
+    """Launch the driver JVM with its stdout and stderr on `log_file` (appended), and start the SparkContext on it.
+
+    pyspark's launcher lets the JVM inherit the terminal; Spark's default log4j profile, the JVM's warnings and
+    the launcher script all print there, before any log level can be set."""
+    from pyspark import SparkConf
+    from pyspark.java_gateway import launch_gateway
+
+    spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    with open(log_file, "ab") as log:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
+    SparkContext(conf=spark_conf, gateway=gateway)

@@ -1,0 +1,268 @@
+"""A scan's output folder (OUT): its tables, its manifest, and the rules that keep an operator's files safe.
+
+A scan writes OUT only when it is absent, empty, or the output of an earlier kforensics scan, recognised by the
+manifest `_kforensics.json` the scan writes there first. The manifest says `"completed": false` until every
+table is written; readers refuse an OUT whose scan did not complete. Replacing an earlier scan's output removes
+only what that scan wrote (the files its manifest lists; for an interrupted scan, Spark's output files in the
+table folders it named), and nothing at all when anything else would be in the way.
+
+No Spark here: the CLI, the server and the Spark job all use it. Paths may be local or any URI pyarrow.fs
+understands.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from kforensics import __version__
+
+MANIFEST = "_kforensics.json"
+#: Spark's and the JVM's log of an embedded scan, when OUT is local.
+SPARK_LOG = "_kforensics-spark.log"
+MANIFEST_FORMAT = 1
+
+#: Parquet tables a scan writes under OUT, in the order they are listed to an operator.
+OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
+                 "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
+                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets", "findings")
+
+#: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
+_SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")
+
+
+class OutputError(Exception):
+    """OUT cannot be written or read as asked (a usage error: exit code 2). The message says why and what to do."""
+
+
+def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The filesystem and path of a local path or a URI (file://, s3://, hdfs://, ...)."""
+    if "://" in uri:
+        return pafs.FileSystem.from_uri(uri)
+    return pafs.LocalFileSystem(), os.path.abspath(uri)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass
+class Manifest:
+    """What `_kforensics.json` says about the scan that wrote OUT."""
+
+    inputs: list[list[str]]
+    options: dict[str, Any]
+    tables: list[str]
+    started_at: str = field(default_factory=_now)
+    ended_at: str | None = None
+    completed: bool = False
+    files: list[str] = field(default_factory=list)  # every file the scan wrote, relative to OUT (when completed)
+    spark_log: str | None = None
+    version: str = __version__
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": "kforensics", "format": MANIFEST_FORMAT, "version": self.version, "completed": self.completed,
+                "started_at": self.started_at, "ended_at": self.ended_at, "host": socket.gethostname(),
+                "inputs": self.inputs, "options": self.options, "tables": self.tables, "spark_log": self.spark_log,
+                "files": self.files}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        return cls(inputs=list(data.get("inputs") or []), options=dict(data.get("options") or {}),
+                   tables=[str(t) for t in data.get("tables") or []], started_at=str(data.get("started_at")),
+                   ended_at=data.get("ended_at"), completed=data.get("completed") is True,
+                   files=[str(f) for f in data.get("files") or []], spark_log=data.get("spark_log"),
+                   version=str(data.get("version")))
+
+
+def _join(base: str, *names: str) -> str:
+    return "/".join([base.rstrip("/"), *names])
+
+
+def read_manifest(out: str) -> Manifest | None:
+    """OUT's manifest; None when OUT has none. Raises OutputError when the file is there but is not ours."""
+    fs, root = filesystem(out)
+    path = _join(root, MANIFEST)
+    if fs.get_file_info(path).type != pafs.FileType.File:
+        return None
+    try:
+        with fs.open_input_stream(path) as stream:
+            data = json.loads(stream.read(1 << 20).decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise OutputError(f"{_join(out, MANIFEST)} cannot be read as a kforensics manifest ({exc}); kforensics "
+                          "leaves this folder alone: choose another --out") from exc
+    if not isinstance(data, dict) or data.get("tool") != "kforensics":
+        raise OutputError(f"{_join(out, MANIFEST)} was not written by kforensics; kforensics leaves this folder "
+                          "alone: choose another --out")
+    return Manifest.from_dict(data)
+
+
+def write_manifest(out: str, manifest: Manifest) -> None:
+    """Write the manifest (atomically on a local filesystem: a crash leaves the old one or the new one)."""
+    fs, root = filesystem(out)
+    text = json.dumps(manifest.to_dict(), indent=1).encode("utf-8")
+    final = _join(root, MANIFEST)
+    if isinstance(fs, pafs.LocalFileSystem):
+        partial = f"{final}.{os.getpid()}.partial"
+        with open(partial, "wb") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(partial, final)
+    else:
+        with fs.open_output_stream(final) as stream:
+            stream.write(text)
+
+
+def _entries(fs: pafs.FileSystem, path: str, recursive: bool = False) -> list[pafs.FileInfo]:
+    return fs.get_file_info(pafs.FileSelector(path, recursive=recursive))
+
+
+def _relative(root: str, path: str) -> str:
+    return path[len(root.rstrip("/")) + 1:]
+
+
+def _spark_output(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _SPARK_OUTPUT)
+
+
+def prepare(out: str, *, inputs: list[tuple[str, str]], options: dict[str, Any], spark_log: bool = False,
+            tables: tuple[str, ...] = OUTPUT_TABLES) -> Manifest:
+    """Make OUT ready for a new scan, or raise OutputError without having touched anything.
+
+    OUT must be absent, empty, or an earlier scan's output. The earlier scan's files are removed (only those),
+    and the new scan's manifest is written with `completed: false` before any table."""
+    fs, root = filesystem(out)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.File:
+        raise OutputError(f"--out {out} is a file, not a folder: choose a folder that is absent or empty")
+    doomed: list[str] = []  # files of the earlier scan, deleted only once everything is known to be in order
+    folders: list[str] = []
+    if info.type == pafs.FileType.Directory:
+        present = {_relative(root, e.path): e for e in _entries(fs, root)}
+        if present:
+            earlier = read_manifest(out)
+            if earlier is None:
+                raise OutputError(
+                    f"--out {out} is not empty and holds no {MANIFEST}, so it is not the output of a kforensics "
+                    "scan. kforensics never deletes or overwrites what it did not write: choose an absent or empty "
+                    "folder, or move its contents away.")
+            doomed, folders = _earlier_files(fs, root, out, earlier, present)
+            in_the_way = [name for name in (*tables, SPARK_LOG) if name in present
+                          and _join(root, name) not in folders and _join(root, name) not in doomed]
+            if in_the_way:
+                raise OutputError(f"--out {out} holds {', '.join(in_the_way)}, which the earlier kforensics scan "
+                                  "there did not write and this scan would write: move it away or choose another "
+                                  "--out")
+    for path in doomed:
+        fs.delete_file(path)
+    for folder in sorted(folders, key=len, reverse=True):
+        if not _entries(fs, folder, recursive=True):
+            fs.delete_dir(folder)
+    fs.create_dir(root, recursive=True)
+    manifest = Manifest(inputs=[[label, path] for label, path in inputs], options=options, tables=list(tables),
+                        spark_log=SPARK_LOG if spark_log else None)
+    write_manifest(out, manifest)
+    return manifest
+
+
+def _earlier_files(fs: pafs.FileSystem, root: str, out: str, earlier: Manifest,
+                   present: dict[str, pafs.FileInfo]) -> tuple[list[str], list[str]]:
+    """The files and folders an earlier scan wrote under OUT; OutputError when its table folders hold other files."""
+    doomed = [_join(root, MANIFEST)]
+    if earlier.spark_log and earlier.spark_log in present:
+        doomed.append(_join(root, earlier.spark_log))
+    written = set(earlier.files)
+    folders: list[str] = []
+    strangers: list[str] = []
+    for table in earlier.tables:
+        if table not in present:
+            continue
+        folder = _join(root, table)
+        if present[table].type != pafs.FileType.Directory:
+            strangers.append(table)
+            continue
+        folders.append(folder)
+        for entry in _entries(fs, folder, recursive=True):
+            rel = _relative(root, entry.path)
+            if entry.type == pafs.FileType.Directory:
+                folders.append(entry.path)
+                continue
+            ours = rel in written if earlier.completed else _spark_output(rel.split("/")[1]) or "/_temporary/" in rel
+            (doomed if ours else strangers).append(entry.path if ours else rel)
+    if strangers:
+        shown = ", ".join(strangers[:5]) + (f" and {len(strangers) - 5} more" if len(strangers) > 5 else "")
+        raise OutputError(f"--out {out} is an earlier kforensics scan's output, but {shown} was not written by it. "
+                          "kforensics never deletes what it did not write: move those files away or choose another "
+                          "--out")
+    return doomed, folders
+
+
+def complete(out: str, manifest: Manifest) -> Manifest:
+    """Mark OUT complete: list every file the scan wrote and write the manifest with `completed: true`."""
+    fs, root = filesystem(out)
+    files = []
+    for table in manifest.tables:
+        folder = _join(root, table)
+        if fs.get_file_info(folder).type == pafs.FileType.Directory:
+            files += sorted(_relative(root, e.path) for e in _entries(fs, folder, recursive=True)
+                            if e.type == pafs.FileType.File)
+    manifest.files = files
+    manifest.completed = True
+    manifest.ended_at = _now()
+    write_manifest(out, manifest)
+    return manifest
+
+
+def require_complete(out: str) -> Manifest:
+    """The manifest of a completed scan under OUT; OutputError (exit 2) otherwise, saying what OUT is."""
+    try:
+        manifest = read_manifest(out)
+    except OSError as exc:
+        raise OutputError(f"cannot read {out}: {exc}") from exc
+    if manifest is None:
+        fs, root = filesystem(out)
+        if fs.get_file_info(root).type != pafs.FileType.Directory:
+            raise OutputError(f"{out} is not a folder")
+        if fs.get_file_info(_join(root, "findings")).type == pafs.FileType.Directory:
+            raise OutputError(f"{out} holds scan tables but no {MANIFEST}: it was written by a kforensics older "
+                              "than the manifest, or copied in part. Scan again to get an output that can be trusted")
+        raise OutputError(f"{out} holds no {MANIFEST}: it is not the output of a kforensics scan")
+    if not manifest.completed:
+        raise OutputError(f"the scan that wrote {out} (started {manifest.started_at}) did not complete: it was "
+                          "interrupted or failed, so its tables may be partial. Scan again into the same --out to "
+                          "replace it")
+    return manifest
+
+
+def is_scan_output(path: str) -> bool:
+    """Does `path` look like a scan's OUT (a manifest, or the tables of a pre-manifest scan)?"""
+    fs, root = filesystem(path)
+    return any(fs.get_file_info(_join(root, name)).type != pafs.FileType.NotFound for name in (MANIFEST, "findings"))
+
+
+def read_table(out: str, table: str, columns: list[str] | None = None) -> list[dict[str, Any]]:
+    """A table's rows (all, or `columns`), file by file. A table the scan did not write (a folder that is absent
+    or holds no Parquet file, as Spark leaves an empty table) has no rows.
+
+    ParquetFile rather than pyarrow.parquet.read_table: the latter goes through pyarrow.dataset, whose import
+    pulls in pandas (0.6 s of a client's start)."""
+    import pyarrow.parquet as pq
+
+    fs, root = filesystem(out)
+    folder = _join(root, table)
+    if fs.get_file_info(folder).type != pafs.FileType.Directory:
+        return []
+    rows: list[dict[str, Any]] = []
+    for entry in sorted(_entries(fs, folder), key=lambda e: e.path):
+        if entry.base_name.endswith(".parquet") and not entry.base_name.startswith(("_", ".")):
+            with fs.open_input_file(entry.path) as fh:
+                rows += pq.ParquetFile(fh).read(columns=columns).to_pylist()
+    return rows

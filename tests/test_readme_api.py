@@ -1,0 +1,58 @@
+"""The README's "Python API" examples run as written, against the sample logs and a real scan of them."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+pytest.importorskip("duckdb", reason="duckdb (a test extra) runs the README's DuckDB example")
+
+
+def _api_examples() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_the_readme_has_examples_for_segments_indexes_and_scan_tables() -> None:
+    code = "\n".join(_api_examples())
+    for needle in ("open_log(", "log.records(", "iter_offset_index(", "iter_time_index(", "pd.read_parquet(",
+                   "duckdb.sql(", "require_complete("):
+        assert needle in code
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_readme_example_runs(index: int, full_scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = _api_examples()
+    assert len(examples) == 4
+    # the examples' relative paths: the sample logs, and a completed scan's OUT as ./kforensics-out
+    (tmp_path / "sample_logs").symlink_to(REPO / "sample_logs")
+    (tmp_path / "kforensics-out").symlink_to(full_scan)
+    monkeypatch.chdir(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(examples[index], f"README.md python example {index + 1}", "exec"), {})  # noqa: S102
+    text = printed.getvalue()
+    if index == 0:  # batches of the first orders segment, then records
+        assert re.search(r"^0 4 1000 none True$", text, flags=re.M)
+        assert "   0 " in text
+    elif index == 1:
+        assert "IndexEntry(offset=" in text and "TimeIndexEntry(" in text
+    elif index == 2:
+        assert "sequence_gap" in text and "ABORT" not in text.splitlines()[0]
+    else:  # sequence gaps per producer, as counted independently from the findings table
+        from kforensics.scan_output import read_table
+
+        gaps = Counter((f["topic"], f["partition"], f["producer_id"]) for f in read_table(str(full_scan), "findings")
+                       if f["kind"] == "sequence_gap")
+        assert gaps
+        for (topic, partition, producer_id), count in gaps.items():
+            assert re.search(rf"│ {re.escape(topic)} +│ +{partition} │ +{producer_id} │ +{count} │", text), text
+    assert os.listdir(REPO / "sample_logs")  # nothing of the examples wrote there
