@@ -227,7 +227,7 @@ def write_inputs(spark, log_dir: str, out: str) -> tuple[int, int]:  # noqa: ANN
     from kforensics.spark import jobs
 
     with mock.patch.object(jobs, "analyze", return_value={}), \
-            mock.patch.object(jobs, "summarize", lambda _spark, out: jobs.ScanSummary(out=out)):
+            mock.patch.object(jobs.scan_output, "summarize", lambda out: jobs.scan_output.ScanSummary(out=out)):
         jobs.run_scan(spark, [("broker-1", log_dir)], out, headers_only=True)
     return _written_counts(out)
 

@@ -1,4 +1,4 @@
-"""The `kforensics` command line. Commands parse options, call the library and render; nothing more.
+"""The `kforensics` command line: registers the commands of `kforensics.commands`; nothing more.
 
 Start-up matters: this module imports neither pyspark nor the parsers at import time. Each command
 imports what it needs when it runs, so `kforensics --help` and `kforensics dump` never load Spark.
@@ -9,6 +9,10 @@ from __future__ import annotations
 import click
 
 from kforensics import __version__
+from kforensics.commands.dump import dump
+from kforensics.commands.reports import gaps, lso, producers, report, txns
+from kforensics.commands.scan import scan
+from kforensics.commands.serve import serve, warmup
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -25,13 +29,5 @@ def main() -> None:
     """
 
 
-def _register() -> None:
-    from kforensics.dump_cmd import dump
-    from kforensics.scan_cmd import COMMANDS
-
-    main.add_command(dump)
-    for command in COMMANDS:
-        main.add_command(command)
-
-
-_register()
+for _command in (dump, scan, serve, warmup, gaps, txns, lso, producers, report):
+    main.add_command(_command)

@@ -138,6 +138,9 @@ class TextOut:
         for key, value in props.items():
             self.line(f"{key}: {json.dumps(value) if isinstance(value, dict | list) else value}")
 
+    def index_mismatch(self, f: Finding) -> None:
+        """kafka-dump-log reports index mismatches in its epilogue only ("Mismatches in :<file>")."""
+
     def finding(self, f: Finding) -> None:
         where = f"{f.file}" + (f" at byte {f.position}" if f.position is not None else "")
         self.err.write(f"{f.effective_severity.upper()} {f.kind}: {where}: {f.message}\n")
@@ -217,6 +220,9 @@ class JsonOut:
 
     def properties(self, kind: str, props: dict[str, Any]) -> None:
         self.emit({"type": kind, **props})
+
+    def index_mismatch(self, f: Finding) -> None:
+        self.finding(f)
 
     def finding(self, f: Finding) -> None:
         self.emit(f.to_json())

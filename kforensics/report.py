@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from kforensics import scan_output
+from kforensics.parsers.findings import SEQUENCE_KINDS, is_problem
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
@@ -30,11 +30,7 @@ MAX_POINTS = 4000
 DIVERGENCE_WINDOW = 40
 
 
-def _read(out: str, table: str, columns: list[str] | None = None, filters: Any = None) -> list[dict[str, Any]]:
-    path = os.path.join(out, table)
-    if not os.path.isdir(path):
-        return []
-    return pq.read_table(path, columns=columns, filters=filters).to_pylist()
+_read = scan_output.read_table
 
 
 @dataclass
@@ -54,35 +50,28 @@ class Report:
 
     @property
     def has_problems(self) -> bool:
-        return any(f["severity"] in ("warning", "error") for f in self.findings)
+        return any(is_problem(f["severity"]) for f in self.findings)
 
 
 def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     """Everything the report shows, from the tables under OUT (small tables whole, batches per partition).
     Raises scan_output.OutputError when OUT is not the output of a completed scan."""
-    from kforensics import scan_output
-
     scan_output.require_complete(out)
+    summary = scan_output.summarize(out)
     r = Report(out=out)
     segments = _read(out, "segments", ["broker", "topic", "partition", "batch_count", "record_count", "size"])
     txns = _read(out, "transactions")
-    producers = _read(out, "producers", ["broker", "topic", "partition", "producer_id"])
     r.findings = sorted(_read(out, "findings"), key=lambda f: (SEVERITY_ORDER.get(f["severity"], 3), f["kind"],
                                                                 f["topic"] or "", f["partition"] or -1,
                                                                 f["broker"] or "", f["offset"] or -1))
     for f in r.findings:
         f["details"] = json.loads(f["details"] or "{}")
-    brokers = sorted({s["broker"] for s in segments})
-    outcomes = Counter(t["outcome"] for t in txns)
     r.summary = [
-        ("brokers", ", ".join(brokers)),
-        ("partitions (replicas)", len({(s["broker"], s["topic"], s["partition"]) for s in segments})),
-        ("topic-partitions", len({(s["topic"], s["partition"]) for s in segments})),
-        ("segments", len(segments)), ("batches", sum(s["batch_count"] or 0 for s in segments)),
-        ("records", sum(s["record_count"] or 0 for s in segments)), ("bytes", sum(s["size"] or 0 for s in segments)),
-        ("producers", len({(p["broker"], p["topic"], p["partition"], p["producer_id"]) for p in producers})),
-        *((f"transactions {k}", v) for k, v in sorted(outcomes.items())),
-        *((f"findings ({sev})", n) for sev, n in sorted(Counter(f["severity"] for f in r.findings).items(),
+        ("brokers", ", ".join(summary.brokers)), ("partitions (replicas)", summary.partitions),
+        ("topic-partitions", summary.topic_partitions), ("segments", summary.segments), ("batches", summary.batches),
+        ("records", summary.records), ("bytes", summary.bytes), ("producers", summary.producers),
+        *((f"transactions {k}", v) for k, v in sorted(summary.transactions.items())),
+        *((f"findings ({sev})", n) for sev, n in sorted(_by_severity(summary.findings).items(),
                                                          key=lambda kv: SEVERITY_ORDER.get(kv[0], 3))),
     ]
     counts = Counter((f["kind"], f["severity"]) for f in r.findings)
@@ -94,13 +83,18 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
                            key=lambda x: (x["transactional_id"], x["coordinator_first_offset"]))
     r.consumer_offsets = sorted(_read(out, "consumer_offsets"), key=lambda x: (x["status"] == "ok", x["group_id"],
                                                                                x["topic"], x["partition"]))
-    named = {p for t in r.coordinator for p in (t.get("partitions_not_in_input") or [])}
-    named |= {f"{c['topic']}-{c['partition']}" for c in r.consumer_offsets if not c["in_input"]}
-    r.not_in_input = sorted(named)
+    r.not_in_input = summary.not_in_input
     r.timelines = _timelines(out, segments, txns, r.findings, max_plots)
     r.divergences = [f for f in r.findings if f["kind"] == "replica_divergence"]
     r.lineage, r.lineage_brokers = _lineage(out, r.replicas)
     return r
+
+
+def _by_severity(findings: list[tuple[str, str, int]]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for _kind, severity, n in findings:
+        counts[severity] += n
+    return counts
 
 
 def _lineage(out: str, replicas: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -139,7 +133,7 @@ def _timelines(out: str, segments: list[dict], txns: list[dict], findings: list[
             p["transactions"].append(t)  # for the plot (the table is read once)
     for f in findings:
         p = per.get((f["broker"], f["topic"], f["partition"]))
-        if p is not None and f["severity"] != "info":
+        if p is not None and is_problem(f["severity"]):
             p["findings"] += 1
     lso = {(x["broker"], x["topic"], x["partition"]): x for x in _read(out, "lso")}
     for key, p in per.items():
@@ -366,11 +360,10 @@ def _batches(out: str, broker: str, topic: str, partition: int, columns: list[st
     filters = [("broker", "=", broker), ("topic", "=", topic), ("partition", "=", partition)]
     if lo is not None:
         filters += [("last_offset", ">=", lo), ("base_offset", "<=", hi)]
-    table = pq.read_table(os.path.join(out, "batches"), columns=columns, filters=filters)
-    if table.num_rows > MAX_POINTS:
-        step = -(-table.num_rows // MAX_POINTS)
-        table = table.take(pa.array(range(0, table.num_rows, step), type=pa.int64()))
-    return table.to_pylist()
+    rows = _read(out, "batches", columns, filters)
+    if len(rows) > MAX_POINTS:
+        rows = rows[::-(-len(rows) // MAX_POINTS)]
+    return rows
 
 
 def _ts(ms: int | None) -> datetime | None:
@@ -408,7 +401,7 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
         ax.step([_ts(offset_ts[c["offset"]]) for c in changes], [c["last_stable_offset"] for c in changes],
                 where="post", color="#7a5af8", linewidth=1.2, label="last stable offset", zorder=4)
     gaps = [f for f in findings if (f["broker"], f["topic"], f["partition"]) == key
-            and f["kind"] in ("sequence_gap", "duplicate_sequence", "zombie_epoch") and f["offset"] in offset_ts]
+            and f["kind"] in SEQUENCE_KINDS and f["kind"] != "content_duplicate" and f["offset"] in offset_ts]
     if gaps:
         ax.scatter([_ts(offset_ts[f["offset"]]) for f in gaps], [f["offset"] for f in gaps], marker="x", s=60,
                    color="#d92d20", label="sequence anomaly", zorder=5)

@@ -322,7 +322,7 @@ class Server:
                                           + ("" if healthy else " (its Spark session is gone; the server exits)")})
                 return
             self.log(f"scan done in {time.monotonic() - started:.1f} s")
-            _send(conn, {"summary": summary.__dict__})
+            _send(conn, {"summary": summary.to_dict()})
         finally:
             self.scan_lock.release()
 

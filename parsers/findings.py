@@ -1,8 +1,9 @@
 """Findings: what a parser or an analysis reports instead of raising.
 
 A finding names its kind, a severity, the file and byte position it is about, one plain sentence,
-and kind-specific details. Every kind is registered once in :data:`KINDS` (kind -> severity, summary)
-so that the README and the renderers have one source of truth.
+and kind-specific details. Every kind, the parsers' and the Spark analyses' alike, is registered once in
+:data:`KINDS` (severity, meaning, fields); parsers, Spark transforms, `dump`, `scan`, the reports and the
+HTML report all read it. No Spark and no CLI here.
 """
 
 from __future__ import annotations
@@ -13,39 +14,162 @@ from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
 
-#: kind -> (default severity, one-line meaning). Add a kind here and in the README together.
-KINDS: dict[str, tuple[Severity, str]] = {
+#: Severities that mean something is wrong: a finding of these makes a command exit with code 1.
+PROBLEM_SEVERITIES: frozenset[str] = frozenset({"error", "warning"})
+
+
+def is_problem(severity: str | None) -> bool:
+    """Does a finding of this severity mean something is wrong (exit code 1), rather than a note?"""
+    return severity in PROBLEM_SEVERITIES
+
+
+@dataclass(frozen=True, slots=True)
+class FindingKind:
+    """A kind of finding: its severity, what it means, and the fields its findings carry beyond the common ones.
+
+    `severity_rule` is set for the few kinds whose severity depends on the case (then `severity` is the
+    graver one, and the rule says when the milder one applies)."""
+
+    name: str
+    severity: Severity
+    meaning: str
+    fields: tuple[str, ...] = ()
+    severity_rule: str | None = None
+
+
+def _kinds(*kinds: FindingKind) -> dict[str, FindingKind]:
+    return {k.name: k for k in kinds}
+
+
+_COMMIT_FIELDS = ("group", "committed_offset", "coordinator_partition", "coordinator_offset", "commit_timestamp",
+                  "log_start_offset", "log_end_offset", "reference_broker")
+_MARKER_FIELDS = ("transactional_id", "coordinator_partition", "coordinator_offset", "coordinator_broker",
+                  "coordinator_outcome", "txn_start_timestamp", "completed_at", "partitions_not_in_input")
+_TXNINDEX_FIELDS = ("first_offset", "last_offset", "last_stable_offset")
+
+#: Every kind of finding, parsers' and analyses' alike: the one place a kind, its severity and its fields are
+#: defined. The README's finding tables are checked against it (tests/test_findings.py).
+KINDS: dict[str, FindingKind] = _kinds(
     # record batches / message sets (*.log, *.checkpoint)
-    "truncated_tail": ("warning", "the file ends inside a batch (a crash or a file still being written)"),
-    "corrupt_crc": ("error", "a batch's stored CRC differs from the CRC computed over its bytes"),
-    "zero_filled_tail": ("warning", "the file ends in zero bytes where a batch should be (preallocation or a crash)"),
-    "invalid_batch_length": ("error", "a batch length field is impossible; the rest of the file is unreadable"),
-    "unknown_magic": ("error", "a batch has a magic byte other than 0, 1 or 2"),
-    "decompression_failed": ("error", "a compressed batch could not be decompressed"),
-    "invalid_record": ("error", "a record inside a batch could not be decoded (bad varint, bad length)"),
-    "record_count_mismatch": ("error", "a batch holds a different number of records than its header says"),
-    "unknown_codec": ("error", "a batch's attributes name a compression codec that does not exist"),
+    FindingKind("truncated_tail", "warning", "the file ends inside a batch (a crash or a file still being written)",
+                ("declared_size", "bytes_present")),
+    FindingKind("zero_filled_tail", "warning",
+                "the file ends in zero bytes where a batch should be (preallocation or a crash)", ("bytes",)),
+    FindingKind("corrupt_crc", "error", "a batch's stored CRC differs from the CRC computed over its bytes",
+                ("stored_crc", "computed_crc", "base_offset", "magic")),
+    FindingKind("invalid_batch_length", "error", "a batch length field is impossible; the rest of the file is "
+                "unreadable", ("batch_length", "magic", "base_offset")),
+    FindingKind("unknown_magic", "error", "a batch has a magic byte other than 0, 1 or 2", ("magic", "base_offset")),
+    FindingKind("decompression_failed", "error", "a compressed batch could not be decompressed",
+                ("codec", "error", "base_offset", "offset")),
+    FindingKind("invalid_record", "error", "a record inside a batch could not be decoded (bad varint, bad length)",
+                ("record_index", "reason", "base_offset", "offset", "inner_index")),
+    FindingKind("record_count_mismatch", "error", "a batch holds a different number of records than its header says",
+                ("declared", "decoded", "trailing_bytes", "base_offset")),
+    FindingKind("unknown_codec", "error", "a batch's attributes name a compression codec that does not exist",
+                ("codec", "base_offset")),
     # index files
-    "index_non_monotonic": ("error", "offset index entries do not strictly increase"),
-    "index_bad_entry": ("error", "an offset index entry points to no batch start, or to the wrong offset"),
-    "index_offset_mismatch": ("info", "an index entry's offset is not the last offset of the batch it points to "
-                              "(kafka-dump-log's mismatch; normal for a follower's multi-batch appends)"),
-    "timeindex_non_monotonic": ("error", "time index timestamps do not strictly increase"),
-    "timeindex_bad_entry": ("error", "a time index entry names an offset or timestamp the log does not hold"),
-    "index_partial_entry": ("warning", "an index file's size is not a multiple of its entry size"),
+    FindingKind("index_non_monotonic", "error", "offset index entries do not strictly increase",
+                ("entry_index", "offset", "position", "previous_offset", "previous_position")),
+    FindingKind("index_bad_entry", "error", "an offset index entry points to no batch start, or to the wrong offset",
+                ("entry_index", "offset", "index_position", "batch_base_offset")),
+    FindingKind("index_offset_mismatch", "info", "an index entry's offset is not the last offset of the batch it "
+                "points to (kafka-dump-log's mismatch; normal for a follower's multi-batch appends)",
+                ("entry_index", "index_offset", "log_offset", "index_position")),
+    FindingKind("timeindex_non_monotonic", "error", "time index timestamps do not strictly increase",
+                ("entry_index", "timestamp", "offset", "previous_timestamp", "previous_offset")),
+    FindingKind("timeindex_bad_entry", "error", "a time index entry names an offset or timestamp the log does not "
+                "hold", ("entry_index", "offset", "timestamp", "log_timestamp", "batch_position")),
+    FindingKind("index_partial_entry", "warning", "an index file's size is not a multiple of its entry size",
+                ("file_size", "entry_size", "trailing_bytes")),
     # producer snapshots, txn index
-    "snapshot_corrupt_crc": ("error", "a producer snapshot's CRC-32C does not match its contents"),
-    "snapshot_unsupported_version": ("error", "a producer snapshot has a version this tool cannot read"),
-    "snapshot_truncated": ("error", "a producer snapshot is shorter than its header says"),
-    "txnindex_bad_entry": ("error", "a transaction index entry has an unknown version or impossible offsets"),
+    FindingKind("snapshot_corrupt_crc", "error", "a producer snapshot's CRC-32C does not match its contents",
+                ("stored_crc", "computed_crc")),
+    FindingKind("snapshot_unsupported_version", "error", "a producer snapshot has a version this tool cannot read",
+                ("version",)),
+    FindingKind("snapshot_truncated", "error", "a producer snapshot is shorter than its header says",
+                ("file_size", "declared_entries", "entries_present")),
+    FindingKind("txnindex_bad_entry", "error", "a transaction index entry has an unknown version or impossible "
+                "offsets", ("entry_index", "version", "producer_id", "first_offset", "last_offset",
+                            "last_stable_offset")),
     # text files
-    "checkpoint_malformed": ("error", "a checkpoint or properties file does not follow its format"),
+    FindingKind("checkpoint_malformed", "error", "a checkpoint or properties file does not follow its format",
+                ("line", "file_size")),
     # internal topics
-    "internal_record_undecodable": ("warning", "an internal-topic key or value could not be decoded"),
+    FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
+                ("error",)),
     # files and directories
-    "unreadable_file": ("error", "a file could not be opened or read"),
-    "unknown_file": ("info", "a file in a log directory that is not one of the broker's known files"),
-}
+    FindingKind("unreadable_file", "error", "a file could not be opened or read"),
+    FindingKind("unknown_file", "info", "a file in a log directory that is not one of the broker's known files"),
+    # producers (spark/producers.py)
+    FindingKind("sequence_gap", "error", "a producer's batch does not continue its sequence (records lost or "
+                "never written)", ("expected_sequence", "found_sequence", "gap_size", "size_class",
+                                   "leader_epoch_change", "previous_batch_offset")),
+    FindingKind("duplicate_sequence", "error", "the same producer id, epoch and sequence range at more than one "
+                "offset (a duplicate the broker should have rejected)", ("sequence_range", "offsets")),
+    FindingKind("zombie_epoch", "error", "data written with a producer epoch lower than one already written "
+                "(a fenced producer still writing)", ("newer_epoch", "newer_epoch_first_offset")),
+    FindingKind("content_duplicate", "warning", "a new producer id re-sent records another producer id had "
+                "written (a producer restarted without idempotence across the restart)",
+                ("producer_ids", "offset_pairs", "matches")),
+    # transactions (spark/transactions.py)
+    FindingKind("hanging_transaction", "error", "a transaction open at the log end for longer than the "
+                "transaction timeout: the LSO is stuck", ("first_offset", "lso_stuck_at", "age_ms_at_log_end",
+                                                         "last_data_offset")),
+    FindingKind("txnindex_missing", "error", "an aborted transaction the .txnindex does not list", _TXNINDEX_FIELDS),
+    FindingKind("txnindex_orphan", "error", "a .txnindex entry with no ABORT marker in the log", _TXNINDEX_FIELDS),
+    FindingKind("txnindex_mismatch", "error", "a .txnindex entry whose first offset or last stable offset differs "
+                "from the log's", (*_TXNINDEX_FIELDS, "index_first_offset", "index_last_stable_offset")),
+    # cross-checks (spark/crosschecks.py)
+    FindingKind("snapshot_mismatch", "error", "a producer snapshot entry that disagrees with the log",
+                ("snapshot_offset", "snapshot_last_offset", "snapshot_last_sequence", "log_last_offset",
+                 "log_last_sequence")),
+    FindingKind("leader_epoch_mismatch", "error", "batches whose partition leader epoch is not the one "
+                "leader-epoch-checkpoint assigns to their offsets", ("batch_leader_epoch", "checkpoint_epoch",
+                                                                     "batches")),
+    FindingKind("offset_overlap", "error", "offsets going backwards from one batch to the next in file order",
+                ("previous_last_offset",)),
+    FindingKind("segment_name_mismatch", "error", "a segment named for an offset above its first batch, or "
+                "overlapping the next segment", ("name_offset", "first_batch_base_offset", "last_offset",
+                                                 "next_segment_base_offset")),
+    # replicas (spark/replicas.py)
+    FindingKind("replica_divergence", "error", "two replicas of a topic-partition hold different batches at the "
+                "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
+                                "replicas"),
+                severity_rule="warning when no committed offset (below the high watermark) was lost"),
+    # the transaction coordinator (spark/coordinator.py)
+    FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
+                "holds no marker for it", _MARKER_FIELDS),
+    FindingKind("outcome_mismatch", "error", "a partition's marker says the other outcome than the coordinator",
+                (*_MARKER_FIELDS, "marker_outcome", "marker_offset")),
+    FindingKind("unknown_producer", "error", "transactional data from a producer id no __transaction_state record "
+                "names", ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing"),
+                severity_rule="warning unless every __transaction_state partition is in the input"),
+    FindingKind("epoch_fenced_write", "error", "a transactional batch written after the coordinator fenced its "
+                "producer epoch", ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches")),
+    # consumer groups (spark/consumer_offsets.py)
+    FindingKind("committed_offset_beyond_log_end", "error", "a group's committed offset is above the partition's "
+                "log end", _COMMIT_FIELDS),
+    FindingKind("committed_offset_below_log_start", "error", "a group's committed offset is below the partition's "
+                "log start", _COMMIT_FIELDS),
+    FindingKind("committed_offset_in_aborted_range", "warning", "a group's committed offset lies inside an aborted "
+                "transaction", (*_COMMIT_FIELDS, "aborted_first_offset", "aborted_last_offset",
+                                "aborted_producer_id")),
+)
+
+#: The findings about producers' sequences and epochs (`kforensics gaps`).
+SEQUENCE_KINDS = ("sequence_gap", "duplicate_sequence", "zombie_epoch", "content_duplicate")
+
+#: Columns of the scan's `findings` table, in order; JSON lines carry the same names (but `details`, whose
+#: fields are spread as top-level keys).
+FINDING_COLUMNS = ("kind", "severity", "broker", "topic", "partition", "file", "position", "offset", "producer_id",
+                   "producer_epoch", "message", "details")
+FINDING_FIELDS = FINDING_COLUMNS[:-1]
+
+
+def severity_of(kind: str) -> Severity:
+    """A registered kind's severity (its graver one when it depends on the case). KeyError for an unknown kind."""
+    return KINDS[kind].severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +187,7 @@ class Finding:
     def effective_severity(self) -> Severity:
         if self.severity is not None:
             return self.severity
-        return KINDS.get(self.kind, ("error", ""))[0]
+        return severity_of(self.kind)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON-lines form: `type`, `kind`, `severity`, `file`, `position`, `message`, then details."""

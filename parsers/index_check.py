@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.offset_index import ENTRY_SIZE as INDEX_ENTRY_SIZE
-from kforensics.parsers.offset_index import IndexEntry
+from kforensics.parsers.offset_index import IndexEntry, iter_offset_index
 from kforensics.parsers.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
-from kforensics.parsers.time_index import TimeIndexEntry
+from kforensics.parsers.time_index import TimeIndexEntry, iter_time_index
 
 
 class BatchBounds(NamedTuple):
@@ -77,3 +78,34 @@ def check_time_index(index_path: str, entries: Iterable[TimeIndexEntry],
                                     {"entry_index": i, "offset": entry.offset, "timestamp": entry.timestamp,
                                      "log_timestamp": batch.max_timestamp, "batch_position": batch.position}))
     return findings
+
+
+@dataclass
+class IndexCheck:
+    """An index file read and checked against its segment: its entries, what reading it found (order, partial
+    entries) and what checking its entries against the segment's batches found."""
+
+    entries: list[Any] = field(default_factory=list)
+    read_findings: list[Finding] = field(default_factory=list)
+    log_findings: list[Finding] = field(default_factory=list)
+
+
+def check_index_file(path: str, kind: str, batches: Sequence[BatchBounds] | None, *, base_offset: int | None = None,
+                     name: str | None = None) -> IndexCheck:
+    """Read a `.index` (kind "index") or `.timeindex` (kind "timeindex") and check it against the batch bounds of
+    its segment (none: the segment is absent, nothing to check against). `name` is the file as findings name it
+    (a remote file read from a local copy), `base_offset` the segment's (else taken from the file name). The one
+    index check of `kforensics dump` and the scan's executors."""
+    reader, check = (iter_offset_index, check_offset_index) if kind == "index" else (iter_time_index,
+                                                                                     check_time_index)
+    name = name or path
+    result = IndexCheck()
+    for item in reader(path, base_offset):
+        if isinstance(item, Finding):
+            result.read_findings.append(item if name == path else Finding(item.kind, name, item.position,
+                                                                          item.message, item.details, item.severity))
+        else:
+            result.entries.append(item)
+    if batches is not None:
+        result.log_findings = check(name, result.entries, batches)
+    return result

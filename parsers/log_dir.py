@@ -1,7 +1,8 @@
 """The directory model: broker log dir -> topic-partition dirs -> segments and their companion files.
 
-Only file names are read here (plus the small broker-level text files when asked); nothing is
-opened for writing, and odd files become `unknown_file` findings instead of errors.
+Only file names are read here, through pyarrow.fs (local paths and URIs alike); nothing is opened for
+writing, and odd files become `unknown_file` findings instead of errors. `kforensics dump DIR` and the
+scan's listing share it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+
+import pyarrow.fs as pafs
 
 from kforensics.parsers.findings import Finding
 
@@ -93,13 +96,35 @@ class LogDir:
     other_files: list[str] = field(default_factory=list)
 
 
-def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live") -> tuple[PartitionDir, list[Finding]]:
-    part = PartitionDir(path, topic, partition, kind)
+def filesystem(uri: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
+    """The filesystem and path of a local path or a URI pyarrow.fs understands (file://, s3://, hdfs://)."""
+    uri = os.fspath(uri)
+    if "://" in uri:
+        return pafs.FileSystem.from_uri(uri)
+    return pafs.LocalFileSystem(), os.path.abspath(uri)
+
+
+def _join(base: str, name: str) -> str:
+    return base.rstrip("/") + "/" + name
+
+
+def _listing(fs: pafs.FileSystem, path: str) -> list[pafs.FileInfo]:
+    return sorted(fs.get_file_info(pafs.FileSelector(path)), key=lambda e: e.base_name)
+
+
+def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live", *,
+                       fs: pafs.FileSystem | None = None, uri: str | None = None) -> tuple[PartitionDir, list[Finding]]:
+    """List one `<topic>-<partition>` dir: its segments by base offset and its other files. `path` is on `fs`
+    (local by default); files are named by `uri` (the dir as the user gave it) joined with their names."""
+    fs = fs or pafs.LocalFileSystem()
+    base = uri or path
+    part = PartitionDir(base, topic, partition, kind)
     findings: list[Finding] = []
     segments: dict[int, Segment] = {}
-    for name in sorted(os.listdir(path)):
-        full = os.path.join(path, name)
-        if not os.path.isfile(full):
+    for entry in _listing(fs, path):
+        name = entry.base_name
+        full = _join(base, name)
+        if entry.type != pafs.FileType.File:
             part.other_files.append(full)
             continue
         m = SEGMENT_FILE.match(name)
@@ -126,24 +151,27 @@ def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live"
     return part, findings
 
 
-def scan_log_dir(path: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
-    """Walk one broker log dir (the parent of `<topic>-<partition>` dirs)."""
-    path = os.fspath(path)
-    log_dir = LogDir(path)
+def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
+    """List one broker log dir (the parent of `<topic>-<partition>` dirs), local or any URI pyarrow.fs
+    understands: its broker files, its partition dirs and their files, and findings for what is not a broker's.
+    Raises FileNotFoundError when it is not a readable directory."""
+    uri = os.fspath(uri)
+    fs, path = filesystem(uri)
+    base = uri.rstrip("/") if "://" in uri else path
+    if fs.get_file_info(path).type != pafs.FileType.Directory:
+        raise FileNotFoundError(f"{uri} is not a readable directory")
+    log_dir = LogDir(base)
     findings: list[Finding] = []
-    try:
-        names = sorted(os.listdir(path))
-    except OSError as exc:
-        return log_dir, [Finding("unreadable_file", path, None, f"cannot list {path}: {exc.strerror or exc}")]
-    for name in names:
-        full = os.path.join(path, name)
-        if os.path.isdir(full):
+    for entry in _listing(fs, path):
+        name = entry.base_name
+        full = _join(base, name)
+        if entry.type == pafs.FileType.Directory:
             parsed = parse_partition_dir_name(name)
             if parsed is None:
                 log_dir.other_files.append(full)
                 findings.append(Finding("unknown_file", full, None, f"{name} is not a topic-partition directory"))
                 continue
-            part, part_findings = scan_partition_dir(full, *parsed)
+            part, part_findings = scan_partition_dir(entry.path, *parsed, fs=fs, uri=full)
             log_dir.partitions.append(part)
             findings.extend(part_findings)
         elif name == "meta.properties":
@@ -158,14 +186,3 @@ def scan_log_dir(path: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
             log_dir.other_files.append(full)
             findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes in a log dir"))
     return log_dir, findings
-
-
-def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
-    """`[NAME=]DIR` -> (label, dir); the label defaults to the dir's base name."""
-    out = []
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        if not sep or "/" in name or ":" in name:
-            name, path = os.path.basename(spec.rstrip("/")) or spec, spec
-        out.append((name, path))
-    return out

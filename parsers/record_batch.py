@@ -135,13 +135,12 @@ class LogFile:
 
     # -- batches ----------------------------------------------------------------------------------
 
-    def batches(self, *, headers_only: bool = True, verify_crc: bool = True, start: int = 0,
+    def batches(self, *, verify_crc: bool = True, start: int = 0,
                 max_bytes: int | None = None) -> Iterator[RecordBatch | Finding]:
         """Batch headers in file order, with findings where the file is damaged.
 
-        `headers_only` is accepted for symmetry with `records()`; headers never need decompression
-        except for legacy compressed wrappers. `max_bytes` stops silently at that many bytes, as
-        kafka-dump-log's --max-bytes does.
+        Headers never need decompression, except for legacy compressed wrappers; records are decoded by
+        `records(batch)`. `max_bytes` stops silently at that many bytes, as kafka-dump-log's --max-bytes does.
         """
         buf = self._buf
         view = self._view

@@ -10,6 +10,7 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame
 
+from kforensics.defaults import DEFAULT_TRANSACTION_STATE_PARTITIONS, DEFAULT_TXN_TIMEOUT_MS
 from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
@@ -56,8 +57,8 @@ class _Once(Generic[T]):
             return self._value
 
 
-def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.DEFAULT_TXN_TIMEOUT_MS,
-            transaction_state_partitions: int = coordinator.DEFAULT_TRANSACTION_STATE_PARTITIONS,
+def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
+            transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
             facts: InputFacts | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
     coordinator_records, offset_commits and parser_findings (records in full mode); returns producers,

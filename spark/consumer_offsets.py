@@ -70,17 +70,17 @@ def committed_offset_findings(table: DataFrame) -> DataFrame:
               "log_end_offset": "log_end_offset", "reference_broker": "data_broker"}
     kw = {"offset": "committed_offset", "producer_id": None, "producer_epoch": None}
     beyond = to_findings(
-        t.filter(F.col("status") == "beyond_log_end"), "committed_offset_beyond_log_end", "error", **kw,
+        t.filter(F.col("status") == "beyond_log_end"), "committed_offset_beyond_log_end", **kw,
         message=fmt("Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset "
                     "(auto.offset.reset) or skip what is written up to there.", "group_id", "committed_offset",
                     "topic", "partition", "log_end_offset", "data_broker"), details=common)
     below = to_findings(
-        t.filter(F.col("status") == "below_log_start"), "committed_offset_below_log_start", "error", **kw,
+        t.filter(F.col("status") == "below_log_start"), "committed_offset_below_log_start", **kw,
         message=fmt("Group %s committed offset %d on %s-%d, below its log start %d: offsets %d-%d were deleted "
                     "before the group read them.", "group_id", "committed_offset", "topic", "partition",
                     "log_start_offset", "committed_offset", F.col("log_start_offset") - 1), details=common)
     aborted = to_findings(
-        t.filter(F.col("status") == "in_aborted_range"), "committed_offset_in_aborted_range", "warning", **kw,
+        t.filter(F.col("status") == "in_aborted_range"), "committed_offset_in_aborted_range", **kw,
         message=fmt("Group %s committed offset %d on %s-%d, inside producer %d's aborted transaction (offsets "
                     "%d-%d): it consumed aborted records (read_uncommitted) or committed a position no "
                     "read_committed consumer reaches.", "group_id", "committed_offset", "topic", "partition",

@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 from kforensics.spark.findings import KEY, fmt, to_findings
 
 TP = ["cluster_id", "topic", "partition"]
-DEFAULT_TRANSACTION_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 COMPLETE = ("CompleteCommit", "CompleteAbort")
 
 
@@ -130,7 +129,7 @@ def marker_findings(checks: DataFrame) -> DataFrame:
     missing = checks.filter(F.col("marker_offset").isNull() & (F.col("log_end_timestamp") >= F.col("completed_at")))
     mismatch = checks.filter(F.col("marker_outcome").isNotNull() & (F.col("marker_outcome") != F.col("outcome")))
     return to_findings(
-        missing, "marker_missing", "error", file="data_file", position="data_position", offset="data_offset",
+        missing, "marker_missing", file="data_file", position="data_position", offset="data_offset",
         producer_epoch="producer_epoch",
         message=fmt("Transactional id %s (producer %d, epoch %d): the coordinator (%s offset %d) completed this "
                     "transaction with %s at %d, but %s-%d holds no marker of it%s.", "transactional_id", "producer_id",
@@ -139,7 +138,7 @@ def marker_findings(checks: DataFrame) -> DataFrame:
                         ": its data from offset %d stays open and holds the LSO", "data_offset")).otherwise("")),
         details=common,
     ).unionByName(to_findings(
-        mismatch, "outcome_mismatch", "error", file="marker_file", position="marker_position", offset="marker_offset",
+        mismatch, "outcome_mismatch", file="marker_file", position="marker_position", offset="marker_offset",
         producer_epoch="marker_epoch",
         message=fmt("Transactional id %s (producer %d): the coordinator (%s offset %d) recorded %s, but the marker "
                     "at offset %d of %s-%d is a %s.", "transactional_id", "producer_id", "coordinator_partition",
@@ -191,7 +190,7 @@ def epoch_fenced_writes(batches: DataFrame, log: DataFrame, txn_ids: DataFrame) 
         F.min_by("base_timestamp", "base_offset").alias("written_at"), F.count(F.lit(1)).alias("batches"))
         .join(txn_ids, ["cluster_id", "producer_id"], "left"))
     return to_findings(
-        first, "epoch_fenced_write", "error",
+        first, "epoch_fenced_write",
         message=fmt("Transactional id %s (producer %d): %d batches from offset %d were written by epoch %d at %d, "
                     "after the coordinator fenced it with epoch %d at %d.", F.coalesce("transactional_id", F.lit("?")),
                     "producer_id", "batches", "base_offset", "producer_epoch", "written_at", "fencing_epoch",

@@ -31,7 +31,7 @@ def snapshot_mismatches(data: DataFrame, snapshots: DataFrame, ends: DataFrame) 
                                     | (F.col("below.last_sequence") != F.col("last_sequence")))
     bad = checked.filter((F.col("last_offset") >= 0) & (impossible | disagrees))
     return to_findings(
-        bad, "snapshot_mismatch", "error", position=None, offset="snapshot_offset",
+        bad, "snapshot_mismatch", position=None, offset="snapshot_offset",
         message=fmt("Producer snapshot %s says producer %d last wrote sequence %d at offset %d, but the log below "
                     "offset %d has %s.", "file", "producer_id", "last_sequence", "last_offset", "snapshot_offset",
                     F.when(F.col("below").isNull(), F.lit("no batch of that producer"))
@@ -59,7 +59,7 @@ def leader_epoch_mismatches(batches: DataFrame, epochs: DataFrame) -> DataFrame:
              .agg(F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
                   F.min_by("position", "base_offset").alias("position"), F.count(F.lit(1)).alias("batches")))
     return to_findings(
-        first, "leader_epoch_mismatch", "error", producer_id=None, producer_epoch=None,
+        first, "leader_epoch_mismatch", producer_id=None, producer_epoch=None,
         message=fmt("%d batches from offset %d carry leader epoch %d where leader-epoch-checkpoint says epoch %d.",
                     "batches", "base_offset", "partition_leader_epoch", "expected_epoch"),
         details={"batch_leader_epoch": "partition_leader_epoch", "checkpoint_epoch": "expected_epoch",
@@ -73,7 +73,7 @@ def offset_overlaps(batches: DataFrame) -> DataFrame:
     prev = batches.filter(F.col("crc_valid")).withColumn("prev_last_offset", F.lag("last_offset").over(w))
     bad = prev.filter(F.col("base_offset") <= F.col("prev_last_offset"))
     return to_findings(
-        bad, "offset_overlap", "error",
+        bad, "offset_overlap",
         message=fmt("Offsets go backwards: the batch at offset %d follows one ending at offset %d.", "base_offset",
                     "prev_last_offset"),
         details={"previous_last_offset": "prev_last_offset"})
@@ -87,7 +87,7 @@ def segment_name_mismatches(segments: DataFrame) -> DataFrame:
     bad = seg.filter((F.col("base_offset") > F.col("first_batch_base_offset"))
                      | (F.col("last_offset") >= F.col("next_base_offset")))
     return to_findings(
-        bad, "segment_name_mismatch", "error", position=None, offset="first_batch_base_offset", producer_id=None,
+        bad, "segment_name_mismatch", position=None, offset="first_batch_base_offset", producer_id=None,
         producer_epoch=None,
         message=fmt("Segment %s is named for offset %d but holds offsets %d-%d (next segment starts at %s).", "file",
                     "base_offset", "first_batch_base_offset", "last_offset",

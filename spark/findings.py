@@ -5,9 +5,10 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from kforensics.parsers.findings import FINDING_COLUMNS, severity_of
+
 KEY = ["broker", "topic", "partition"]
-FINDING_COLUMNS = ["kind", "severity", "broker", "topic", "partition", "file", "position", "offset", "producer_id",
-                   "producer_epoch", "message", "details"]
+__all__ = ["FINDING_COLUMNS", "KEY", "fmt", "to_findings"]
 
 
 def _col(value: Column | str | int | None) -> Column:
@@ -18,15 +19,18 @@ def _col(value: Column | str | int | None) -> Column:
     return F.lit(value)
 
 
-def to_findings(df: DataFrame, kind: str, severity: str | Column, *, message: Column, file: Column | str | None = "file",
+def to_findings(df: DataFrame, kind: str, severity: Column | None = None, *, message: Column,
+                file: Column | str | None = "file",
                 position: Column | str | None = "position", offset: Column | str | None = "base_offset",
                 producer_id: Column | str | None = "producer_id", producer_epoch: Column | str | None = "producer_epoch",
                 details: dict[str, Column | str] | None = None) -> DataFrame:
     """Needs KEY and the named columns; returns rows with the findings columns (details as a JSON string).
-    `severity` is a fixed string or a Column for kinds whose severity depends on the row."""
+    The severity is the kind's in the registry (`parsers.findings.KINDS`), or `severity`, a Column, for the
+    kinds whose severity depends on the row."""
+    registered = severity_of(kind)  # KeyError: every kind is registered before it is reported
     detail_cols = [_col(v).alias(k) for k, v in (details or {}).items()]
     return df.select(
-        F.lit(kind).alias("kind"), (F.lit(severity) if isinstance(severity, str) else severity).alias("severity"),
+        F.lit(kind).alias("kind"), (F.lit(registered) if severity is None else severity).alias("severity"),
         *KEY,
         _col(file).cast("string").alias("file"), _col(position).cast("long").alias("position"),
         _col(offset).cast("long").alias("offset"), _col(producer_id).cast("long").alias("producer_id"),

@@ -96,14 +96,13 @@ def _maps(java: str, args: list[str], classpath: str, archive: Path) -> bool:
             return False
 
 
-def record(run: Callable[[Any], None], java_options: str, *, timeout_s: float = 900,
-           log_file: str | None = None) -> dict[str, Any]:
-    """Start a local session whose JVM records its classes, call `run(spark)`, stop the JVM, check the archive
-    and install it. Returns what the sidecar file says (path, size, seconds). Raises RuntimeError when no
-    archive could be recorded; the session's JVM must be the first of this process."""
+def record(run: Callable[[Any], None], java_options: str, start_session: Callable[[str], Any], *,
+           timeout_s: float = 900) -> dict[str, Any]:
+    """Start a local session whose JVM records its classes (`start_session(java_options)` starts it with those
+    JVM options), call `run(spark)`, stop the JVM, check the archive and install it. Returns what the sidecar
+    file says (path, size, seconds). Raises RuntimeError when no archive could be recorded; the session's JVM
+    must be the first of this process."""
     from pyspark import SparkContext
-
-    from kforensics.spark.session import build_session
 
     if SparkContext._gateway is not None:
         raise RuntimeError("this process already started a JVM; record the class-data archive from a fresh one")
@@ -113,10 +112,8 @@ def record(run: Callable[[Any], None], java_options: str, *, timeout_s: float = 
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(f"{final.name}.{os.getpid()}.partial")
     started = time.perf_counter()
-    spark = build_session(None, log_file=log_file, **{"spark.driver.extraJavaOptions":
-                                   f"{java_options} {_option('-XX:ArchiveClassesAtExit', partial)}"
-                                   # a line per class it cannot archive (generated, signed jar) otherwise
-                                   " -Xlog:cds*=off:stderr"})
+    # -Xlog:cds: a line per class it cannot archive (generated, signed jar) otherwise
+    spark = start_session(f"{java_options} {_option('-XX:ArchiveClassesAtExit', partial)} -Xlog:cds*=off:stderr")
     try:
         run(spark)
         jvm = spark.sparkContext._jvm

@@ -57,7 +57,7 @@ def sequence_gaps(with_prev: DataFrame) -> DataFrame:
                             & (F.col("gap") < SEQUENCE_SPACE // 2))
     size_class = F.when(F.col("gap") <= F.col("prev_count") * MAX_IN_FLIGHT_BATCHES, "small").otherwise("large")
     return to_findings(
-        gaps.withColumn("size_class", size_class), "sequence_gap", "error",
+        gaps.withColumn("size_class", size_class), "sequence_gap",
         message=fmt("Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are "
                     "missing (%s gap%s).", "producer_id", "producer_epoch", F.col("expected_sequence") - 1,
                     "base_sequence", "base_offset", "gap", "size_class",
@@ -76,7 +76,7 @@ def duplicate_sequences(data: DataFrame) -> DataFrame:
                   w.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))))
     dups = copies.filter(F.col("copy") == 2)
     return to_findings(
-        dups, "duplicate_sequence", "error",
+        dups, "duplicate_sequence",
         message=fmt("Producer %d epoch %d wrote sequences %d-%d again at offset %d (first at offset %d): the "
                     "broker's deduplication was defeated.", "producer_id", "producer_epoch", "base_sequence",
                     "last_sequence", "base_offset", F.element_at("offsets", 1)),
@@ -96,7 +96,7 @@ def zombie_epochs(batches: DataFrame) -> DataFrame:
                       .withColumnRenamed("producer_epoch", "newer_epoch"))
     zombies = zombies.join(first_of_epoch, [*PRODUCER, "newer_epoch"], "left")
     return to_findings(
-        zombies, "zombie_epoch", "error",
+        zombies, "zombie_epoch",
         message=fmt("Producer %d wrote with epoch %d at offset %d after epoch %d had been written (from offset %d): "
                     "a fenced zombie producer.", "producer_id", "producer_epoch", "base_offset", "newer_epoch",
                     "newer_epoch_first_offset"),
@@ -138,7 +138,7 @@ def content_duplicates(records: DataFrame, *, window_ms: int = 60_000, min_recor
                     F.slice(F.array_sort(F.collect_list(F.array("offset_a", "offset_b"))), 1, 20).alias("offset_pairs"))
                .filter(F.col("matches") >= min_records))
     return to_findings(
-        grouped, "content_duplicate", "warning", file=None, position=None, offset="first_resent_offset",
+        grouped, "content_duplicate", file=None, position=None, offset="first_resent_offset",
         producer_id="pid_b",
         message=fmt("Producer %d re-sent %d records that producer %d had already written, starting at offset %d "
                     "right after producer %d stopped: duplicates the broker could not detect.", "pid_b", "matches",

@@ -24,8 +24,8 @@ import pyarrow.fs as pafs
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kforensics.parsers.findings import Finding
-from kforensics.parsers.log_dir import METADATA_SNAPSHOT, SEGMENT_FILE, parse_partition_dir_name
+from kforensics.parsers.findings import Finding, severity_of
+from kforensics.parsers.log_dir import filesystem, scan_log_dir
 from kforensics.spark import schemas as S
 
 FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
@@ -33,44 +33,26 @@ FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds exec
 
 # --- driver: listing ---------------------------------------------------------------------------
 
-def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in uri:
-        return pafs.FileSystem.from_uri(uri)
-    return pafs.LocalFileSystem(), os.path.abspath(uri)
-
-
-def _join(uri: str, name: str) -> str:
-    return uri.rstrip("/") + "/" + name
-
-
-def list_tasks(inputs: list[tuple[str, str]], *, headers_only: bool, topic_glob: str | None) -> list[dict[str, Any]]:
-    """One row per segment, partition dir and log dir, from file names only."""
+def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tuple[list[dict[str, Any]],
+                                                                                    list[dict[str, Any]]]:
+    """One task row per segment, partition dir and log dir, from the directory model (file names only); and
+    finding rows for what the listing found (files that are not a broker's)."""
     tasks: list[dict[str, Any]] = []
+    findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
-        fs, root = _filesystem(uri)
-        base = uri if "://" in uri else root
-        info = fs.get_file_info(root)
-        if info.type != pafs.FileType.Directory:
-            raise FileNotFoundError(f"{uri} is not a readable directory")
-        tasks.append({"task_kind": "broker", "broker": broker, "topic": None, "partition": None, "path": base,
-                      "base_offset": None, "headers_only": headers_only})
-        for entry in fs.get_file_info(pafs.FileSelector(root)):
-            parsed = parse_partition_dir_name(entry.base_name) if entry.type == pafs.FileType.Directory else None
-            if parsed is None or parsed[2] != "live":
+        log_dir, listed = scan_log_dir(uri)
+        base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
+        tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
+        findings += [_finding_row(base, f) for f in listed]
+        for part in log_dir.partitions:
+            if part.kind != "live" or (topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
                 continue
-            topic, partition, _ = parsed
-            if topic_glob and not fnmatch.fnmatchcase(topic, topic_glob):
-                continue
-            pdir = _join(base, entry.base_name)
-            tasks.append({"task_kind": "partition", "broker": broker, "topic": topic, "partition": partition,
-                          "path": pdir, "base_offset": None, "headers_only": headers_only})
-            for f in fs.get_file_info(pafs.FileSelector(entry.path)):
-                m = SEGMENT_FILE.match(f.base_name)
-                if (m and m.group(2) == "log") or METADATA_SNAPSHOT.match(f.base_name):
-                    tasks.append({"task_kind": "segment", "broker": broker, "topic": topic, "partition": partition,
-                                  "path": _join(pdir, f.base_name), "base_offset": int(f.base_name[:20]),
-                                  "headers_only": headers_only})
-    return tasks
+            key = {"broker": broker, "topic": part.topic, "partition": part.partition}
+            tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
+            for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
+                name = path.rsplit("/", 1)[-1]
+                tasks.append({**key, "task_kind": "segment", "path": path, "base_offset": int(name[:20])})
+    return tasks, findings
 
 
 # --- executors: parsing ------------------------------------------------------------------------
@@ -131,10 +113,8 @@ def _finding_row(task: dict[str, Any], f: Finding, **extra: Any) -> dict[str, An
 
 def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks -> batch rows, parser/index finding rows and one segment row each."""
-    from kforensics.parsers.index_check import BatchBounds, check_offset_index, check_time_index
-    from kforensics.parsers.offset_index import iter_offset_index
+    from kforensics.parsers.index_check import BatchBounds, check_index_file
     from kforensics.parsers.record_batch import RecordBatch, open_log
-    from kforensics.parsers.time_index import iter_time_index
 
     out = _Rows(S.SEGMENT_ROWS)
     for chunk in tasks:
@@ -183,19 +163,13 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             stem = uri[: -len(".log")] if uri.endswith(".log") else None
             if stem is None:
                 continue
-            for suffix, reader, check in ((".index", iter_offset_index, check_offset_index),
-                                          (".timeindex", iter_time_index, check_time_index)):
-                with local_file(stem + suffix) as index_path:
+            for kind in ("index", "timeindex"):
+                with local_file(f"{stem}.{kind}") as index_path:
                     if index_path is None:
                         continue
-                    entries = []
-                    for item in reader(index_path, task["base_offset"]):
-                        if isinstance(item, Finding):
-                            yield from out.add(_finding_row(task, Finding(item.kind, stem + suffix, item.position,
-                                                                          item.message, item.details)))
-                        else:
-                            entries.append(item)
-                    for f in check(stem + suffix, entries, bounds):
+                    checked = check_index_file(index_path, kind, bounds, base_offset=task["base_offset"],
+                                               name=f"{stem}.{kind}")
+                    for f in (*checked.read_findings, *checked.log_findings):
                         yield from out.add(_finding_row(task, f))
     yield from out.flush()
 
@@ -263,7 +237,7 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) -> dict[str, Any] | None:
     if "error" in decoded:
-        return {"row_kind": "finding", **where, "kind": "internal_record_undecodable", "severity": "warning",
+        return {"row_kind": "finding", **where, "kind": "internal_record_undecodable", "severity": severity_of("internal_record_undecodable"),
                 "message": f"record at offset {where['offset']} of {where['topic']}-{where['partition']} could not be "
                            f"decoded: {decoded['error']}", "details": json.dumps(decoded)}
     k, v = decoded["key"], decoded["value"]
@@ -297,8 +271,12 @@ def small_file_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
     yield from out.flush()
 
 
+def _join(uri: str, name: str) -> str:
+    return uri.rstrip("/") + "/" + name
+
+
 def _list_files(uri: str) -> list[str]:
-    fs, root = _filesystem(uri)
+    fs, root = filesystem(uri)
     base = uri if "://" in uri else root
     return sorted(_join(base, f.base_name) for f in fs.get_file_info(pafs.FileSelector(root))
                   if f.type == pafs.FileType.File)
@@ -394,11 +372,11 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
                       has_consumer_offsets="__consumer_offsets" in topics)
 
 
-def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool = True,
+def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
                 topic_glob: str | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
     listing tells about them."""
-    tasks = list_tasks(inputs, headers_only=headers_only, topic_glob=topic_glob)
+    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
     names = S.TASKS.names
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
@@ -447,6 +425,9 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         "committed_offset", "committed_leader_epoch", "commit_timestamp", "tombstone")
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
+    if listing_findings:
+        tables["parser_findings"] = tables["parser_findings"].unionByName(spark.createDataFrame(
+            [tuple(f[n] for n in S.FINDINGS.names) for f in listing_findings], S.ddl(S.FINDINGS)))
     if not headers_only:
         tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)).cache()
     return tables, facts

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from kforensics.parsers.findings import FINDING_COLUMNS
+
 PARTITION_KEY = [("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32())]
 
 BATCH_FIELDS = [
@@ -17,11 +19,13 @@ BATCH_FIELDS = [
     ("max_timestamp", pa.int64()), ("crc", pa.int64()), ("crc_valid", pa.bool_()),
 ]
 
-FINDING_FIELDS = [
-    ("kind", pa.string()), ("severity", pa.string()), ("file", pa.string()), ("position", pa.int64()),
-    ("offset", pa.int64()), ("producer_id", pa.int64()), ("producer_epoch", pa.int32()), ("message", pa.string()),
-    ("details", pa.string()),
-]
+_FINDING_TYPES = {"kind": pa.string(), "severity": pa.string(), "broker": pa.string(), "topic": pa.string(),
+                  "partition": pa.int32(), "file": pa.string(), "position": pa.int64(), "offset": pa.int64(),
+                  "producer_id": pa.int64(), "producer_epoch": pa.int32(), "message": pa.string(),
+                  "details": pa.string()}
+#: A finding's columns but the partition key (`parsers.findings.FINDING_COLUMNS` names them all, in order).
+FINDING_FIELDS = [(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS if name not in ("broker", "topic",
+                                                                                          "partition")]
 
 RECORD_FIELDS = [
     ("offset", pa.int64()), ("timestamp", pa.int64()), ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
@@ -92,12 +96,10 @@ INTERNAL_ROWS = _schema(INTERNAL_ROW_FIELDS)
 INTERNAL_TOPICS = ("__transaction_state", "__consumer_offsets")
 
 TASK_FIELDS = [("task_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-               ("path", pa.string()), ("base_offset", pa.int64()), ("headers_only", pa.bool_())]
+               ("path", pa.string()), ("base_offset", pa.int64())]
 TASKS = _schema(TASK_FIELDS)
 
-FINDINGS = _schema([("kind", pa.string()), ("severity", pa.string()), *PARTITION_KEY, ("file", pa.string()),
-                    ("position", pa.int64()), ("offset", pa.int64()), ("producer_id", pa.int64()),
-                    ("producer_epoch", pa.int32()), ("message", pa.string()), ("details", pa.string())])
+FINDINGS = _schema([(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS])
 
 
 def ddl(schema: pa.Schema) -> str:

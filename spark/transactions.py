@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 from kforensics.spark.findings import KEY, fmt, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
-DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
 
 
 def with_transaction_index(batches: DataFrame) -> DataFrame:
@@ -76,7 +75,7 @@ def hanging_transactions(txns: DataFrame, ends: DataFrame, txn_timeout_ms: int) 
                  .withColumn("age_ms_at_log_end", F.col("log_end_timestamp") - F.col("first_timestamp"))
                  .filter(F.col("age_ms_at_log_end") > txn_timeout_ms))
     return to_findings(
-        open_txns, "hanging_transaction", "error", offset="first_offset",
+        open_txns, "hanging_transaction", offset="first_offset",
         message=fmt("Producer %d's transaction opened at offset %d is still open at the log end, %d ms later "
                     "(timeout %d ms): read_committed consumers are stuck at offset %d.", "producer_id",
                     "first_offset", "age_ms_at_log_end", F.lit(txn_timeout_ms), "first_offset"),
@@ -163,20 +162,20 @@ def aborted_ranges(sweep: DataFrame, txnindex: DataFrame) -> tuple[DataFrame, Da
     common = {"first_offset": F.coalesce("first_offset", "index_first_offset"), "last_offset": "last_offset",
               "last_stable_offset": F.coalesce("last_stable_offset", "index_last_stable_offset")}
     missing = to_findings(
-        joined.filter(F.col("index_first_offset").isNull()), "txnindex_missing", "error", file=None, position=None,
+        joined.filter(F.col("index_first_offset").isNull()), "txnindex_missing", file=None, position=None,
         offset="first_offset", producer_epoch=None,
         message=fmt("The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: read_committed "
                     "consumers would deliver its records.", "producer_id", "first_offset", "last_offset"),
         details=common)
     orphan = to_findings(
-        joined.filter(F.col("first_offset").isNull()), "txnindex_orphan", "error", file="index_file", position=None,
+        joined.filter(F.col("first_offset").isNull()), "txnindex_orphan", file="index_file", position=None,
         offset="index_first_offset", producer_epoch=None,
         message=fmt("The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log "
                     "holds no ABORT marker of that producer there.", "producer_id", "last_offset"),
         details=common)
     mismatch = to_findings(
         joined.filter(F.col("first_offset").isNotNull() & F.col("index_first_offset").isNotNull() & ~agrees),
-        "txnindex_mismatch", "error", file="index_file", position=None, offset="first_offset", producer_epoch=None,
+        "txnindex_mismatch", file="index_file", position=None, offset="first_offset", producer_epoch=None,
         message=fmt("The .txnindex entry for producer %d's abort at offset %d says first offset %d and LSO %d; the "
                     "log says %d and %d.", "producer_id", "last_offset", "index_first_offset",
                     "index_last_stable_offset", "first_offset", "last_stable_offset"),

@@ -269,9 +269,9 @@ def test_report_renders_in_headless_chromium(html_report: Path, tmp_path: Path) 
 
 
 def test_scan_summary_lists_what_was_not_judged(spark, full_scan: Path) -> None:
-    from kforensics.spark.jobs import summarize
+    from kforensics.scan_output import summarize
 
-    summary = summarize(spark, str(full_scan))
+    summary = summarize(str(full_scan))
     assert summary.not_in_input == ["ledger-0"]
     kinds = {kind for kind, _sev, _n in summary.findings}
     assert {"replica_divergence", "marker_missing", "committed_offset_beyond_log_end"} <= kinds

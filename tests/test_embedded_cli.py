@@ -77,7 +77,7 @@ def test_sigterm_leaves_an_incomplete_out_that_reports_refuse(tmp_path: Path) ->
 
 @pytest.mark.parametrize("what", ["fifo", "log_dir", "partition_dir"])
 def test_dump_of_what_is_not_a_file(tmp_path: Path, what: str) -> None:
-    from kforensics.dump_cmd import partition_dir_files
+    from kforensics.commands.dump import partition_dir_files
 
     if what == "fifo":
         target = tmp_path / "00000000000000000000.log"

@@ -29,7 +29,7 @@ def _cs(text: str) -> bytes:
 def _records(*patterns: str):
     for path in [p for pattern in patterns for p in realdata_files(pattern)]:
         with open_log(path) as log:
-            for batch in log.batches(headers_only=False):
+            for batch in log.batches():
                 if batch.is_control:
                     continue
                 for rec in log.records(batch):

@@ -24,7 +24,7 @@ SAMPLE_SEGMENTS = sorted(SAMPLE_LOGS.rglob("*.log"))
 
 def _ours(log) -> list[tuple[RecordBatch, list[Record], list[Finding]]]:
     out = []
-    for b in log.batches(headers_only=False):
+    for b in log.batches():
         if isinstance(b, Finding):
             continue
         items = list(log.records(b))

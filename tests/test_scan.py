@@ -129,34 +129,60 @@ def test_headers_only_finds_the_same_except_content(full_scan: Path, headers_sca
     assert kinds(headers_scan) == {k for k in kinds(full_scan) if k[2] != "content_duplicate"}
 
 
-def test_summary_read_on_the_driver_equals_the_one_spark_computes(spark, full_scan: Path, headers_scan: Path,
-                                                                  tmp_path: Path) -> None:
-    """The CLI's summary streams the local Parquet tables with pyarrow; Spark computes the same aggregates from
-    the same files (the path for OUTs only executors can read). They must agree, on real scans and on an OUT
-    whose analysis tables are empty."""
+def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, full_scan: Path, headers_scan: Path,
+                                                                      tmp_path: Path) -> None:
+    """`scan_output.summarize` streams the Parquet tables with pyarrow (local paths and URIs alike); the same
+    aggregates computed by Spark over the same files must agree, on real scans and on an OUT whose analysis
+    tables are empty."""
     import shutil
 
-    from kforensics.spark.jobs import summarize, summarize_local, summarize_spark
+    from pyspark.sql import functions as F
+
+    from kforensics.scan_output import ScanSummary, summarize
+
+    def by_spark(out: Path) -> ScanSummary:
+        base = str(out)
+        seg = spark.read.parquet(f"{base}/segments")
+        agg = seg.agg(F.count(F.lit(1)).alias("s"), F.sum("batch_count").alias("b"), F.sum("record_count").alias("r"),
+                      F.sum("size").alias("bytes")).first()
+        replicas = seg.select("broker", "topic", "partition").distinct().collect()
+        named = (spark.read.parquet(f"{base}/coordinator_transactions")
+                 .select(F.explode("partitions_not_in_input").alias("p"))
+                 .unionByName(spark.read.parquet(f"{base}/consumer_offsets").filter(~F.col("in_input"))
+                              .select(F.format_string("%s-%d", "topic", "partition").alias("p"))).distinct())
+        return ScanSummary(
+            out=base, brokers=sorted({r["broker"] for r in replicas}), partitions=len(replicas),
+            topic_partitions=len({(r["topic"], r["partition"]) for r in replicas}), segments=agg["s"] or 0,
+            batches=agg["b"] or 0, records=agg["r"] or 0, bytes=agg["bytes"] or 0,
+            producers=spark.read.parquet(f"{base}/producers").select("broker", "topic", "partition",
+                                                                      "producer_id").distinct().count(),
+            transactions={r["outcome"]: r["n"] for r in spark.read.parquet(f"{base}/transactions")
+                          .groupBy("outcome").agg(F.count(F.lit(1)).alias("n")).orderBy("outcome").collect()},
+            findings=[(r["kind"], r["severity"], r["n"]) for r in spark.read.parquet(f"{base}/findings")
+                      .groupBy("kind", "severity").agg(F.count(F.lit(1)).alias("n")).orderBy("kind", "severity")
+                      .collect()],
+            not_in_input=sorted(r["p"] for r in named.collect()))
 
     # the scans named their jobs for Spark's UI, and left no name behind on this thread
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None
     for out in (full_scan, headers_scan):
-        local, by_spark = summarize_local(str(out), str(out)), summarize_spark(spark, str(out))
-        assert local == by_spark
-        assert summarize(spark, f"file://{out}") == summarize_local(str(out), f"file://{out}")
-    full = summarize_local(str(full_scan), str(full_scan))
+        assert summarize(str(out)) == by_spark(out)
+        uri = summarize(f"file://{out}")
+        assert uri.out == f"file://{out}" and ScanSummary.from_dict({**uri.to_dict(), "out": str(out)}) == by_spark(out)
+    full = summarize(str(full_scan))
     assert full.partitions > 10 and full.segments >= full.partitions and full.batches > full.partitions
     assert full.records > full.batches and full.bytes > 0 and full.producers > 0
+    assert full.brokers == ["broker-1", "broker-2"] and full.topic_partitions < full.partitions
     assert {"COMMIT", "ABORT"} <= set(full.transactions) and full.findings and full.not_in_input == ["ledger-0"]
 
     empty = tmp_path / "empty"
     for table in ("segments", "producers", "transactions", "findings", "coordinator_transactions",
                   "consumer_offsets"):
         spark.read.parquet(str(full_scan / table)).limit(0).write.parquet(str(empty / table))
-    assert summarize_local(str(empty), "x") == summarize_spark(spark, str(empty)).__class__(out="x")
+    assert summarize(str(empty)) == by_spark(empty) == ScanSummary(out=str(empty))
     shutil.rmtree(empty / "findings")
     (empty / "findings").mkdir()  # a table that wrote no file at all
-    assert summarize_local(str(empty), "x").findings == []
+    assert summarize(str(empty)).findings == []
 
 
 @pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent")

@@ -72,13 +72,16 @@ def test_scan_on_a_standalone_cluster_matches_local(standalone_cluster: str, spa
 
     from kforensics.spark.jobs import run_scan
 
+    scratch = tmp_path / "tmp"  # the client's temporary files: the package zip it ships must not stay behind
+    scratch.mkdir()
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
-           "PYSPARK_DRIVER_PYTHON": sys.executable}
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "TMPDIR": str(scratch)}
     cluster = subprocess.run(
         [sys.executable, "-m", "kforensics", "scan", f"broker-1={SAMPLE_LOGS / 'broker-1'}", "--topic", "[ep]*",
          "--json", "--master", standalone_cluster, "--out", str(tmp_path / "cluster")],
         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert cluster.returncode == 1, cluster.stderr[-3000:]
+    assert [name for name in os.listdir(scratch) if name.startswith("kforensics")] == []
     run_scan(spark, [("broker-1", str(SAMPLE_LOGS / "broker-1"))], str(tmp_path / "local"), topic_glob="[ep]*")
 
     def key(f: dict) -> tuple:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from kforensics.dump_out import JsonOut, TextOut
-from kforensics.parsers.findings import Finding
+from kforensics.parsers.findings import Finding, is_problem
 
 FILE_TYPES = (
     "log", "metadata_snapshot", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint",
@@ -57,7 +57,7 @@ class DumpState:
     def exit_code(self) -> int:
         if self.unreadable:
             return EXIT_UNREADABLE
-        if any(f.effective_severity in ("warning", "error") for f in self.findings):
+        if any(is_problem(f.effective_severity) for f in self.findings):
             return EXIT_FINDINGS
         return EXIT_OK
 
@@ -289,7 +289,7 @@ def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
     last_record_offset = -1
     valid_bytes = 0
     with open_log(path) as log:
-        for item in log.batches(headers_only=not opts.deep_iteration, max_bytes=opts.max_bytes):
+        for item in log.batches(max_bytes=opts.max_bytes):
             if isinstance(item, Finding):
                 _report(item, out, state)
                 continue
@@ -344,7 +344,7 @@ def _sibling_log_bounds(path: Path, out: Any, state: DumpState) -> list[Any] | N
         return None
     bounds = []
     with open_log(log_path) as log:
-        for b in log.batches(headers_only=True):
+        for b in log.batches():
             if not isinstance(b, Finding):
                 bounds.append(BatchBounds(b.position, b.base_offset, b.last_offset, b.max_timestamp))
     return bounds
@@ -354,47 +354,33 @@ def _index_dumper(kind: str) -> Callable[[Path, DumpOptions, Any, DumpState], No
     """The dumper of `.index` or `.timeindex`: read the entries, check them against the log, print them."""
 
     def dump_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
-        from kforensics.parsers import index_check
-        from kforensics.parsers.offset_index import iter_offset_index
-        from kforensics.parsers.time_index import iter_time_index
+        from kforensics.parsers.index_check import check_index_file
 
-        reader, check, emit = ((iter_offset_index, index_check.check_offset_index, out.index_entry) if kind == "index"
-                               else (iter_time_index, index_check.check_time_index, out.time_index_entry))
-        entries: list[Any] = []
-        findings: list[Finding] = []
-        for item in reader(path):
-            (findings if isinstance(item, Finding) else entries).append(item)
-        _dump_index_like(path, opts, out, state, entries, findings, check, emit)
-
-    return dump_index
-
-
-def _dump_index_like(path: Path, opts: DumpOptions, out: Any, state: DumpState, entries: list[Any],
-                     findings: list[Finding], check: Callable[..., list[Finding]],
-                     emit: Callable[[Any], None]) -> None:
-    for f in findings:
-        _report(f, out, state)
-    if not entries:
-        out.line(f"{path} is empty.")
-        return
-    if opts.index_sanity_check:
-        if not findings:
-            out.line(f"{path} passed sanity check.")
-        return
-    bounds = _sibling_log_bounds(path, out, state)
-    if bounds is not None:
-        for f in check(str(path), entries, bounds):
+        bounds = None if opts.index_sanity_check else _sibling_log_bounds(path, out, state)
+        checked = check_index_file(str(path), kind, bounds)
+        for f in checked.read_findings:
+            _report(f, out, state)
+        if not checked.entries:
+            out.line(f"{path} is empty.")
+            return
+        if opts.index_sanity_check:
+            if not checked.read_findings:
+                out.line(f"{path} passed sanity check.")
+            return
+        for f in checked.log_findings:
             if f.kind == "index_offset_mismatch":
                 state.index_mismatches.setdefault(str(path.resolve()), []).append(
                     (f.details.get("index_offset"), f.details.get("log_offset")))
                 state.findings.append(f)
-                if isinstance(out, JsonOut):
-                    out.finding(f)
+                out.index_mismatch(f)
             else:
                 _report(f, out, state)
-    if not opts.verify_index_only:
-        for e in entries:
-            emit(e)
+        if not opts.verify_index_only:
+            emit = out.index_entry if kind == "index" else out.time_index_entry
+            for e in checked.entries:
+                emit(e)
+
+    return dump_index
 
 
 # --- small files -----------------------------------------------------------------------------------

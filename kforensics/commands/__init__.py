@@ -1,0 +1,2 @@
+"""The command families of the `kforensics` CLI. Each module parses options, calls the library and renders;
+`kforensics.cli` registers them."""

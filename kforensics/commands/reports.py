@@ -1,0 +1,175 @@
+"""The reports over a completed scan: `gaps`, `txns`, `lso`, `producers` (rows as tables or JSON lines) and
+`report` (the incident-review document, on the terminal or as one HTML file). They read the Parquet tables
+with pyarrow: no Spark, unless they are given log dirs to scan first."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+
+import click
+
+from kforensics.commands import options
+
+
+@contextlib.contextmanager
+def _source(source: tuple[str, ...]) -> Iterator[str]:
+    """The OUT of a completed scan, or log dirs scanned first into a temporary OUT that is deleted afterwards."""
+    from kforensics import scan_output
+
+    if len(source) == 1 and "=" not in source[0] and os.path.isdir(source[0]) \
+            and scan_output.is_scan_output(source[0]):
+        try:
+            scan_output.require_complete(source[0])
+        except scan_output.OutputError as exc:
+            raise click.BadParameter(str(exc), param_hint="OUT") from exc
+        yield source[0]
+        return
+    from kforensics.commands.scan import run_scan
+    from kforensics.scan_runner import ScanOptions
+
+    with tempfile.TemporaryDirectory(prefix="kforensics-out-") as out:
+        run_scan(source, out, ScanOptions(), show_progress=sys.stderr.isatty())
+        yield out
+
+
+def _report_options(fn: Callable) -> Callable:
+    for option in reversed([
+        click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR..."),
+        click.option("--json", "as_json", is_flag=True, help="JSON lines."),
+        click.option("--topic", help="Only topics matching this glob."),
+        click.option("--partition", type=int, help="Only this partition."),
+        click.option("--pid", type=int, help="Only this producer id."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _show(rows: list[dict], as_json: bool, columns: tuple[str, ...] | list[str], title: str) -> None:
+    from kforensics import render
+
+    if as_json:
+        render.json_lines(rows)
+    else:
+        render.table(rows, columns, title)
+
+
+GAP_COLUMNS = ("kind", "broker", "topic", "partition", "producer_id", "producer_epoch", "offset", "expected_sequence",
+               "found_sequence", "gap_size", "size_class", "message")
+
+
+@click.command("gaps")
+@_report_options
+def gaps(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None, pid: int | None) -> None:
+    """Sequence gaps, duplicates and zombie writes per producer.
+
+    \b
+    Example: kforensics gaps ./kforensics-out --topic orders --json
+    """
+    from kforensics import queries
+
+    with _source(source) as out:
+        _show(queries.sequence_problems(out, topic=topic, partition=partition, pid=pid), as_json, GAP_COLUMNS,
+              "sequence problems")
+
+
+@click.command("txns")
+@_report_options
+@click.option("--longest", type=int, default=10, show_default=True, help="How many of the longest to list.")
+def txns(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None, pid: int | None,
+         longest: int) -> None:
+    """Transactions: committed / aborted / open / empty, sizes, durations, the longest ones.
+
+    \b
+    Example: kforensics txns ./kforensics-out --pid 2001
+    """
+    from kforensics import queries, render
+
+    with _source(source) as out:
+        lines = queries.transactions(out, topic=topic, partition=partition, pid=pid)
+    if as_json:
+        render.json_lines(lines)
+        return
+    render.table(queries.transaction_stats(lines), queries.TXN_STATS_FIELDS, "transactions by outcome")
+    render.table(queries.longest_transactions(lines, longest), queries.TXN_FIELDS, f"longest {longest} transactions")
+    open_ones = [r for r in lines if r["outcome"] == "OPEN"]
+    if open_ones:
+        render.table(open_ones, queries.TXN_FIELDS, "open transactions")
+
+
+@click.command("lso")
+@_report_options
+@click.option("--progression", is_flag=True, help="One line per LSO change point.")
+def lso(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None, pid: int | None,
+        progression: bool) -> None:
+    """Last stable offset per partition, where it is stuck and by whom.
+
+    \b
+    Example: kforensics lso ./kforensics-out --progression --topic payments
+    """
+    from kforensics import queries
+
+    with _source(source) as out:
+        rows = queries.last_stable_offsets(out, topic=topic, partition=partition, pid=pid, progression=progression)
+    _show(rows, as_json, queries.LSO_CHANGE_FIELDS if progression else queries.LSO_FIELDS,
+          "LSO change points" if progression else "last stable offset")
+
+
+@click.command("producers")
+@_report_options
+def producers(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None,
+              pid: int | None) -> None:
+    """Per producer id and epoch: offsets, sequence ranges, batch and record counts.
+
+    \b
+    Example: kforensics producers ./kforensics-out --topic orders
+    """
+    from kforensics import queries
+
+    with _source(source) as out:
+        _show(queries.producers(out, topic=topic, partition=partition, pid=pid), as_json, queries.PRODUCER_FIELDS,
+              "producers")
+
+
+@click.command("report")
+@click.argument("out", metavar="OUT")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="Write one self-contained HTML file (plots inline, nothing fetched) instead of printing tables.")
+@click.option("--force", is_flag=True, help="Replace --html FILE even when it is not an earlier kforensics report.")
+@click.option("--max-plots", type=click.IntRange(min=0), default=40, show_default=True,
+              help="Partition timelines to draw (partitions with findings first).")
+def report(out: str, html_file: str | None, force: bool, max_plots: int) -> None:
+    """The scan under OUT as an incident-review report: summary, findings by kind and partition, replicas,
+    the transaction coordinator, consumer offsets and per-partition timelines.
+
+    --html FILE replaces an existing FILE only when it is an earlier kforensics report (or with --force), and
+    writes it whole or not at all.
+
+    \b
+    Exit codes: 0 no warning or error finding, 1 findings, 2 usage error, no completed scan under OUT, or an
+    --html FILE that is not an earlier report.
+    \b
+    Examples:
+      kforensics report ./kforensics-out
+      kforensics report ./kforensics-out --html incident.html
+    """
+    from kforensics import scan_output
+    from kforensics.render import console
+    from kforensics.report import is_report, load_report, render_html, render_terminal
+
+    if html_file and os.path.lexists(html_file) and not force and not is_report(html_file):
+        raise click.BadParameter(f"{html_file} exists and is not a kforensics report: kforensics does not write over "
+                                 "it. Choose another file, or pass --force to replace it", param_hint="--html")
+    try:
+        loaded = load_report(out, max_plots=max_plots)
+    except scan_output.OutputError as exc:
+        raise click.BadParameter(str(exc), param_hint="OUT") from exc
+    if html_file:
+        render_html(loaded, html_file)
+        click.echo(f"wrote {html_file} ({os.path.getsize(html_file):,} bytes)", err=True)
+    else:
+        render_terminal(loaded, console())
+    sys.exit(options.EXIT_FINDINGS if loaded.has_problems else options.EXIT_OK)

@@ -1,0 +1,13 @@
+"""Defaults shared by the commands, the server and the Spark job, each defined once (light: no Spark)."""
+
+from __future__ import annotations
+
+#: Where a scan writes its tables unless told otherwise.
+DEFAULT_OUT = "./kforensics-out"
+#: How long a transaction may stay open before it is hanging: the broker's default transaction.max.timeout.ms
+#: (15 min), the longest timeout a producer may ask for.
+DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
+#: The broker's default transaction.state.log.num.partitions (how many __transaction_state partitions exist).
+DEFAULT_TRANSACTION_STATE_PARTITIONS = 50
+#: The broker's default offsets.topic.num.partitions (how many __consumer_offsets partitions exist).
+DEFAULT_OFFSETS_TOPIC_PARTITIONS = 50

@@ -1,0 +1,137 @@
+"""Where a scan runs: on this user's `kforensics serve` when one runs, else in a Spark session started here.
+
+Library code (no click, no rich): the `scan` command and the reports over log dirs call `run`. pyspark is
+imported only when a session starts here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kforensics import scan_output
+from kforensics.defaults import DEFAULT_TRANSACTION_STATE_PARTITIONS, DEFAULT_TXN_TIMEOUT_MS
+from kforensics.paths import log_dir
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """What a scan is asked to do besides its inputs and OUT (the manifest records them)."""
+
+    headers_only: bool = False
+    topic_glob: str | None = None
+    txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS
+    transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ScanFailed(Exception):
+    """The scan could not be done. `usage`: the input or OUT is unusable (exit code 2), else it failed (1)."""
+
+    def __init__(self, message: str, *, usage: bool = False, param: str | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.param = param
+
+
+def spark_log_path(out: str | None) -> str:
+    """Where an embedded session's JVM log goes: OUT/_kforensics-spark.log for a local OUT, else a file in the
+    cache dir."""
+    if out is not None and "://" not in out:
+        return os.path.join(out, scan_output.SPARK_LOG)
+    return str(log_dir() / f"spark-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log")
+
+
+def verbose_spark(verbose: bool) -> bool:
+    """Spark's log on stderr (--verbose or KFORENSICS_VERBOSE=1) instead of in a log file."""
+    return verbose or os.environ.get("KFORENSICS_VERBOSE", "").lower() in ("1", "true", "yes", "on")
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the block runs, so that it unwinds as Ctrl-C does (cleanup runs;
+    a scan's manifest stays `completed: false`)."""
+    def on_sigterm(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run(inputs: list[tuple[str, str]], out: str, options: ScanOptions, *, master: str | None = None,
+        spark_conf: dict[str, str] | None = None, verbose: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        note: Callable[[str], None] = lambda _message: None) -> scan_output.ScanSummary:
+    """Scan `inputs` into OUT on the user's server (unless `master` or `spark_conf` asks for a session of its
+    own), else in a session started here: embedded local Spark unless `master`. OUT is prepared before Spark
+    starts; the session's JVM log goes to a file unless `verbose`. Raises ScanFailed."""
+    with terminate_as_interrupt():
+        if master is None and not spark_conf:
+            summary = _on_server(inputs, out, options, progress, note)
+            if summary is not None:
+                return summary
+        return _here(inputs, out, options, master, spark_conf or {}, verbose, progress)
+
+
+def _on_server(inputs: list[tuple[str, str]], out: str, options: ScanOptions,
+               progress: Callable[[int, int], None] | None,
+               note: Callable[[str], None]) -> scan_output.ScanSummary | None:
+    """The summary of the scan the running server did, or None when no usable server runs."""
+    from kforensics.server import ServerError, scan_on_server
+
+    def absolute(path: str) -> str:
+        return path if "://" in path else os.path.abspath(path)
+
+    request = {"inputs": [[label, absolute(path)] for label, path in inputs], "out": absolute(out),
+               **options.to_dict()}
+    try:
+        summary = scan_on_server(request, progress=progress or (lambda _done, _total: None), note=note)
+    except ServerError as exc:
+        raise ScanFailed(str(exc), usage=exc.usage, param="DIR") from exc
+    return None if summary is None else scan_output.ScanSummary.from_dict(summary)
+
+
+def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master: str | None,
+          spark_conf: dict[str, str], verbose: bool,
+          progress: Callable[[int, int], None] | None) -> scan_output.ScanSummary:
+    log_file = None if verbose_spark(verbose) else spark_log_path(out)
+    try:
+        manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict(),
+                                       spark_log=log_file is not None and "://" not in out)
+    except scan_output.OutputError as exc:
+        raise ScanFailed(str(exc), usage=True, param="--out") from exc
+    except OSError as exc:
+        raise ScanFailed(f"cannot write {out}: {exc}", usage=True, param="--out") from exc
+    from pyspark.sql import SparkSession
+
+    from kforensics.spark.jobs import run_scan
+    from kforensics.spark.session import build_session
+
+    already_running = SparkSession.getActiveSession() is not None
+    spark = build_session(master, log_file=log_file, **spark_conf)
+    try:
+        return run_scan(spark, inputs, out, headers_only=options.headers_only, topic_glob=options.topic_glob,
+                        txn_timeout_ms=options.txn_timeout_ms,
+                        transaction_state_partitions=options.transaction_state_partitions, progress=progress,
+                        manifest=manifest)
+    except FileNotFoundError as exc:
+        raise ScanFailed(str(exc), usage=True, param="DIR") from exc
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        where = f"; Spark's log: {log_file}" if log_file else ""
+        raise ScanFailed(f"the scan failed: {first_line}{where}") from exc
+    finally:
+        if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
+            spark.stop()
