@@ -22,6 +22,10 @@ def input_problem(inputs: list[tuple[str, str]], out: str | None) -> tuple[str, 
     for _label, path in inputs:
         if "://" not in path and not os.path.isdir(path):
             return "DIR", f"{path} is not a readable directory"
+        if "://" in path:
+            problem = _uri_problem(path)
+            if problem:
+                return "DIR", problem
         if out is not None and "://" not in path and "://" not in out:
             real_in, real_out = os.path.realpath(path), os.path.realpath(out)
             if real_out == real_in or real_out.startswith(real_in + os.sep):
@@ -30,3 +34,16 @@ def input_problem(inputs: list[tuple[str, str]], out: str | None) -> tuple[str, 
     if len({label for label, _ in inputs}) != len(inputs):
         return "DIR", "two inputs have the same broker label; name them NAME=DIR"
     return None
+
+
+def _uri_problem(uri: str) -> str | None:
+    """Why a URI input is not a readable directory (None when it is), asked of its filesystem."""
+    import pyarrow.fs as pafs
+
+    try:
+        fs, path = pafs.FileSystem.from_uri(uri)
+        kind = fs.get_file_info(path).type
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"cannot read {uri}: {first}"
+    return None if kind == pafs.FileType.Directory else f"{uri} is not a readable directory"

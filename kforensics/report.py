@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kforensics import scan_output
-from kforensics.parsers.findings import SEQUENCE_KINDS, is_problem
+from kforensics.parsers.findings import KINDS, SEQUENCE_KINDS, is_problem
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
@@ -75,7 +75,8 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
                                                          key=lambda kv: SEVERITY_ORDER.get(kv[0], 3))),
     ]
     counts = Counter((f["kind"], f["severity"]) for f in r.findings)
-    r.by_kind = [{"kind": k, "severity": s, "count": n} for (k, s), n in
+    r.by_kind = [{"kind": k, "severity": s, "count": n, "meaning": KINDS[k].meaning if k in KINDS else ""}
+                 for (k, s), n in
                  sorted(counts.items(), key=lambda kv: (SEVERITY_ORDER.get(kv[0][1], 3), kv[0][0]))]
     r.replicas = sorted((x for x in _read(out, "replicas") if (x["replica_count"] or 0) > 1),
                         key=lambda x: (x["topic"], x["partition"], x["broker"]))
@@ -166,7 +167,7 @@ def render_terminal(report: Report, console: Any) -> None:
     for label, value in report.summary:
         summary.add_row(label, f"{value:,}" if isinstance(value, int) else str(value))
     console.print(summary)
-    table("findings by kind", report.by_kind, ["kind", "severity", "count"])
+    table("findings by kind", report.by_kind, ["kind", "severity", "count", "meaning"])
     for (kind, _sev), group in _grouped(report.findings):
         table(f"{kind} ({len(group)})", group, ["severity", "broker", "topic", "partition", "offset", "position",
                                                  "producer_id", "message"])
@@ -240,7 +241,7 @@ def render_html(report: Report, path: str) -> None:
       "<a href='#timelines'>timelines</a></nav>")
     w("<h2 id='summary'>Summary</h2>")
     w(_html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
-    w(_html_table(report.by_kind, ["kind", "severity", "count"], css_id="findings-by-kind"))
+    w(_html_table(report.by_kind, ["kind", "severity", "count", "meaning"], css_id="findings-by-kind"))
     if report.not_in_input:
         w("<p>Named by a coordinator or a group but not in the input, so not judged: "
           + ", ".join(f"<code>{html.escape(p)}</code>" for p in report.not_in_input) + "</p>")

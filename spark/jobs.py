@@ -99,6 +99,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     an earlier scan's output) unless the caller passes the manifest it prepared; the manifest is marked completed
     only once every table is written, so an interrupted or failed scan never leaves an OUT that looks complete."""
     started = time.perf_counter()
+    # the listing first: an unreadable input is a usage error before anything is written
+    tables, facts = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
     if manifest is None:
         manifest = scan_output.prepare(out, inputs=inputs, options={
             "headers_only": headers_only, "topic_glob": topic_glob, "txn_timeout_ms": txn_timeout_ms,
@@ -106,7 +108,6 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
     shipped = ship_package(spark)
     finish = _progress_thread(spark, progress) if progress else None
     try:
-        tables, facts = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
         inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
         def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:
