@@ -112,9 +112,9 @@ def test_divergences(spark):
 FINDING_ENDS = ("broker string, topic string, partition int, cluster_id string, log_end_offset bigint, "
                 "high_watermark bigint, leader_epoch_checkpoint string")
 RD = "replica_divergence"
-DIVERGENCE_VIEW = ("kind string, severity string, broker string, partition int, file string, position bigint, offset bigint, "
-                   "lost_offsets string, lost_on string, winner string, common_prefix_end_offset string, "
-                   "a_epoch string, b_epoch string")
+DIVERGENCE_VIEW = ("kind string, severity string, broker string, partition int, file string, position bigint, "
+                   "offset bigint, lost_offsets string, lost_on string, winner string, "
+                   "common_prefix_end_offset string, a_epoch string, b_epoch string")
 
 
 def _election(partition: int, a_epoch: int, b_epoch: int, at: int, a_end: int, b_end: int) -> list[dict]:
