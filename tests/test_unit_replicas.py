@@ -95,6 +95,8 @@ def test_divergences(spark):
         *[rb(b, 4, o, 0) for b in ("b1", "b2") for o in (4, 5)],
         # 5: the same topic-partition on disks of two clusters: not replicas of each other.
         rb("b1", 5, 0, 0, crc=1), rb("b3", 5, 0, 0, crc=2, cluster="d"),
+        # 6: a clean leader change: both replicas hold epoch 0 then epoch 1, byte for byte.
+        *[rb(b, 6, o, 0 if o < 3 else 1) for b in ("b1", "b2") for o in range(6)],
     ]
     ends = spark.createDataFrame([
         ("b1", "t", 0, "c", 0, 5, 0, 2), ("b2", "t", 0, "c", 0, 3, 0, 2),
@@ -103,6 +105,7 @@ def test_divergences(spark):
         ("b1", "t", 3, "c", 0, 6, 0, 2), ("b2", "t", 3, "c", 3, 6, 0, 2),
         ("b1", "t", 4, "c", 0, 6, 4, 2), ("b2", "t", 4, "c", 0, 6, 0, 2),
         ("b1", "t", 5, "c", 0, 1, 0, 1), ("b3", "t", 5, "d", 0, 1, 0, 1),
+        ("b1", "t", 6, "c", 0, 6, 0, 2), ("b2", "t", 6, "c", 0, 6, 0, 2),
     ], DIV_ENDS)
     out = replicas.divergences(batches(spark, rows, clustered=True), ends)
     expected = spark.createDataFrame([("c", "t", 1, "b1", "b2", 2, 2), ("c", "t", 2, "b1", "b2", 0, 0)], DIV)
