@@ -81,7 +81,8 @@ def test_leader_epoch_mismatch_one_finding_per_run(spark):
     rows = [batch(0, 5, partition_leader_epoch=0), batch(5, partition_leader_epoch=1),
             batch(6, partition_leader_epoch=1), batch(7, partition_leader_epoch=2), batch(8, partition_leader_epoch=1)]
     epochs = frame(spark, [*PARTITION_KEY, *EPOCH_FIELDS],
-                   [dict(epoch=0, start_offset=0), dict(epoch=2, start_offset=5)], broker="b1", topic="t", partition=0, file="leader-epoch-checkpoint")
+                   [dict(epoch=0, start_offset=0), dict(epoch=2, start_offset=5)],
+                   broker="b1", topic="t", partition=0, file="leader-epoch-checkpoint")
     out = crosschecks.leader_epoch_mismatches(batches(spark, rows), epochs)
     assertDataFrameEqual(findings_view(out, *EPOCH_DETAILS), expected_findings(spark, [
         ("leader_epoch_mismatch", "error", "b1", "t", 0, LOG, 500, 5, None, None, "1", "2", "2"),
