@@ -31,7 +31,7 @@ def test_with_cluster_id(spark):
     brokers = spark.createDataFrame([("b1", "c"), ("b2", None)], BROKERS)
     expected = spark.createDataFrame([("b1", 1, "c"), ("b2", 2, ""), ("b3", 3, "")], "broker string, n int, "
                                      "cluster_id string")
-    assertDataFrameEqual(replicas.with_cluster_id(df, brokers), expected, ignoreColumnOrder=True)
+    assertDataFrameEqual(replicas.with_cluster_id(df, brokers).select(*expected.columns), expected)
 
 
 def test_replica_ends(spark):

@@ -68,7 +68,7 @@ def test_partition_ends(spark):
         "broker string, topic string, partition int, log_end_offset bigint, log_first_offset bigint, "
         "log_end_timestamp bigint, latest_leader_epoch int, high_watermark bigint, log_start_offset bigint, "
         "cleaner_offset bigint")
-    assertDataFrameEqual(out, expected, ignoreColumnOrder=True)
+    assertDataFrameEqual(out.select(*expected.columns), expected)
 
 
 TXNS_IN = ("broker string, topic string, partition int, producer_id bigint, producer_epoch int, outcome string, "
