@@ -6,10 +6,10 @@ committed_offset_* findings."""
 from __future__ import annotations
 
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import expected_findings, findings_view, frame
 
 from kforensics.spark import consumer_offsets
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
-from unit_frames import expected_findings, findings_view, frame
 
 CO = "__consumer_offsets"
 CO_LOG = "__consumer_offsets-0/00000000000000000000.log"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import batches, expected_findings, findings_view, frame, marker, txn_data
 
 from kforensics.spark import coordinator
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
-from unit_frames import batches, expected_findings, findings_view, frame, marker, txn_data
 
 LOG = "t-0/00000000000000000000.log"
 TS_LOG = "__transaction_state-3/00000000000000000000.log"

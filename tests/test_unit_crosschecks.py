@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import batch, batches, expected_findings, findings_view, frame
 
 from kforensics.spark import crosschecks
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY, SEGMENT_FIELDS, SNAPSHOT_FIELDS
-from unit_frames import batch, batches, expected_findings, findings_view, frame
 
 LOG = "t-0/00000000000000000000.log"
 SNAP = "t-0/00000000000000000020.snapshot"

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import batch, batches, frame
 
 from kforensics.spark import replicas
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY
-from unit_frames import batch, batches, frame
 
 BROKERS = "broker string, cluster_id string"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import BATCHES, batch, batches, expected_findings, findings_view, frame, marker, txn_data
 
 from kforensics.spark import transactions
 from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY, TXNINDEX_FIELDS
-from unit_frames import BATCHES, batch, batches, expected_findings, findings_view, frame, marker, txn_data
 
 LOG = "t-0/00000000000000000000.log"
 INDEX = "t-0/00000000000000000000.txnindex"
