@@ -1,0 +1,69 @@
+"""Builders for the transform unit tests (tests/test_unit_*.py): small inline DataFrames with explicit schemas.
+
+Rows are dicts; a column a row leaves out is null unless the builder gives it a default.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from kforensics.spark.schemas import BATCH_FIELDS, PARTITION_KEY, ddl
+
+BATCHES = [*PARTITION_KEY, *BATCH_FIELDS]
+CLUSTERED_BATCHES = [*BATCHES, ("cluster_id", pa.string())]
+
+
+def frame(spark: SparkSession, fields: list[tuple[str, pa.DataType]], rows: list[dict], **defaults) -> DataFrame:
+    """A DataFrame with exactly `fields` (name, Arrow type), one row per dict."""
+    names = [name for name, _ in fields]
+    extra = {key for row in rows for key in row} - set(names)
+    assert not extra, f"columns not in the schema: {sorted(extra)}"
+    data = [tuple({**defaults, **row}.get(name) for name in names) for row in rows]
+    return spark.createDataFrame(data, ddl(pa.schema(fields)))
+
+
+def batch(base_offset: int, count: int = 1, **kw) -> dict:
+    """A sound v2 batch row of the batches table (non-idempotent data unless told otherwise)."""
+    row = dict(broker="b1", topic="t", partition=0, file="t-0/00000000000000000000.log", segment_base_offset=0,
+               position=base_offset * 100, size=100, magic=2, base_offset=base_offset,
+               last_offset=base_offset + count - 1, count=count, partition_leader_epoch=0, producer_id=-1,
+               producer_epoch=-1, base_sequence=-1, last_sequence=-1, is_transactional=False, is_control=False,
+               control_type=None, coordinator_epoch=None, codec="none", timestamp_type="CreateTime",
+               base_timestamp=0, max_timestamp=0, crc=base_offset, crc_valid=True)
+    row.update(kw)
+    return row
+
+
+def txn_data(pid: int, base_offset: int, count: int = 1, *, epoch: int = 0, **kw) -> dict:
+    """A transactional data batch of producer `pid`."""
+    return batch(base_offset, count, producer_id=pid, producer_epoch=epoch, base_sequence=0,
+                 last_sequence=count - 1, is_transactional=True, **kw)
+
+
+def marker(pid: int, offset: int, outcome: str, *, epoch: int = 0, coordinator_epoch: int = 0, **kw) -> dict:
+    """A COMMIT or ABORT control batch of producer `pid`."""
+    return batch(offset, 1, producer_id=pid, producer_epoch=epoch, is_transactional=True, is_control=True,
+                 control_type=outcome, coordinator_epoch=coordinator_epoch, **kw)
+
+
+def batches(spark: SparkSession, rows: list[dict], *, clustered: bool = False) -> DataFrame:
+    """The batches table (with `cluster_id`, as replicas.with_cluster_id adds it, when `clustered`)."""
+    return frame(spark, CLUSTERED_BATCHES if clustered else BATCHES, rows)
+
+
+FINDING_VIEW = ("kind string, severity string, broker string, topic string, partition int, file string, "
+                "position bigint, offset bigint, producer_id bigint, producer_epoch int")
+
+
+def findings_view(df: DataFrame, *details: str) -> DataFrame:
+    """The common findings columns and the named `details` fields (as JSON text; null when absent)."""
+    return df.select("kind", "severity", "broker", "topic", "partition", "file", "position", "offset",
+                     "producer_id", "producer_epoch",
+                     *[F.get_json_object("details", f"$.{key}").alias(key) for key in details])
+
+
+def expected_findings(spark: SparkSession, rows: list[tuple], *details: str) -> DataFrame:
+    """Expected rows of findings_view (detail values as their JSON text)."""
+    return spark.createDataFrame(rows, FINDING_VIEW + "".join(f", `{key}` string" for key in details))
