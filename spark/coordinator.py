@@ -84,9 +84,9 @@ def with_partitions_not_in_input(ctx: DataFrame, present: DataFrame) -> DataFram
     names = present.select("cluster_id", F.format_string("%s-%d", "topic", "partition").alias("named"),
                            F.lit(True).alias("here")).distinct()
     absent = (named.join(names, ["cluster_id", "named"], "left").filter(F.col("here").isNull())
-              .groupBy("coordinator_partition", "transactional_id", "txn_seq")
+              .groupBy("cluster_id", "coordinator_partition", "transactional_id", "txn_seq")
               .agg(F.array_sort(F.collect_list("named")).alias("partitions_not_in_input")))
-    return (ctx.join(absent, ["coordinator_partition", "transactional_id", "txn_seq"], "left")
+    return (ctx.join(absent, ["cluster_id", "coordinator_partition", "transactional_id", "txn_seq"], "left")
             .withColumn("partitions_not_in_input", F.coalesce("partitions_not_in_input",
                                                               F.array().cast("array<string>"))))
 

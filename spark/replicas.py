@@ -117,7 +117,9 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
                                                             .when(b_lost, F.col("a_broker")))
          .withColumn("loser_hw", F.when(a_lost | b_lost, pick("high_watermark")))
          .withColumn("loser_leo", pick("log_end_offset"))
-         .withColumn("lost_last", F.least("loser_hw", "loser_leo") - 1)
+         # an unknown high watermark (no checkpoint, or no loser within one epoch) commits nothing: least() would
+         # skip the null and claim the whole tail committed
+         .withColumn("lost_last", F.when(F.col("loser_hw").isNotNull(), F.least("loser_hw", "loser_leo") - 1))
          .withColumn("lost_offsets", F.when(F.col("lost_last") >= F.col("offset"),
                                             F.array("offset", "lost_last"))))
 

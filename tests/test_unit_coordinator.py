@@ -215,11 +215,8 @@ def test_epoch_fenced_writes(spark):
     ], *FENCE_DETAILS))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with_partitions_not_in_input groups the absent partitions by (coordinator_partition, transactional_id, txn_seq) "
-    "and joins them back on those columns without cluster_id: when disks of two clusters are scanned together and "
-    "both have a transaction of the same transactional id in the same __transaction_state partition, each one's "
-    "partitions_not_in_input is the union of both clusters' absent partitions"))
+# Two clusters scanned together, the same transactional id in the same __transaction_state partition: each keeps
+# its own absent partitions (they were once grouped without cluster_id, and each got the union of both).
 def test_partitions_not_in_input_stay_within_their_cluster(spark):
     tsp = "__transaction_state-3"
     ctx = spark.createDataFrame([("c", tsp, "a", 0, ["t-0", "t-1"]), ("d", tsp, "a", 0, ["t-0", "t-2"])],

@@ -4,7 +4,6 @@ the replicas table and the leader-epoch lineage."""
 
 from __future__ import annotations
 
-import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import batch, batches, frame
@@ -155,15 +154,9 @@ def test_replica_divergence_findings(spark):
     assertDataFrameEqual(_divergence_view(out), expected)
 
 
-_UNKNOWN_HW_IS_COMMITTED = (
-    "replica_divergence_findings computes lost_last as F.least(loser_hw, loser_leo) - 1, and Spark's least() skips "
-    "nulls: when the loser's high watermark is null, lost_offsets becomes [offset, log end - 1], the severity error "
-    "and the message says those offsets were committed")
-
-
-@pytest.mark.xfail(strict=True, reason=_UNKNOWN_HW_IS_COMMITTED + (
-    " (here: a replica without replication-offset-checkpoint; the code's own 'high watermark unknown' branch shows "
-    "such a replica must not be judged to have committed anything)"))
+# An unknown high watermark commits nothing (Spark's least() skips nulls: it once claimed the whole tail
+# committed and lost, as an error): a replica without replication-offset-checkpoint, and two replicas with the same
+# leader epoch at the differing offset (no loser by epoch).
 def test_replica_divergence_with_unknown_high_watermark_claims_no_lost_commits(spark):
     rows = _election(1, 1, 2, 2, 5, 4)
     ends = spark.createDataFrame([("b1", "t", 1, "c", 5, None, "0@0, 1@2"), ("b2", "t", 1, "c", 4, 4, "0@0, 2@2")],
@@ -175,10 +168,6 @@ def test_replica_divergence_with_unknown_high_watermark_claims_no_lost_commits(s
     assertDataFrameEqual(_divergence_view(out), expected)
 
 
-@pytest.mark.xfail(strict=True, reason=_UNKNOWN_HW_IS_COMMITTED + (
-    " (here: both replicas carry the same leader epoch at the differing offset, so loser_hw is null by construction: "
-    "the finding is an error claiming offsets 2-3 'committed and lost' with winner null, and the 'Both carry the "
-    "same leader epoch there' branch is unreachable whenever the replica's log goes past the offset)"))
 def test_replica_divergence_within_one_leader_epoch_claims_no_lost_commits(spark):
     rows = _election(3, 1, 1, 2, 4, 4)
     ends = spark.createDataFrame([("b1", "t", 3, "c", 4, 4, "0@0, 1@2"), ("b2", "t", 3, "c", 4, 4, "0@0, 1@2")],
