@@ -75,7 +75,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     ends = _Once(lambda: transactions.partition_ends(batches(), tables["partition_checkpoints"]))
     txns = _Once(lambda: keep(transactions.transactions_table(transactions.with_transaction_index(batches()))))
     sweep = _Once(lambda: keep(transactions.lso_sweep(txns())))
-    aborted = _Once(lambda: transactions.aborted_ranges(sweep(), tables["txnindex"]))
+    aborted = _Once(lambda: transactions.aborted_ranges(sweep(), tables["txnindex"], ends()))
 
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
     # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.

@@ -54,8 +54,16 @@ def leader_epoch_mismatches(batches: DataFrame, epochs: DataFrame) -> DataFrame:
     w = Window.partitionBy(*KEY).orderBy("base_offset", "order").rowsBetween(Window.unboundedPreceding, 0)
     assigned = (rows.unionByName(marks).withColumn("expected_epoch", F.last("epoch", ignorenulls=True).over(w))
                 .filter((F.col("order") == 1) & F.col("expected_epoch").isNotNull()))
-    bad = assigned.filter(F.col("partition_leader_epoch") != F.col("expected_epoch"))
-    first = (bad.groupBy(*KEY, "partition_leader_epoch", "expected_epoch")
+    # a run: consecutive batches (in offset order) with the same wrong epoch where the checkpoint says the same one
+    wrong = F.when(F.col("partition_leader_epoch") != F.col("expected_epoch"),
+                   F.concat_ws(":", "partition_leader_epoch", "expected_epoch"))
+    in_order = Window.partitionBy(*KEY).orderBy("base_offset")
+    runs = (assigned.withColumn("wrong", wrong)
+            .withColumn("starts_run", F.coalesce(F.lag("wrong").over(in_order) != F.col("wrong"), F.lit(True)))
+            .withColumn("run", F.sum(F.col("starts_run").cast("int")).over(
+                in_order.rowsBetween(Window.unboundedPreceding, 0))))
+    bad = runs.filter(F.col("wrong").isNotNull())
+    first = (bad.groupBy(*KEY, "run", "partition_leader_epoch", "expected_epoch")
              .agg(F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
                   F.min_by("position", "base_offset").alias("position"), F.count(F.lit(1)).alias("batches")))
     return to_findings(

@@ -145,9 +145,14 @@ def lso_table(txns: DataFrame, ends: DataFrame) -> DataFrame:
                     (F.col("open_first_offset").isNotNull()).alias("stuck")))
 
 
-def aborted_ranges(sweep: DataFrame, txnindex: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Needs lso_sweep's output and the txnindex table; returns (aborted_ranges with `txnindex_agrees`,
-    txnindex_missing / txnindex_orphan / txnindex_mismatch findings)."""
+def aborted_ranges(sweep: DataFrame, txnindex: DataFrame,
+                   ends: DataFrame | None = None) -> tuple[DataFrame, DataFrame]:
+    """Needs lso_sweep's output, the txnindex table and (optionally) partition_ends for log_first_offset; returns
+    (aborted_ranges with `txnindex_agrees`, txnindex_missing / txnindex_orphan / txnindex_mismatch findings).
+
+    An index entry whose transaction began below the log's first offset is not an orphan: retention deletes
+    segments up to the high watermark, not the LSO, so an aborted transaction's data can be gone while its
+    marker and its .txnindex entry are still there; nothing in the log can confirm or deny such an entry."""
     ranges = sweep.filter(F.col("row_kind") == "aborted").select(*PRODUCER, "first_offset", "last_offset",
                                                                  "last_stable_offset")
     index = txnindex.select(*PRODUCER, "last_offset", F.col("first_offset").alias("index_first_offset"),
@@ -167,8 +172,13 @@ def aborted_ranges(sweep: DataFrame, txnindex: DataFrame) -> tuple[DataFrame, Da
         message=fmt("The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: read_committed "
                     "consumers would deliver its records.", "producer_id", "first_offset", "last_offset"),
         details=common)
+    orphans = joined.filter(F.col("first_offset").isNull())
+    if ends is not None:
+        orphans = (orphans.join(ends.select(*KEY, "log_first_offset"), KEY, "left")
+                   .filter(F.col("log_first_offset").isNull()
+                           | (F.col("index_first_offset") >= F.col("log_first_offset"))))
     orphan = to_findings(
-        joined.filter(F.col("first_offset").isNull()), "txnindex_orphan", file="index_file", position=None,
+        orphans, "txnindex_orphan", file="index_file", position=None,
         offset="index_first_offset", producer_epoch=None,
         message=fmt("The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log "
                     "holds no ABORT marker of that producer there.", "producer_id", "last_offset"),

@@ -3,7 +3,6 @@ order and segment names against the log, with the legal cases that must stay sil
 
 from __future__ import annotations
 
-import pytest
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import batch, batches, expected_findings, findings_view, frame
 
@@ -73,10 +72,8 @@ def test_leader_epoch_mismatches(spark):
         ("leader_epoch_mismatch", "error", "b1", "t", 0, LOG, 500, 5, None, None, "1", "2", "2")], *EPOCH_DETAILS))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "leader_epoch_mismatches' docstring promises one finding per run, but it groups the mismatching batches by "
-    "(partition_leader_epoch, expected_epoch) only: two separate runs with the same pair (here offsets 5-6 and 8, "
-    "with a correct batch at 7 between them) become one finding at offset 5 counting 3 batches"))
+# One finding per run: two separate runs with the same pair of epochs (offsets 5-6 and 8, a correct batch at 7
+# between them) are two findings (they were once grouped by the pair only: one finding counting 3 batches).
 def test_leader_epoch_mismatch_one_finding_per_run(spark):
     rows = [batch(0, 5, partition_leader_epoch=0), batch(5, partition_leader_epoch=1),
             batch(6, partition_leader_epoch=1), batch(7, partition_leader_epoch=2), batch(8, partition_leader_epoch=1)]

@@ -8,6 +8,7 @@ import pytest
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import BATCHES, batch, batches, expected_findings, findings_view, frame, marker, txn_data
 
+from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
 from kforensics.spark import transactions
 from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY, TXNINDEX_FIELDS
 
@@ -77,7 +78,7 @@ HANGING_DETAILS = ("first_offset", "lso_stuck_at", "age_ms_at_log_end", "last_da
 
 
 @pytest.mark.parametrize("timeout_ms, hanging", [
-    (transactions.DEFAULT_TXN_TIMEOUT_MS, [0]),   # only the one older than 15 minutes
+    (DEFAULT_TXN_TIMEOUT_MS, [0]),   # only the one older than 15 minutes
     (60_000, [0, 1, 2]),                          # a shorter --txn-timeout: every open one older than a minute
 ])
 def test_hanging_transactions(spark, timeout_ms, hanging):
@@ -206,3 +207,22 @@ def test_aborted_ranges_against_txnindex(spark):
         ("txnindex_mismatch", "error", *key, INDEX, None, 30, 4, None, "30", "33", "34", "31", "34"),
         ("txnindex_mismatch", "error", *key, INDEX, None, 40, 5, None, "40", "42", "38", "40", "43"),
     ], *ABORT_DETAILS))
+
+
+def test_an_index_entry_whose_data_retention_deleted_is_no_orphan(spark):
+    """Retention deletes segments up to the high watermark, not the LSO: an aborted transaction's data can be
+    gone while its marker and .txnindex entry remain. An entry that begins below the log's first offset cannot
+    be judged; one that begins inside the log and has no ABORT marker is still an orphan."""
+    sweep = _sweep_rows(spark, [("change", 100, 100, None, None, None)])
+    index = frame(spark, [*PARTITION_KEY, *TXNINDEX_FIELDS], [
+        dict(producer_id=7, first_offset=90, last_offset=103, last_stable_offset=90),    # data below the log start
+        dict(producer_id=8, first_offset=105, last_offset=108, last_stable_offset=105),  # inside the log
+    ], broker="b1", topic="t", partition=0, file=INDEX, version=0)
+    ends = spark.createDataFrame([("b1", "t", 0, 100)], "broker string, topic string, partition int, "
+                                                         "log_first_offset bigint")
+    _table, found = transactions.aborted_ranges(sweep, index, ends)
+    assertDataFrameEqual(findings_view(found, *ABORT_DETAILS), expected_findings(spark, [
+        ("txnindex_orphan", "error", "b1", "t", 0, INDEX, None, 105, 8, None, "105", "108", "105", None, None),
+    ], *ABORT_DETAILS))
+    _table, without_ends = transactions.aborted_ranges(sweep, index)
+    assert without_ends.count() == 2
