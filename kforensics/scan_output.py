@@ -253,6 +253,11 @@ def is_scan_output(path: str) -> bool:
     return any(fs.get_file_info(_join(root, name)).type != pafs.FileType.NotFound for name in (MANIFEST, "findings"))
 
 
+def _known(table: str) -> None:
+    if table not in OUTPUT_TABLES:
+        raise ValueError(f"{table!r} is not a table a scan writes (scan_output.OUTPUT_TABLES)")
+
+
 def read_table(out: str, table: str, columns: list[str] | None = None,
                filters: list[tuple[str, str, Any]] | None = None) -> list[dict[str, Any]]:
     """A table's rows (all columns, or `columns`; all rows, or those matching `filters`, pyarrow's
@@ -263,6 +268,7 @@ def read_table(out: str, table: str, columns: list[str] | None = None,
     whose import pulls in pandas (0.6 s of a client's start); with filters, through it (row-group pruning)."""
     import pyarrow.parquet as pq
 
+    _known(table)
     fs, root = filesystem(out)
     folder = _join(root, table)
     if fs.get_file_info(folder).type != pafs.FileType.Directory:
@@ -284,6 +290,7 @@ def table_batches(out: str, table: str, columns: list[str]) -> Iterator[pa.Recor
     """A table's `columns`, record batch by record batch (nothing when the table is absent or lacks a column)."""
     import pyarrow.parquet as pq
 
+    _known(table)
     fs, root = filesystem(out)
     folder = _join(root, table)
     if fs.get_file_info(folder).type != pafs.FileType.Directory:
