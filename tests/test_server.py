@@ -193,11 +193,12 @@ def test_scan_on_the_server_equals_the_embedded_scan(live_server, full_scan: Pat
     assert printed == findings(full_scan)
 
 
-def test_unreadable_input_on_the_server_is_a_usage_error(live_server) -> None:
-    result = CliRunner().invoke(main, ["scan", "file:///nonexistent/kafka-logs", "--out", "/tmp/kf-never-written"])
+def test_unreadable_input_on_the_server_is_a_usage_error(live_server, tmp_path: Path) -> None:
+    out = tmp_path / "never-written"
+    result = CliRunner().invoke(main, ["scan", "file:///nonexistent/kafka-logs", "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert "not a readable directory" in result.output
-    assert not os.path.exists("/tmp/kf-never-written")
+    assert not out.exists()
 
 
 def test_a_client_that_goes_away_gets_its_scan_cancelled(live_server, tmp_path: Path) -> None:
