@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from kforensics.durations import Duration
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 DEFAULT_OUT = "./kforensics-out"
 FINDING_FIELDS = ("kind", "severity", "broker", "topic", "partition", "file", "position", "offset", "producer_id",
@@ -44,7 +46,7 @@ def _check_inputs(inputs: list[tuple[str, str]], out: str | None) -> None:
 
 def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_only: bool, topic: str | None,
                  txn_timeout: int, show_progress: bool, transaction_state_partitions: int = 50,
-                 spark_conf: dict[str, str] | None = None) -> Any:
+                 spark_conf: dict[str, str] | None = None, remote_stuck_after_ms: int = 3_600_000) -> Any:
     """Run the scan on the `kforensics serve` server of this user if one runs (and neither --master nor --conf
     asks for a session of its own), else in a Spark session started here (embedded unless --master); returns the
     ScanSummary."""
@@ -62,7 +64,7 @@ def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_on
 
         if master is None and not spark_conf:
             summary = _scan_on_server(inputs, out, headers_only, topic, txn_timeout, transaction_state_partitions,
-                                      progress, bar.console)
+                                      progress, bar.console, remote_stuck_after_ms)
             if summary is not None:
                 return summary
         from pyspark.sql import SparkSession
@@ -75,14 +77,15 @@ def run_scan_cli(dirs: tuple[str, ...], out: str, master: str | None, headers_on
         try:
             return run_scan(spark, inputs, out, headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
                             transaction_state_partitions=transaction_state_partitions,
-                            progress=progress if show_progress else None)
+                            remote_stuck_after_ms=remote_stuck_after_ms, progress=progress if show_progress else None)
         finally:
             if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
                 spark.stop()
 
 
 def _scan_on_server(inputs: list[tuple[str, str]], out: str, headers_only: bool, topic: str | None, txn_timeout: int,
-                    transaction_state_partitions: int, progress: Callable[[int, int], None], console: Any) -> Any:
+                    transaction_state_partitions: int, progress: Callable[[int, int], None], console: Any,
+                    remote_stuck_after_ms: int = 3_600_000) -> Any:
     """The ScanSummary of the scan the running server did, or None when no usable server runs."""
     from kforensics.server import ServerError, scan_on_server
 
@@ -91,7 +94,8 @@ def _scan_on_server(inputs: list[tuple[str, str]], out: str, headers_only: bool,
 
     request = {"inputs": [[label, absolute(path)] for label, path in inputs], "out": absolute(out),
                "headers_only": headers_only, "topic_glob": topic, "txn_timeout_ms": txn_timeout,
-               "transaction_state_partitions": transaction_state_partitions}
+               "transaction_state_partitions": transaction_state_partitions,
+               "remote_stuck_after_ms": remote_stuck_after_ms}
     try:
         summary = scan_on_server(request, progress=progress, note=lambda message: console.print(message, style="dim"))
     except ServerError as exc:
@@ -203,10 +207,14 @@ def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--transaction-state-partitions", type=click.IntRange(min=1), default=50, show_default=True,
               help="The cluster's transaction.state.log.num.partitions (how many __transaction_state partitions "
                    "exist, to tell which are missing from the input).")
+@click.option("--remote-stuck-after", type=Duration(), default="1h", show_default=True,
+              help="A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before its "
+                   "partition's newest __remote_log_metadata event is stuck (1h, 90m, 45s, or ms).")
 @click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE", callback=lambda _ctx, _param, value:
               _spark_conf(value), help="A Spark property for this scan, as spark-submit's --conf (repeatable).")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str]) -> None:
+         txn_timeout: int, transaction_state_partitions: int, remote_stuck_after: int,
+         spark_conf: dict[str, str]) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
@@ -224,7 +232,8 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
     try:
         summary = run_scan_cli(dirs, out, master, headers_only, topic, txn_timeout,
                                show_progress=sys.stderr.isatty() and not as_json,
-                               transaction_state_partitions=transaction_state_partitions, spark_conf=spark_conf)
+                               transaction_state_partitions=transaction_state_partitions, spark_conf=spark_conf,
+                               remote_stuck_after_ms=remote_stuck_after)
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     findings = [_finding_json(r) for r in _read(out, "findings")]

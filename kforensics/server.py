@@ -305,6 +305,7 @@ class Server:
                                    topic_glob=request.get("topic_glob"),
                                    txn_timeout_ms=int(request["txn_timeout_ms"]),
                                    transaction_state_partitions=int(request["transaction_state_partitions"]),
+                                   remote_stuck_after_ms=int(request.get("remote_stuck_after_ms", 3_600_000)),
                                    progress=progress)
             except FileNotFoundError as exc:
                 _send(conn, {"error": str(exc), "usage": True})

@@ -42,6 +42,14 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "checkpoint_malformed": ("error", "a checkpoint or properties file does not follow its format"),
     # internal topics
     "internal_record_undecodable": ("warning", "an internal-topic key or value could not be decoded"),
+    # tiered storage (__remote_log_metadata against the local logs)
+    "remote_log_gap": ("error", "offsets between the earliest copied remote segment and the local log start that "
+                       "neither a finished remote segment nor a local segment holds"),
+    "remote_segment_stuck": ("warning", "a remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED "
+                             "longer than --remote-stuck-after before its partition's newest metadata event"),
+    "remote_leader_epoch_mismatch": ("error", "a remote segment's leader-epoch entries disagree with the local "
+                                     "leader-epoch-checkpoint or with the other remote segments' epochs"),
+    "remote_overlap": ("warning", "two finished remote segments hold the same offsets with different leader epochs"),
     # files and directories
     "unreadable_file": ("error", "a file could not be opened or read"),
     "unknown_file": ("info", "a file in a log directory that is not one of the broker's known files"),

@@ -1165,9 +1165,10 @@ def clicks_anomalies(remote: list[dict], metadata_dir: str) -> list[dict]:
     b, b2, c, e = by_start[(100, 1)], by_start[(150, 2)], by_start[(200, 1)], by_start[(300, 1)]
     file = f"../{metadata_dir}/{b['file']}"
     return [
-        {"kind": "remote_log_gap", "offset": 200, "file": file, "position": b["position"],
+        # the latest metadata record among the finished segments ending just below the gap (b and b2 end at 199)
+        {"kind": "remote_log_gap", "offset": 200, "file": file, "position": max(b["position"], b2["position"]),
          "missing_offsets": [200, 249], "remote_end_offset": 199, "local_log_start_offset": 300},
-        {"kind": "remote_segment_stuck", "offset": 200, "file": file, "position": c["first_position"],
+        {"kind": "remote_segment_stuck", "offset": 200, "file": file, "position": c["position"],
          "remote_segment_id": c["remote_segment_id"], "state": "COPY_SEGMENT_STARTED"},
         {"kind": "remote_leader_epoch_mismatch", "offset": 340, "file": file, "position": e["position"],
          "remote_segment_id": e["remote_segment_id"], "remote_epoch": 2, "expected_epoch": 3,

@@ -31,13 +31,15 @@ from kforensics.parsers.log_dir import parse_inputs
 from kforensics.spark.analysis import analyze
 from kforensics.spark.coordinator import DEFAULT_TRANSACTION_STATE_PARTITIONS
 from kforensics.spark.read import local_path, read_tables
+from kforensics.spark.remote_storage import DEFAULT_STUCK_AFTER_MS
 from kforensics.spark.summary import ScanSummary
 from kforensics.spark.transactions import DEFAULT_TXN_TIMEOUT_MS
 
 #: Parquet tables written under OUT (name -> analysis or input table).
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
-                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets", "findings")
+                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets",
+                 "remote_segments", "remote_partition_deletes", "findings")
 
 
 WRITE_THREADS = 4
@@ -93,7 +95,8 @@ def _progress_thread(spark: SparkSession, callback: Callable[[int, int], None]) 
 def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, headers_only: bool = False,
              topic_glob: str | None = None, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
              transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
-             progress: Callable[[int, int], None] | None = None) -> ScanSummary:
+             progress: Callable[[int, int], None] | None = None,
+             remote_stuck_after_ms: int = DEFAULT_STUCK_AFTER_MS) -> ScanSummary:
     """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`."""
     started = time.perf_counter()
     ship_package(spark)
@@ -120,7 +123,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
             futures = [pool.submit(write, name, inputs_out[name]) for name in OUTPUT_TABLES
                        if name in inputs_out and name != "batches"]
             results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
-                              transaction_state_partitions=transaction_state_partitions, facts=facts)
+                              transaction_state_partitions=transaction_state_partitions, facts=facts,
+                              remote_stuck_after_ms=remote_stuck_after_ms)
             # findings first: it needs most intermediates and is the longest write
             futures += [pool.submit(write, name, results[name])
                         for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]
