@@ -248,7 +248,8 @@ def format_remote_log_metadata(key: bytes | None, value: bytes | None, offset: i
 def iter_remote_log_metadata(path: str) -> Any:
     """Every value of one `__remote_log_metadata` segment: (batch position, offset, timestamp, decoded), or a
     Finding `internal_record_undecodable` at the batch's position for a value that does not decode (and the
-    record batch reader's own findings). Reading goes on after each."""
+    record batch reader's own findings). Reading goes on after each. The records of a batch whose CRC does not
+    match are not read (its `corrupt_crc` finding says why): their bytes cannot be trusted."""
     from kforensics.parsers.findings import Finding
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
 
@@ -257,7 +258,7 @@ def iter_remote_log_metadata(path: str) -> Any:
             if not isinstance(b, RecordBatch):
                 yield b
                 continue
-            if b.is_control:
+            if b.is_control or not b.crc_valid:
                 continue
             for rec in log.records(b):
                 if not isinstance(rec, Record):

@@ -333,3 +333,9 @@ def test_a_segment_with_an_undecodable_value_yields_a_finding_and_reading_goes_o
     assert (finding.file, finding.position, finding.details["offset"]) == (str(path), positions[1], 1)
     assert [(i[0], i[1], i[3]["type"]) for i in (items[0], items[2])] == [
         (positions[0], 0, "RemoteLogSegmentMetadataRecord"), (positions[2], 2, "RemoteLogSegmentMetadataUpdateRecord")]
+    # a batch whose CRC does not match: reported, its record not read
+    data[positions[0] + 70] ^= 0x01
+    path.write_bytes(bytes(data))
+    items = list(iter_remote_log_metadata(str(path)))
+    assert [i.kind if isinstance(i, Finding) else i[1] for i in items] == [
+        "corrupt_crc", "internal_record_undecodable", 2]

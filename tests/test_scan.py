@@ -248,6 +248,8 @@ def test_scan_usage_errors_exit_2(tmp_path: Path) -> None:
     assert runner.invoke(main, ["scan"]).exit_code == 2
     bad_conf = runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--conf", "spark.driver.memory"])
     assert bad_conf.exit_code == 2 and "KEY=VALUE" in bad_conf.output
+    bad_duration = runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--remote-stuck-after", "soon"])
+    assert bad_duration.exit_code == 2 and "not a duration" in bad_duration.output
 
 
 def test_report_commands_over_a_finished_scan(full_scan: Path) -> None:
