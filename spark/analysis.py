@@ -10,7 +10,15 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame
 
-from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, remote_storage, replicas, transactions
+from kforensics.spark import (
+    consumer_offsets,
+    coordinator,
+    crosschecks,
+    producers,
+    remote_storage,
+    replicas,
+    transactions,
+)
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
 
