@@ -104,8 +104,10 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     remote = _Once(lambda: keep.only_if(remote_storage.remote_segments_table(tables["remote_log_events"]),
                                         possible.has_remote_log_metadata))
     finished = _Once(lambda: keep(remote_storage.finished_copies(remote(), tables["brokers"])))
-    local = _Once(lambda: remote_storage.local_logs(tables["segments"], tables["partition_topic_ids"],
-                                                    tables["brokers"]))
+    local = _Once(lambda: keep(remote_storage.local_logs(tables["segments"], tables["partition_topic_ids"],
+                                                         tables["brokers"])))
+    ranges = _Once(lambda: keep(remote_storage.epoch_ranges(finished())))
+    pairs = _Once(lambda: keep(remote_storage.range_pairs(ranges())))
 
     def findings() -> DataFrame:
         checks: list[Callable[[], DataFrame]] = [
@@ -135,10 +137,10 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
         if possible.has_remote_log_metadata and "remote_log_events" in tables:
             checks += [lambda: remote_storage.remote_segment_stuck(remote(), remote_stuck_after_ms),
                        lambda: remote_storage.remote_log_gaps(finished(), local()),
-                       lambda: remote_storage.remote_epoch_mismatches_with_checkpoint(finished(), local(),
+                       lambda: remote_storage.remote_epoch_mismatches_with_checkpoint(ranges(), local(),
                                                                                       tables["leader_epochs"]),
-                       lambda: remote_storage.remote_epoch_chain_mismatches(finished()),
-                       lambda: remote_storage.remote_overlaps(finished())]
+                       lambda: remote_storage.remote_epoch_chain_mismatches(pairs()),
+                       lambda: remote_storage.remote_overlaps(pairs())]
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
         # a few scans, not sixteen analyses' worth of windows and joins for the optimizer to walk at once.
         context = tables["batches"].sparkSession.sparkContext

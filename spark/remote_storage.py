@@ -231,8 +231,8 @@ def epoch_ranges(segments: DataFrame) -> DataFrame:
             .withColumn("hi", F.coalesce(F.lead(lo).over(w) - 1, F.col("end_offset"))).drop("i", "entry"))
 
 
-def remote_epoch_mismatches_with_checkpoint(finished: DataFrame, local: DataFrame, epochs: DataFrame) -> DataFrame:
-    """Needs finished_copies, local_logs and the leader_epochs table (broker, topic, partition, file, epoch,
+def remote_epoch_mismatches_with_checkpoint(ranges: DataFrame, local: DataFrame, epochs: DataFrame) -> DataFrame:
+    """Needs epoch_ranges (of finished_copies), local_logs and the leader_epochs table (broker, topic, partition, file, epoch,
     start_offset); `remote_leader_epoch_mismatch` findings (`against`: leader-epoch-checkpoint): a finished
     remote segment that assigns another epoch than the local replica's leader-epoch-checkpoint to an offset
     both cover (the checkpoint covers offsets from its first entry on): offset (the first such offset),
@@ -241,8 +241,7 @@ def remote_epoch_mismatches_with_checkpoint(finished: DataFrame, local: DataFram
     checkpoint = epochs.select("broker", "topic", "partition", F.col("file").alias("checkpoint_file"),
                                F.col("epoch").alias("expected_epoch"), F.col("start_offset").alias("c_lo"),
                                (F.lead("start_offset").over(w) - 1).alias("c_hi"))
-    ranges = epoch_ranges(finished).join(local, TP).filter(_same_topic())
-    hits = (ranges.join(checkpoint, ["broker", "topic", "partition"])
+    hits = (ranges.join(local, TP).filter(_same_topic()).join(checkpoint, ["broker", "topic", "partition"])
             .filter((F.col("epoch") != F.col("expected_epoch")) & (F.col("lo") <= F.coalesce("c_hi", "hi"))
                     & (F.col("c_lo") <= F.col("hi")))
             .groupBy("broker", *TP, "remote_segment_id", "segment_leader_epochs", "file", "position",
@@ -260,7 +259,7 @@ def remote_epoch_mismatches_with_checkpoint(finished: DataFrame, local: DataFram
                  "other_remote_segment_id": F.lit(None).cast("string")})
 
 
-def _pairs(ranges: DataFrame) -> DataFrame:
+def range_pairs(ranges: DataFrame) -> DataFrame:
     """Needs epoch_ranges; every pair of ranges of two different segments of the same data partition in the
     same broker's metadata, columns prefixed a_ and b_."""
     key = ["metadata_broker", *TP, "topic_id"]
@@ -271,12 +270,12 @@ def _pairs(ranges: DataFrame) -> DataFrame:
     return a.join(b, key).filter(F.col("a_remote_segment_id") != F.col("b_remote_segment_id"))
 
 
-def remote_epoch_chain_mismatches(finished: DataFrame) -> DataFrame:
-    """Needs finished_copies; `remote_leader_epoch_mismatch` findings (`against`: remote segments): a finished
+def remote_epoch_chain_mismatches(pairs: DataFrame) -> DataFrame:
+    """Needs range_pairs (of finished_copies); `remote_leader_epoch_mismatch` findings (`against`: remote segments): a finished
     segment holding, at offsets above another finished segment's range of epoch E, an epoch lower than E (a
     partition's leader epoch never decreases along its log). Reported on the later segment: offset,
     remote_epoch, expected_epoch (at least E), other_remote_segment_id."""
-    p = _pairs(epoch_ranges(finished)).filter((F.col("a_hi") < F.col("b_lo")) & (F.col("a_epoch") > F.col("b_epoch")))
+    p = pairs.filter((F.col("a_hi") < F.col("b_lo")) & (F.col("a_epoch") > F.col("b_epoch")))
     hits = (p.groupBy("metadata_broker", *TP, "b_remote_segment_id", "b_segment_leader_epochs", "b_file",
                       "b_position")
             .agg(F.min(F.struct(F.col("b_lo").alias("offset"), F.col("b_epoch").alias("remote_epoch"),
@@ -293,14 +292,14 @@ def remote_epoch_chain_mismatches(finished: DataFrame) -> DataFrame:
                  "checkpoint_file": F.lit(None).cast("string"), "other_remote_segment_id": "other"})
 
 
-def remote_overlaps(finished: DataFrame) -> DataFrame:
-    """Needs finished_copies; `remote_overlap` findings: two finished segments of a partition holding the same
+def remote_overlaps(pairs: DataFrame) -> DataFrame:
+    """Needs range_pairs (of finished_copies); `remote_overlap` findings: two finished segments of a partition holding the same
     offsets with different leader-epoch chains (some common offset in different epochs). One finding per pair,
     on the segment copied later: remote_segment_id, other_remote_segment_id, overlap [first, last] (of their
     offset ranges), segment_leader_epochs, other_segment_leader_epochs; offset is the first overlapping one."""
     later = (F.col("b_first_event_at") > F.col("a_first_event_at")) | (
         (F.col("b_first_event_at") == F.col("a_first_event_at")) & (F.col("b_remote_segment_id") > F.col("a_remote_segment_id")))
-    p = _pairs(epoch_ranges(finished)).filter(
+    p = pairs.filter(
         later & (F.col("a_epoch") != F.col("b_epoch")) & (F.col("a_lo") <= F.col("b_hi")) & (F.col("b_lo") <= F.col("a_hi")))
     hits = (p.groupBy("metadata_broker", *TP, "b_remote_segment_id", "a_remote_segment_id", "b_segment_leader_epochs",
                       "a_segment_leader_epochs", "b_file", "b_position", "a_start_offset", "a_end_offset",

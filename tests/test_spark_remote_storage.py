@@ -91,9 +91,10 @@ def test_gap_and_stuck_copy_found_and_a_sound_tiered_partition_is_silent(spark) 
     assert R.remote_segment_stuck(sound, 3_600_000).count() == 0
     epochs = spark.createDataFrame([("b1", "t", 0, "lec", 1, 250)],
                                    "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
-    assert R.remote_epoch_mismatches_with_checkpoint(finished, _local(spark, 250), epochs).count() == 0
-    assert R.remote_epoch_chain_mismatches(finished).count() == 0
-    assert R.remote_overlaps(finished).count() == 0
+    ranges = R.epoch_ranges(finished)
+    assert R.remote_epoch_mismatches_with_checkpoint(ranges, _local(spark, 250), epochs).count() == 0
+    assert R.remote_epoch_chain_mismatches(R.range_pairs(ranges)).count() == 0
+    assert R.remote_overlaps(R.range_pairs(ranges)).count() == 0
 
 
 def test_leader_epoch_mismatches_and_overlaps(spark) -> None:
@@ -102,20 +103,22 @@ def test_leader_epoch_mismatches_and_overlaps(spark) -> None:
     segments = _segments(spark, ("a", 0, 99, "0@0, 2@50", done), ("b", 100, 199, "1@100", done),
                          ("c", 150, 199, "1@150, 3@180", later), ("d", 200, 299, "3@200", done))
     finished = R.finished_copies(segments, _brokers(spark))
+    ranges = R.epoch_ranges(finished)
+    pairs = R.range_pairs(ranges)
     # b says epoch 1 at 100 though a already holds epoch 2 at 50-99; c (inside b's offsets) says the same
-    chain = R.remote_epoch_chain_mismatches(finished)
+    chain = R.remote_epoch_chain_mismatches(pairs)
     assert [(d["remote_segment_id"], d["remote_epoch"], d["expected_epoch"], d["other_remote_segment_id"],
              d["against"]) for d in _details(chain)] == [("b", 1, 2, "a", "remote segments"),
                                                         ("c", 1, 2, "a", "remote segments")]
     assert sorted(r["offset"] for r in chain.collect()) == [100, 150]
     # b and c both hold 150-199; c says 180-199 are epoch 3, b says epoch 1: reported once, on c (copied later)
-    overlaps = R.remote_overlaps(finished)
+    overlaps = R.remote_overlaps(pairs)
     assert [(d["remote_segment_id"], d["other_remote_segment_id"], d["overlap"]) for d in _details(overlaps)] == [
         ("c", "b", [150, 199])]
     assert overlaps.first()["offset"] == 150 and overlaps.first()["severity"] == "warning"
     # the local checkpoint starts at 250 (truncated at the local log start) and says epoch 4 from 280
     epochs = spark.createDataFrame([("b1", "t", 0, "lec", 3, 250), ("b1", "t", 0, "lec", 4, 280)],
                                    "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
-    vs_checkpoint = R.remote_epoch_mismatches_with_checkpoint(finished, _local(spark, 250), epochs)
+    vs_checkpoint = R.remote_epoch_mismatches_with_checkpoint(ranges, _local(spark, 250), epochs)
     assert [(r["offset"], json.loads(r["details"])["remote_epoch"], json.loads(r["details"])["expected_epoch"])
             for r in vs_checkpoint.collect()] == [(280, 3, 4)]
