@@ -69,9 +69,10 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
             facts: InputFacts | None = None,
             remote_stuck_after_ms: int = remote_storage.DEFAULT_STUCK_AFTER_MS) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits and parser_findings (records in full mode); returns producers,
-    transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage, coordinator_transactions,
-    consumer_offsets and findings, each as a function that builds it. The outputs and the intermediate tables
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings (records in
+    full mode); returns producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
+    coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes and findings, each as a
+    function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
