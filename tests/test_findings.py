@@ -12,3 +12,13 @@ def test_finding_json_has_contract_fields_and_details() -> None:
 def test_details_cannot_overwrite_contract_fields() -> None:
     out = Finding("truncated_tail", "a.log", 7, "m", {"kind": "evil", "file": "b"}).to_json()
     assert out["kind"] == "truncated_tail" and out["file"] == "a.log"
+
+
+def test_remote_tier_kinds_are_registered_and_documented() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for kind, severity in (("remote_log_gap", "error"), ("remote_segment_stuck", "warning"),
+                           ("remote_leader_epoch_mismatch", "error"), ("remote_overlap", "warning")):
+        assert KINDS[kind][0] == severity
+        assert f"| `{kind}` | {severity} |" in readme, kind
