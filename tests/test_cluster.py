@@ -220,8 +220,8 @@ def test_report_html_holds_the_expected_elements(full_scan: Path, html_report: P
     sections = set(re.findall(r"<section class='finding-kind' data-kind='([a-z_]+)'>", text))
     assert sections == kinds
     timelines = re.findall(r"<figure class='timeline' data-partition='([^']+)' data-broker='([^']+)'>", text)
-    replicas = {(r["topic"], r["broker"]) for r in _table(full_scan, "replicas")}
-    assert len(timelines) == len(replicas) and ("transfers-0", "broker-1") in timelines
+    replicas = {(f"{r['topic']}-{r['partition']}", r["broker"]) for r in _table(full_scan, "replicas")}
+    assert set(timelines) == replicas and len(timelines) == len(replicas) and ("transfers-0", "broker-1") in timelines
     assert re.findall(r"<figure class='divergence' data-partition='([^']+)'>", text) == ["inventory-0"]
     tiered = re.findall(r"<figure class='tiered' data-partition='([^']+)' data-broker='([^']+)'>", text)
     assert sorted(tiered) == [("clicks-0", "broker-1"), ("views-0", "broker-1")]
