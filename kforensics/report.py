@@ -47,6 +47,7 @@ class Report:
     divergences: list[dict[str, Any]] = field(default_factory=list)
     lineage: list[dict[str, Any]] = field(default_factory=list)  # one row per partition and epoch, brokers as columns
     lineage_brokers: list[str] = field(default_factory=list)
+    tiered: list[dict[str, Any]] = field(default_factory=list)  # remote and local tiers (kforensics/tiered_report.py)
 
     @property
     def has_problems(self) -> bool:
@@ -88,6 +89,9 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     r.timelines = _timelines(out, segments, txns, r.findings, max_plots)
     r.divergences = [f for f in r.findings if f["kind"] == "replica_divergence"]
     r.lineage, r.lineage_brokers = _lineage(out, r.replicas)
+    from kforensics import tiered_report
+
+    r.tiered = tiered_report.load_tiered(out, r.findings)
     return r
 
 
@@ -193,6 +197,9 @@ def render_terminal(report: Report, console: Any) -> None:
     if report.not_in_input:
         console.print("Partitions named by a coordinator or a group but not in the input (not judged): "
                       + ", ".join(report.not_in_input))
+    from kforensics import tiered_report
+
+    tiered_report.render_terminal(report.tiered, table)
     table("partitions", report.timelines, ["broker", "topic", "partition", "batches", "commit", "abort", "open",
                                            "last_stable_offset", "high_watermark", "log_end_offset", "findings"])
 
@@ -238,7 +245,7 @@ def render_html(report: Report, path: str) -> None:
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
     w("<nav><a href='#summary'>summary</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
       "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a>"
-      "<a href='#timelines'>timelines</a></nav>")
+      "<a href='#tiered'>tiered storage</a><a href='#timelines'>timelines</a></nav>")
     w("<h2 id='summary'>Summary</h2>")
     w(_html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
     w(_html_table(report.by_kind, ["kind", "severity", "count", "meaning"], css_id="findings-by-kind"))
@@ -294,6 +301,16 @@ def render_html(report: Report, path: str) -> None:
     else:
         w("<p>No <code>__consumer_offsets</code> partition in the input.</p>")
 
+    from kforensics import tiered_report
+
+    w("<h2 id='tiered'>Tiered storage</h2>")
+    if report.tiered:
+        w("<p class='muted'>Per tiered partition: the offsets the remote tier holds (COPY_SEGMENT_FINISHED segments, "
+          "from <code>__remote_log_metadata</code>), segments in other states, the local log, and the offsets neither "
+          "holds. Its coverage is drawn under the partition's timeline.</p>")
+        w(_html_table(report.tiered, tiered_report.COLUMNS, css_id="tiered-table"))
+    else:
+        w("<p>No <code>__remote_log_metadata</code> partition in the input.</p>")
     w("<h2 id='timelines'>Partition timelines</h2><p class='muted'>Offsets over time per replica: batches "
       "(dots), transactions (bars: committed green, aborted red, open orange), the last stable offset (step line) "
       "and sequence gaps (crosses). Partitions with findings first.</p>")
@@ -303,6 +320,9 @@ def render_html(report: Report, path: str) -> None:
     for p in report.timelines:
         if p["plotted"]:
             w(_timeline_figure(report.out, p, report.findings))
+            for row in report.tiered:
+                if (row["broker"], row["topic"], row["partition"]) == (p["broker"], p["topic"], p["partition"]):
+                    w(tiered_report.coverage_figure(row, _svg))
     w("</body></html>\n")
     # a whole file or none: written beside the target, then renamed over it
     partial = f"{path}.{os.getpid()}.partial"

@@ -37,7 +37,8 @@ MANIFEST_FORMAT = 1
 #: Parquet tables a scan writes under OUT, in the order they are listed to an operator.
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
-                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets", "findings")
+                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets",
+                 "remote_segments", "remote_partition_deletes", "findings")
 
 #: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")

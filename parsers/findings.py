@@ -97,7 +97,22 @@ KINDS: dict[str, FindingKind] = _kinds(
                 ("line", "file_size")),
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
-                ("error",)),
+                ("offset", "error", "key", "value")),
+    # tiered storage (spark/remote_storage.py: __remote_log_metadata against the local logs)
+    FindingKind("remote_log_gap", "error", "offsets between the earliest copied remote segment and the local log "
+                "start that neither a finished remote segment nor a local segment holds",
+                ("missing_offsets", "remote_end_offset", "local_log_start_offset", "topic_id")),
+    FindingKind("remote_segment_stuck", "warning", "a remote segment left in COPY_SEGMENT_STARTED or "
+                "DELETE_SEGMENT_STARTED longer than --remote-stuck-after before its partition's newest metadata "
+                "event", ("remote_segment_id", "state", "start_offset", "end_offset", "stuck_since", "newest_event_at",
+                          "stuck_ms", "stuck_after_ms")),
+    FindingKind("remote_leader_epoch_mismatch", "error", "a remote segment's leader-epoch entries disagree with the "
+                "local leader-epoch-checkpoint or with the other remote segments' epochs",
+                ("remote_segment_id", "against", "remote_epoch", "expected_epoch", "segment_leader_epochs",
+                 "checkpoint_file", "other_remote_segment_id")),
+    FindingKind("remote_overlap", "warning", "two finished remote segments hold the same offsets with different "
+                "leader epochs", ("remote_segment_id", "other_remote_segment_id", "overlap", "segment_leader_epochs",
+                                  "other_segment_leader_epochs")),
     # files and directories
     FindingKind("unreadable_file", "error", "a file could not be opened or read"),
     FindingKind("unknown_file", "info", "a file in a log directory that is not one of the broker's known files"),

@@ -186,6 +186,8 @@ class PartitionWriter:
         self.log_start_offset = 0
         self.high_watermark: int | None = None
         self.recovery_point: int | None = None
+        self.remote: list = []  # RemoteSegment, for a tiered partition
+        self.remote_records: dict = {}  # for __remote_log_metadata: event label -> record index
 
     @property
     def name(self) -> str:
@@ -967,6 +969,216 @@ def coordinator_partition(topic: str, partition: int, entries: list[tuple[int, b
     return p
 
 
+# --- tiered storage: __remote_log_metadata and partitions whose history is in the remote tier -----
+
+REMOTE_LOG_METADATA_PARTITIONS = 50  # remote.log.metadata.topic.num.partitions
+COPY_STARTED, COPY_FINISHED, DELETE_STARTED, DELETE_FINISHED = range(4)  # RemoteLogSegmentState ids
+SEGMENT_STATE_NAMES = ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED",
+                       "DELETE_SEGMENT_FINISHED")
+HOUR_MS = 3_600_000
+
+
+def _topic_id_bytes(topic: str) -> bytes:
+    topic_id = TOPIC_IDS.setdefault(topic, _topic_id(topic))
+    return base64.urlsafe_b64decode(topic_id + "==")
+
+
+def _java_int(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def _java_long_hash(v: int) -> int:
+    v &= 0xFFFFFFFFFFFFFFFF
+    return _java_int(v ^ (v >> 32))
+
+
+def remote_log_metadata_partition(topic: str, partition: int) -> int:
+    """RemoteLogMetadataTopicPartitioner.metadataPartition: murmur2 over the 4 bytes of
+    Objects.hash(topicId lsb, topicId msb, partition), made positive, modulo the partition count."""
+    from kafka.partitioner.default import murmur2
+
+    raw = _topic_id_bytes(topic)
+    msb, lsb = struct.unpack(">qq", raw)
+    h = 1
+    for part in (_java_long_hash(lsb), _java_long_hash(msb), partition):
+        h = _java_int(31 * h + part)
+    return (murmur2(struct.pack(">i", h)) & 0x7FFFFFFF) % REMOTE_LOG_METADATA_PARTITIONS
+
+
+def _tip(topic: str, partition: int) -> bytes:
+    """TopicIdPartitionEntry, flexible: compact string, uuid, int32, no tagged fields."""
+    return _compact_str(topic) + _topic_id_bytes(topic) + struct.pack(">i", partition) + b"\x00"
+
+
+def _segment_id(topic: str, partition: int, segment_id: bytes) -> bytes:
+    return _tip(topic, partition) + segment_id + b"\x00"
+
+
+def rlmm_segment(topic: str, partition: int, segment_id: bytes, start: int, end: int, broker: int, max_ts: int,
+                 event_ts: int, epochs: list[tuple[int, int]], size: int) -> bytes:
+    """RemoteLogSegmentMetadataRecord v0 (apiKey 0) framed as RemoteLogMetadataSerde writes it, as the leader
+    publishes it when a copy starts (state COPY_SEGMENT_STARTED, no custom metadata)."""
+    body = _segment_id(topic, partition, segment_id) + struct.pack(">qqiqq", start, end, broker, max_ts, event_ts)
+    body += _uvarint(len(epochs) + 1) + b"".join(struct.pack(">iq", e, o) + b"\x00" for e, o in epochs)
+    body += struct.pack(">i", size) + _uvarint(0) + struct.pack(">b", COPY_STARTED) + b"\x00"
+    return _uvarint(1) + _uvarint(0) + _uvarint(0) + body
+
+
+def rlmm_update(topic: str, partition: int, segment_id: bytes, broker: int, event_ts: int, state: int) -> bytes:
+    """RemoteLogSegmentMetadataUpdateRecord v0 (apiKey 1)."""
+    body = _segment_id(topic, partition, segment_id) + struct.pack(">iq", broker, event_ts) + _uvarint(0)
+    body += struct.pack(">b", state) + b"\x00"
+    return _uvarint(1) + _uvarint(1) + _uvarint(0) + body
+
+
+def rlmm_partition_delete(topic: str, partition: int, broker: int, event_ts: int, state: int) -> bytes:
+    """RemotePartitionDeleteMetadataRecord v0 (apiKey 2)."""
+    body = _tip(topic, partition) + struct.pack(">iqb", broker, event_ts, state) + b"\x00"
+    return _uvarint(1) + _uvarint(2) + _uvarint(0) + body
+
+
+@dataclass
+class RemoteSegment:
+    name: str  # the sample's own label
+    start: int
+    end: int
+    epochs: list[tuple[int, int]]
+    events: list[tuple[int, int]]  # (state, ms after BASE_TS), in order
+    broker: int = 1
+
+    @property
+    def segment_id(self) -> bytes:
+        return hashlib.sha256(f"remote segment {self.name}".encode()).digest()[:16]
+
+    @property
+    def segment_id_text(self) -> str:
+        return base64.urlsafe_b64encode(self.segment_id).decode().rstrip("=")
+
+
+def build_tiered(rng: random.Random, topic: str, local_start: int, local_end: int, epochs: list[tuple[int, int]],
+                 remote: list[RemoteSegment], log_start: int) -> PartitionWriter:
+    """A tiered partition: its local log starts at `local_start` (older segments were copied to the remote
+    tier and deleted locally), 10-record batches of a plain producer, one segment per 50 offsets, leader
+    epochs from `epochs` ((epoch, start offset)); the leader-epoch-checkpoint begins at the local log start,
+    as the broker truncates it from the start. `log_start` is the log start offset the broker checkpoints:
+    with tiered storage, the earliest offset in the remote tier."""
+    p = PartitionWriter(topic, 0)
+    p.segments = [Segment(local_start)]
+    p.next_offset = local_start
+    p.log_start_offset = log_start
+    p.remote = remote
+    ts = BASE_TS + 6 * HOUR_MS
+    while p.next_offset < local_end:
+        if p.next_offset != local_start and p.next_offset % 50 == 0:
+            p.roll()
+        epoch = max(e for e, o in epochs if o <= p.next_offset)
+        if p.leader_epoch != epoch or not p.epochs:
+            p.set_leader_epoch(epoch)
+        recs = records(rng, 10, ts, prefix=topic)
+        p.append(data_batch(recs), count=10, max_ts=recs[-1][0])
+        ts += 1000
+    return p
+
+
+def build_clicks(rng: random.Random) -> PartitionWriter:
+    """Tiered and broken: the copy of offsets 200-249 started and never finished (a stuck copy) while the
+    local segment was deleted anyway (a gap neither tier holds); a second copy of 150-199 with another leader
+    epoch (an overlap); and the copy of 300-349 says epoch 2 throughout while the local log and its
+    leader-epoch-checkpoint say epoch 3 from 340 (an epoch mismatch)."""
+    remote = [
+        RemoteSegment("clicks-a", 0, 99, [(0, 0)], [(COPY_STARTED, 0), (COPY_FINISHED, 5_000)]),
+        RemoteSegment("clicks-b", 100, 199, [(0, 100), (1, 150)], [(COPY_STARTED, 600_000), (COPY_FINISHED, 605_000)]),
+        RemoteSegment("clicks-b2", 150, 199, [(0, 150)], [(COPY_STARTED, 900_000), (COPY_FINISHED, 905_000)],
+                      broker=2),
+        RemoteSegment("clicks-c", 200, 249, [(1, 200)], [(COPY_STARTED, 1_200_000)]),
+        RemoteSegment("clicks-d", 250, 299, [(1, 250), (2, 280)], [(COPY_STARTED, 1_800_000),
+                                                                   (COPY_FINISHED, 1_805_000)]),
+        RemoteSegment("clicks-e", 300, 349, [(2, 300)], [(COPY_STARTED, 2 * HOUR_MS), (COPY_FINISHED, 2 * HOUR_MS + 5_000)]),
+    ]
+    p = build_tiered(rng, "clicks", 300, 400, [(2, 300), (3, 340)], remote, log_start=0)
+    return p
+
+
+def build_views(rng: random.Random) -> PartitionWriter:
+    """Tiered and sound: retention deleted the oldest remote segment (0-99) and has just started deleting the
+    next (100-199); the rest of the history is in the remote tier up to 349, the local log holds 250-379."""
+    remote = [
+        RemoteSegment("views-a", 0, 99, [(0, 0)], [(COPY_STARTED, 0), (COPY_FINISHED, 4_000),
+                                                  (DELETE_STARTED, 3 * HOUR_MS), (DELETE_FINISHED, 3 * HOUR_MS + 2_000)]),
+        RemoteSegment("views-b", 100, 199, [(0, 100)], [(COPY_STARTED, 600_000), (COPY_FINISHED, 604_000),
+                                                       (DELETE_STARTED, 5 * HOUR_MS)]),
+        RemoteSegment("views-c", 200, 299, [(0, 200), (1, 250)], [(COPY_STARTED, HOUR_MS), (COPY_FINISHED, HOUR_MS + 4_000)]),
+        RemoteSegment("views-d", 300, 349, [(1, 300)], [(COPY_STARTED, 4 * HOUR_MS), (COPY_FINISHED, 4 * HOUR_MS + 4_000)]),
+    ]
+    return build_tiered(rng, "views", 250, 380, [(1, 250)], remote, log_start=100)
+
+
+def remote_log_metadata_partitions(tiered: list[PartitionWriter], deleted_topic: str) -> dict[int, PartitionWriter]:
+    """The __remote_log_metadata partitions holding the tiered partitions' remote segments (each partition's
+    records in the metadata partition its topic id hashes to), plus the remote deletion of a deleted topic.
+    Records where each event landed in `<writer>.remote_records` (segment name, state) -> (partition, index)."""
+    events: dict[int, list[tuple[int, bytes | None, bytes, tuple]]] = {}
+    for p in tiered:
+        n = remote_log_metadata_partition(p.topic, p.partition)
+        for seg in p.remote:
+            size = (seg.end - seg.start + 1) * 140
+            for state, at in seg.events:
+                ts = BASE_TS + at
+                value = (rlmm_segment(p.topic, p.partition, seg.segment_id, seg.start, seg.end, seg.broker,
+                                      ts - 60_000, ts, seg.epochs, size) if state == COPY_STARTED
+                         else rlmm_update(p.topic, p.partition, seg.segment_id, seg.broker, ts, state))
+                events.setdefault(n, []).append((ts, None, value, (p.name, seg.name, state)))
+    n = remote_log_metadata_partition(deleted_topic, 0)
+    for state, at in ((0, 7 * HOUR_MS), (1, 7 * HOUR_MS + 1_000), (2, 7 * HOUR_MS + 3_000)):
+        events.setdefault(n, []).append((BASE_TS + at, None, rlmm_partition_delete(deleted_topic, 0, 1, BASE_TS + at,
+                                                                                   state), (None, None, state)))
+    out = {}
+    for n, entries in sorted(events.items()):
+        entries.sort(key=lambda e: e[0])
+        w = coordinator_partition("__remote_log_metadata", n, [(ts, key, value) for ts, key, value, _ in entries])
+        w.remote_records = {label: i for i, (*_x, label) in enumerate(entries)}
+        out[n] = w
+    return out
+
+
+def remote_facts(p: PartitionWriter, metadata: dict[int, PartitionWriter]) -> tuple[list[dict], str]:
+    """EXPECTED's remote_segments of a tiered partition (final state and where its records are), and the
+    metadata partition's dir name."""
+    n = remote_log_metadata_partition(p.topic, p.partition)
+    w = metadata[n]
+    out = []
+    for seg in p.remote:
+        where = [w.fact_batches[w.remote_records[(p.name, seg.name, state)]] for state, _ in seg.events]
+        out.append({"remote_segment_id": seg.segment_id_text, "start_offset": seg.start, "end_offset": seg.end,
+                    "segment_leader_epochs": [list(e) for e in seg.epochs], "state": SEGMENT_STATE_NAMES[seg.events[-1][0]],
+                    "broker_id": seg.broker, "size": (seg.end - seg.start + 1) * 140,
+                    "first_event_at": BASE_TS + seg.events[0][1], "last_event_at": BASE_TS + seg.events[-1][1],
+                    "file": where[-1]["segment"], "position": where[-1]["position"],
+                    "first_position": where[0]["position"]})
+    return out, w.name
+
+
+def clicks_anomalies(remote: list[dict], metadata_dir: str) -> list[dict]:
+    """The four remote-tier anomalies planted in clicks-0 (files are relative to the clicks-0 dir)."""
+    by_start = {(r["start_offset"], r["broker_id"]): r for r in remote}
+    b, b2, c, e = by_start[(100, 1)], by_start[(150, 2)], by_start[(200, 1)], by_start[(300, 1)]
+    file = f"../{metadata_dir}/{b['file']}"
+    return [
+        # the latest metadata record among the finished segments ending just below the gap (b and b2 end at 199)
+        {"kind": "remote_log_gap", "offset": 200, "file": file, "position": max(b["position"], b2["position"]),
+         "missing_offsets": [200, 249], "remote_end_offset": 199, "local_log_start_offset": 300},
+        {"kind": "remote_segment_stuck", "offset": 200, "file": file, "position": c["position"],
+         "remote_segment_id": c["remote_segment_id"], "state": "COPY_SEGMENT_STARTED"},
+        {"kind": "remote_leader_epoch_mismatch", "offset": 340, "file": file, "position": e["position"],
+         "remote_segment_id": e["remote_segment_id"], "remote_epoch": 2, "expected_epoch": 3,
+         "against": "leader-epoch-checkpoint"},
+        {"kind": "remote_overlap", "offset": 150, "file": file, "position": b2["position"],
+         "remote_segment_id": b2["remote_segment_id"], "other_remote_segment_id": b["remote_segment_id"],
+         "overlap": [150, 199]},
+    ]
+
+
 # --- broker dirs ---------------------------------------------------------------------------------
 
 def write_checkpoint(path: Path, entries: list[tuple[str, int, int]]) -> None:
@@ -1051,6 +1263,10 @@ def main(out: Path) -> None:
     transfers, txn_log_1 = build_transfers(random.Random(20251123), extra[0])
     commits_1, commit_anomalies = consumer_offsets_1(payments)
     extra += [inventory_1, transfers]
+    # Tiered storage: two partitions with history in the remote tier, and the metadata topic describing it.
+    tiered = [build_clicks(random.Random(20251124)), build_views(random.Random(20251125))]
+    metadata = remote_log_metadata_partitions(tiered, "scratch")
+    extra += [*tiered, *metadata.values()]
 
     parts1 = {}
     hw1 = []
@@ -1059,6 +1275,13 @@ def main(out: Path) -> None:
         hw = p.next_offset if p.high_watermark is None else p.high_watermark
         parts1[p.name] = partition_facts(p, files, p.next_offset, hw)
         hw1.append((p.topic, p.partition, hw))
+    for p in tiered:
+        remote, metadata_dir = remote_facts(p, metadata)
+        parts1[p.name]["remote_segments"] = remote
+        parts1[p.name]["remote_log_metadata_partition"] = metadata_dir
+        if p.topic == "clicks":
+            parts1[p.name]["anomalies"] += [{"producer_id": None, "producer_epoch": None, **a}
+                                            for a in clicks_anomalies(remote, metadata_dir)]
     files = damaged.write(b1, truncate_tail=cut, final_snapshot=False)  # crashed: no snapshot at shutdown
     damaged_end = damaged_last["base_offset"]
     parts1[damaged.name] = partition_facts(damaged, files, damaged_end, damaged_end)

@@ -10,8 +10,20 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame
 
-from kforensics.defaults import DEFAULT_TRANSACTION_STATE_PARTITIONS, DEFAULT_TXN_TIMEOUT_MS
-from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
+from kforensics.defaults import (
+    DEFAULT_REMOTE_STUCK_AFTER_MS,
+    DEFAULT_TRANSACTION_STATE_PARTITIONS,
+    DEFAULT_TXN_TIMEOUT_MS,
+)
+from kforensics.spark import (
+    consumer_offsets,
+    coordinator,
+    crosschecks,
+    producers,
+    remote_storage,
+    replicas,
+    transactions,
+)
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
 
@@ -59,11 +71,13 @@ class _Once(Generic[T]):
 
 def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
             transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
-            facts: InputFacts | None = None) -> dict[str, Callable[[], DataFrame]]:
+            facts: InputFacts | None = None,
+            remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits and parser_findings (records in full mode); returns producers,
-    transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage, coordinator_transactions,
-    consumer_offsets and findings, each as a function that builds it. The outputs and the intermediate tables
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings (records in
+    full mode); returns producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
+    coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes and findings, each as a
+    function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
@@ -92,6 +106,15 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
                                                                              aborted()[0]),
                                      possible.has_consumer_offsets))
 
+    # Tiered storage: the remote segments (from __remote_log_metadata) against the local logs.
+    remote = _Once(lambda: keep.only_if(remote_storage.remote_segments_table(tables["remote_log_events"]),
+                                        possible.has_remote_log_metadata))
+    finished = _Once(lambda: keep(remote_storage.finished_copies(remote(), tables["brokers"])))
+    local = _Once(lambda: keep(remote_storage.local_logs(tables["segments"], tables["partition_topic_ids"],
+                                                         tables["brokers"])))
+    ranges = _Once(lambda: keep(remote_storage.epoch_ranges(finished())))
+    pairs = _Once(lambda: keep(remote_storage.range_pairs(ranges())))
+
     def findings() -> DataFrame:
         checks: list[Callable[[], DataFrame]] = [
             lambda: tables["parser_findings"],
@@ -117,6 +140,13 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
         if "records" in tables:
             checks.append(lambda: producers.content_duplicates(tables["records"]))
+        if possible.has_remote_log_metadata and "remote_log_events" in tables:
+            checks += [lambda: remote_storage.remote_segment_stuck(remote(), remote_stuck_after_ms),
+                       lambda: remote_storage.remote_log_gaps(finished(), local()),
+                       lambda: remote_storage.remote_epoch_mismatches_with_checkpoint(ranges(), local(),
+                                                                                      tables["leader_epochs"]),
+                       lambda: remote_storage.remote_epoch_chain_mismatches(pairs()),
+                       lambda: remote_storage.remote_overlaps(pairs())]
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
         # a few scans, not sixteen analyses' worth of windows and joins for the optimizer to walk at once.
         context = tables["batches"].sparkSession.sparkContext
@@ -140,5 +170,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "lso": lambda: transactions.lso_table(txns(), ends()),
         "lso_changes": lambda: transactions.lso_changes(sweep()),
         "aborted_ranges": lambda: aborted()[0],
+        "remote_segments": remote,
+        "remote_partition_deletes": lambda: remote_storage.remote_partition_deletes_table(tables["remote_log_events"]),
         "findings": findings,
     }

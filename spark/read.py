@@ -314,6 +314,14 @@ def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
                                "offset_delta": e.offset_delta, "timestamp": e.timestamp,
                                "coordinator_epoch": e.coordinator_epoch,
                                "current_txn_first_offset": e.current_txn_first_offset}
+            elif name == "partition.metadata":
+                from kforensics.parsers.checkpoints import read_partition_metadata
+
+                props, findings = read_partition_metadata(path)
+                for f in findings:
+                    yield _finding_row(task, Finding(f.kind, uri, f.position, f.message, f.details))
+                if props.get("topic_id"):
+                    yield {"row_kind": "topic_id", **key, "file": uri, "topic_id": str(props["topic_id"])}
             elif name == "leader-epoch-checkpoint":
                 entries, findings = read_leader_epoch_checkpoint(path)
                 for f in findings:
@@ -362,6 +370,7 @@ class InputFacts:
     replicas_possible: bool
     has_transaction_state: bool
     has_consumer_offsets: bool
+    has_remote_log_metadata: bool = True
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
@@ -369,7 +378,8 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
     return InputFacts(replicas_possible=len(partitions) != len(set(partitions)),
                       has_transaction_state="__transaction_state" in topics,
-                      has_consumer_offsets="__consumer_offsets" in topics)
+                      has_consumer_offsets="__consumer_offsets" in topics,
+                      has_remote_log_metadata="__remote_log_metadata" in topics)
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
@@ -428,6 +438,17 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     if listing_findings:
         tables["parser_findings"] = tables["parser_findings"].unionByName(spark.createDataFrame(
             [tuple(f[n] for n in S.FINDINGS.names) for f in listing_findings], S.ddl(S.FINDINGS)))
+    # Tiered storage's __remote_log_metadata, decoded in every mode too (spark/remote_storage.py).
+    from kforensics.spark.remote_storage import read_events
+
+    remote = read_events(segments, facts.has_remote_log_metadata).cache()
+    tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
+    tables["partition_topic_ids"] = small_rows.filter(F.col("row_kind") == "topic_id").select(*key, "topic_id")
+    tables["parser_findings"] = tables["parser_findings"].unionByName(
+        remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
+                                                             F.lit(None).cast("long").alias("producer_id"),
+                                                             F.lit(None).cast("int").alias("producer_epoch"),
+                                                             "message", "details"))
     if not headers_only:
         tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)).cache()
     return tables, facts

@@ -76,7 +76,7 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("producer_epoch", pa.int32()), ("last_sequence", pa.int32()), ("offset_delta", pa.int32()),
                     ("timestamp", pa.int64()), ("coordinator_epoch", pa.int32()),
                     ("current_txn_first_offset", pa.int64()), ("epoch", pa.int32()), ("start_offset", pa.int64()),
-                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
+                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
                     ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string())]
 SMALL_ROWS = _schema(SMALL_ROW_FIELDS)
 

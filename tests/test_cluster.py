@@ -195,8 +195,13 @@ def test_report_terminal_tables(full_scan: Path) -> None:
     assert result.exit_code == 1, result.output
     for text in ("findings by kind", "replica_divergence", "replicas", "coordinator transactions",
                  "consumer offsets", "transfers-app-3", "ledger-0", "divergence of inventory-0 at offset 60",
-                 "leader-epoch lineage", "- / 60 (disagrees)", "60 / 60"):
+                 "leader-epoch lineage", "- / 60 (disagrees)", "60 / 60",
+                 "tiered storage: remote and local coverage", "200-249 COPY_SEGMENT_STARTED"):
         assert text in result.output, text
+    clicks = next(line for line in result.output.splitlines() if "│ clicks" in line and "0-199, 250-349" in line)
+    # remote (finished), other states, local, in neither tier
+    assert [c.strip() for c in clicks.split("│")[4:8]] == ["0-199, 250-349", "200-249 COPY_SEGMENT_STARTED",
+                                                           "300-399", "200-249"]
     bad = CliRunner().invoke(main, ["report", str(SAMPLE_LOGS)])
     assert bad.exit_code == 2 and "kforensics scan" in bad.output
 
@@ -215,10 +220,13 @@ def test_report_html_holds_the_expected_elements(full_scan: Path, html_report: P
     sections = set(re.findall(r"<section class='finding-kind' data-kind='([a-z_]+)'>", text))
     assert sections == kinds
     timelines = re.findall(r"<figure class='timeline' data-partition='([^']+)' data-broker='([^']+)'>", text)
-    replicas = {(r["topic"], r["broker"]) for r in _table(full_scan, "replicas")}
-    assert len(timelines) == len(replicas) and ("transfers-0", "broker-1") in timelines
+    replicas = {(f"{r['topic']}-{r['partition']}", r["broker"]) for r in _table(full_scan, "replicas")}
+    assert set(timelines) == replicas and len(timelines) == len(replicas) and ("transfers-0", "broker-1") in timelines
     assert re.findall(r"<figure class='divergence' data-partition='([^']+)'>", text) == ["inventory-0"]
-    assert text.count("<svg") == len(timelines) + 1
+    tiered = re.findall(r"<figure class='tiered' data-partition='([^']+)' data-broker='([^']+)'>", text)
+    assert sorted(tiered) == [("clicks-0", "broker-1"), ("views-0", "broker-1")]
+    assert "in neither tier 200-249" in text and "id='tiered-table'" in text
+    assert text.count("<svg") == len(timelines) + 1 + len(tiered)
     for table_id in ("summary-table", "findings-by-kind", "replicas-table", "lineage-table", "coordinator-table",
                      "consumer-offsets-table", "partitions-table"):
         assert f"id='{table_id}'" in text

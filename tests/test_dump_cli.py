@@ -35,6 +35,8 @@ GOLDEN_CASES = {
     "offsets_decoder": (B1 / "__consumer_offsets-0" / "00000000000000000000.log", ["--offsets-decoder"]),
     "transaction_log_decoder": (B1 / "__transaction_state-0" / "00000000000000000000.log",
                                 ["--transaction-log-decoder"]),
+    "remote_log_metadata_decoder": (B1 / "__remote_log_metadata-9" / "00000000000000000000.log",
+                                    ["--remote-log-metadata-decoder"]),
 }
 
 
@@ -225,3 +227,34 @@ def test_every_real_file_dumps_without_traceback() -> None:
     bad = {k: v for k, v in codes.items() if v != 0}
     assert len(codes) > 250
     assert bad == {}
+
+
+def test_remote_log_metadata_decoder_json_and_undecodable_values(tmp_path: Path) -> None:
+    """--remote-log-metadata-decoder implies --print-data-log; in JSON `decoded` is the decoded record, and a
+    value that does not decode is a finding at its batch's position (exit 1) while the rest is still printed."""
+    facts = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())["brokers"]["broker-1"]["partitions"]["clicks-0"]
+    src = B1 / facts["remote_log_metadata_partition"] / "00000000000000000000.log"
+    code, out, _err = run(str(src), "--remote-log-metadata-decoder", "--json")
+    records = [json.loads(line) for line in out.splitlines() if json.loads(line)["type"] == "record"]
+    assert code == 0 and len(records) == 11
+    starts = {(r["decoded"]["data"]["remoteLogSegmentId"]["id"], r["decoded"]["data"]["startOffset"])
+              for r in records if r["decoded"]["type"] == "RemoteLogSegmentMetadataRecord"}
+    assert starts == {(s["remote_segment_id"], s["start_offset"]) for s in facts["remote_segments"]}
+    # Damage one value inside its batch (and fix the CRC, so that only the value is wrong): api key 9.
+    from crc32c import crc32c
+
+    data = bytearray(src.read_bytes())
+    second = facts["remote_segments"][0]["position"]  # the batch of clicks-a's COPY_SEGMENT_FINISHED update
+    at = data.index(b"\x01\x01\x00", second + 61)
+    data[at + 1] = 9
+    struct_crc = crc32c(bytes(data[second + 21:second + 12 + int.from_bytes(data[second + 8:second + 12], "big")]))
+    data[second + 17:second + 21] = struct_crc.to_bytes(4, "big")
+    bad = tmp_path / "00000000000000000000.log"
+    bad.write_bytes(bytes(data))
+    code, out, err = run(str(bad), "--remote-log-metadata-decoder")
+    assert code == 1
+    assert (f"WARNING internal_record_undecodable: {bad} at byte {second}: record at offset 1 could not be "
+            "decoded: unknown api key 9") in err
+    assert "payload: Error at offset 1, skipping. unknown api key 9" in out
+    assert out.count("payload: RemoteLogSegment") == 10
+    assert run(str(src), "--remote-log-metadata-decoder", "--offsets-decoder")[0] == 2

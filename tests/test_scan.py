@@ -23,7 +23,9 @@ SCAN_KINDS = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_tra
               "txnindex_orphan", "txnindex_mismatch", "snapshot_mismatch", "leader_epoch_mismatch", "offset_overlap",
               "segment_name_mismatch", "content_duplicate", "replica_divergence", "marker_missing", "outcome_mismatch",
               "unknown_producer", "epoch_fenced_write", "committed_offset_beyond_log_end",
-              "committed_offset_below_log_start", "committed_offset_in_aborted_range"}
+              "committed_offset_below_log_start", "committed_offset_in_aborted_range", "remote_log_gap",
+              "remote_segment_stuck", "remote_leader_epoch_mismatch", "remote_overlap"}
+REMOTE_KINDS = {"remote_log_gap", "remote_segment_stuck", "remote_leader_epoch_mismatch", "remote_overlap"}
 
 
 def _table(out: Path, name: str) -> list[dict]:
@@ -53,13 +55,18 @@ def test_every_planted_anomaly_is_found_where_it_was_planted(full_scan: Path) ->
                                               "marker_missing", "outcome_mismatch", "unknown_producer",
                                               "epoch_fenced_write") or kind.startswith("committed_offset"):
             assert found["position"] == planted["position"], (kind, found)
+        if kind in REMOTE_KINDS:  # about a record of __remote_log_metadata, named relative to the partition dir
+            assert Path(found["file"]).resolve() == (SAMPLE_LOGS / broker / f"{topic}-0" / planted["file"]).resolve()
+            assert (found["position"], found["offset"]) == (planted["position"], planted["offset"]), found
         for field in ("expected_sequence", "found_sequence", "gap_size", "size_class", "leader_epoch_change",
                       "stored_crc", "computed_crc", "declared_size", "bytes_present", "newer_epoch",
                       "newer_epoch_first_offset", "sequence_range", "lso_stuck_at", "producer_ids", "matches",
                       "common_prefix_end_offset", "brokers", "lost_offsets", "transactional_id",
                       "coordinator_outcome", "marker_outcome", "fenced_at", "fencing_epoch", "completed_at",
                       "partitions_not_in_input", "group", "log_start_offset", "log_end_offset",
-                      "aborted_first_offset", "aborted_last_offset"):
+                      "aborted_first_offset", "aborted_last_offset", "missing_offsets", "remote_end_offset",
+                      "local_log_start_offset", "remote_segment_id", "other_remote_segment_id", "overlap", "state",
+                      "remote_epoch", "expected_epoch", "against"):
             if field in planted:
                 assert details.get(field) == planted[field], (kind, field, details)
 
@@ -120,6 +127,31 @@ def test_producers_table_counts(full_scan: Path) -> None:
             assert sorted({r["producer_epoch"] for r in ours}) == sorted(producer["epochs"])
             assert sum(r["batch_count"] for r in ours) == producer["batch_count"]
             assert sum(r["record_count"] for r in ours) == producer["record_count"]
+
+
+def test_remote_segments_and_partition_deletes_tables(full_scan: Path) -> None:
+    """One row per remote segment with its final state, as the generator wrote its metadata records; the
+    remote deletion of the deleted topic; and the sound tiered partition (views-0) has no finding at all."""
+    rows = _table(full_scan, "remote_segments")
+    for name in ("clicks-0", "views-0"):
+        facts = EXPECTED["brokers"]["broker-1"]["partitions"][name]
+        metadata_dir = SAMPLE_LOGS / "broker-1" / facts["remote_log_metadata_partition"]
+        ours = sorted((r["remote_segment_id"], r["start_offset"], r["end_offset"], r["segment_leader_epochs"], r["state"],
+                       r["broker_id"], r["size"], r["first_event_at"], r["last_event_at"], Path(r["file"]).parent.name,
+                       Path(r["file"]).name, r["position"], r["topic_id"])
+                      for r in rows if (r["broker"], r["topic"], r["partition"]) == ("broker-1", name[:-2], 0))
+        topic_id = (SAMPLE_LOGS / "broker-1" / name / "partition.metadata").read_text().split("topic_id: ")[1].strip()
+        theirs = sorted((s["remote_segment_id"], s["start_offset"], s["end_offset"],
+                         ", ".join(f"{e}@{o}" for e, o in s["segment_leader_epochs"]), s["state"], s["broker_id"],
+                         s["size"], s["first_event_at"], s["last_event_at"], metadata_dir.name, s["file"], s["position"],
+                         topic_id) for s in facts["remote_segments"])
+        assert ours == theirs, name
+    assert {r["broker_leader_epoch"] for r in rows if r["topic"] == "clicks"} == {0, 1, 2}
+    deletes = _table(full_scan, "remote_partition_deletes")
+    assert [(d["topic"], d["state"]) for d in sorted(deletes, key=lambda d: d["offset"])] == [
+        ("scratch", "DELETE_PARTITION_MARKED"), ("scratch", "DELETE_PARTITION_STARTED"),
+        ("scratch", "DELETE_PARTITION_FINISHED")]
+    assert [f for f in _table(full_scan, "findings") if f["topic"] in ("views", "__remote_log_metadata")] == []
 
 
 def test_headers_only_finds_the_same_except_content(full_scan: Path, headers_scan: Path) -> None:
@@ -242,6 +274,8 @@ def test_scan_usage_errors_exit_2(tmp_path: Path) -> None:
     assert runner.invoke(main, ["scan"]).exit_code == 2
     bad_conf = runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--conf", "spark.driver.memory"])
     assert bad_conf.exit_code == 2 and "KEY=VALUE" in bad_conf.output
+    bad_duration = runner.invoke(main, ["scan", str(SAMPLE_LOGS / "broker-1"), "--remote-stuck-after", "soon"])
+    assert bad_duration.exit_code == 2 and "not a duration" in bad_duration.output
 
 
 def test_report_commands_over_a_finished_scan(full_scan: Path) -> None:

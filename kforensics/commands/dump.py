@@ -23,7 +23,7 @@ FILE_TYPES = (
     "log", "metadata_snapshot", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint",
     "offset_checkpoint", "partition_metadata", "meta_properties", "quorum_state", "clean_shutdown",
 )
-DECODERS = ("offsets", "transaction_log", "cluster_metadata")
+DECODERS = ("offsets", "transaction_log", "cluster_metadata", "remote_log_metadata")
 _METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
@@ -96,6 +96,8 @@ def detect_type(path: Path) -> str | None:
 @click.option("--offsets-decoder", is_flag=True, help="Decode __consumer_offsets keys and values.")
 @click.option("--transaction-log-decoder", is_flag=True, help="Decode __transaction_state keys and values.")
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode KRaft __cluster_metadata records.")
+@click.option("--remote-log-metadata-decoder", is_flag=True,
+              help="Decode tiered storage's __remote_log_metadata records.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of kafka-dump-log text.")
 @click.option("--pid", "pids", type=int, multiple=True, help="Only batches of this producer id (repeatable).")
 @click.option("--producer-epoch", type=int, help="Only batches of this producer epoch.")
@@ -105,7 +107,7 @@ def detect_type(path: Path) -> str | None:
 def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | None, print_data_log: bool,
          deep_iteration: bool, index_sanity_check: bool, verify_index_only: bool, max_bytes: int | None,
          max_message_size: int, skip_record_metadata: bool, offsets_decoder: bool, transaction_log_decoder: bool,
-         cluster_metadata_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
+         cluster_metadata_decoder: bool, remote_log_metadata_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
          leader_epoch: int | None, offsets_range: str | None, iso_time: bool) -> None:
     """Print broker files: *.log, *.index, *.timeindex, *.txnindex, *.snapshot, checkpoints, metadata.
 
@@ -121,10 +123,11 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
     if not files:
         raise click.UsageError("no file given: pass files as arguments or with --files")
     decoders = [name for name, on in zip(DECODERS, (offsets_decoder, transaction_log_decoder,
-                                                     cluster_metadata_decoder), strict=True) if on]
+                                                     cluster_metadata_decoder, remote_log_metadata_decoder),
+                                                            strict=True) if on]
     if len(decoders) > 1:
         raise click.UsageError("choose at most one of --offsets-decoder, --transaction-log-decoder, "
-                               "--cluster-metadata-decoder")
+                               "--cluster-metadata-decoder, --remote-log-metadata-decoder")
     opts = DumpOptions(
         print_data_log=print_data_log or bool(decoders),
         deep_iteration=deep_iteration or print_data_log or bool(decoders),
@@ -285,7 +288,7 @@ def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
         out.line("KRaft bootstrap snapshot")
     elif m := _METADATA_SNAPSHOT.match(name):
         out.line(f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}")
-    decode = _decoder(opts.decoder) if opts.print_data_log else None
+    decode = _decoder(opts.decoder, as_json=isinstance(out, JsonOut)) if opts.print_data_log else None
     last_record_offset = -1
     valid_bytes = 0
     with open_log(path) as log:
@@ -309,7 +312,13 @@ def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
                         (last_record_offset, rec.offset))
                 last_record_offset = rec.offset
                 if selected and _record_selected(rec, opts):
-                    decoded = decode(rec, batch) if decode is not None and not batch.is_control else None
+                    decoded = error = None
+                    if decode is not None and not batch.is_control:
+                        decoded, error = decode(rec, batch)
+                    if error is not None:
+                        _report(Finding("internal_record_undecodable", str(path), batch.position,
+                                        f"record at offset {rec.offset} could not be decoded: {error}",
+                                        {"offset": rec.offset, "error": error}), out, state)
                     out.record(batch, rec, print_data=opts.print_data_log, decoded=decoded)
         trailing = log.size - valid_bytes
     if trailing > 0 and opts.max_bytes is None:
@@ -321,15 +330,27 @@ def _base_offset_from_name(name: str) -> int | str:
     return int(head) if head.isdigit() else head
 
 
-def _decoder(name: str | None) -> Callable[[Any, Any], Any] | None:
-    """The --*-decoder formatting function: (record, batch) -> (key text, value text)."""
+def _decoder(name: str | None, *, as_json: bool = False) -> Callable[[Any, Any], tuple[Any, str | None]] | None:
+    """The --*-decoder function: (record, batch) -> ((key text, value text), error or None). The
+    --remote-log-metadata-decoder reports values that do not decode as findings (its error), and in JSON gives
+    the decoded record itself."""
     if name is None:
         return None
+    if name == "remote_log_metadata":
+        from kforensics.parsers import remote_log_metadata as rlm
+
+        def decode(rec: Any, batch: Any) -> tuple[Any, str | None]:
+            decoded = rlm.decode_remote_log_metadata(rec.key, rec.value)
+            if as_json:
+                return decoded, decoded.get("error")
+            return rlm.format_remote_log_metadata(rec.key, rec.value, rec.offset), decoded.get("error")
+
+        return decode
     from kforensics.parsers import internal_topics as it
 
     fn = {"offsets": it.format_consumer_offsets, "transaction_log": it.format_transaction_state,
           "cluster_metadata": it.format_cluster_metadata}[name]
-    return lambda rec, batch: fn(rec.key, rec.value)
+    return lambda rec, batch: (fn(rec.key, rec.value), None)
 
 
 # --- index files -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import click
 
 from kforensics.commands import options
 from kforensics.defaults import DEFAULT_OUT
+from kforensics.durations import Duration
 
 
 @click.command("scan")
@@ -19,10 +20,14 @@ from kforensics.defaults import DEFAULT_OUT
 @click.option("--topic", help="Only topics matching this glob.")
 @options.txn_timeout
 @options.transaction_state_partitions
+@click.option("--remote-stuck-after", type=Duration(), default="1h", show_default=True,
+              help="A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before its "
+                   "partition's newest __remote_log_metadata event is stuck (1h, 90m, 45s, or ms).")
 @options.spark_conf("A Spark property for this scan, as spark-submit's --conf (repeatable).")
 @options.verbose("OUT/_kforensics-spark.log")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str], verbose: bool) -> None:
+         txn_timeout: int, transaction_state_partitions: int, remote_stuck_after: int, spark_conf: dict[str, str],
+         verbose: bool) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
@@ -45,7 +50,10 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
     from kforensics import queries, render
     from kforensics.scan_runner import ScanOptions
 
-    summary = run_scan(dirs, out, ScanOptions(headers_only, topic, txn_timeout, transaction_state_partitions),
+    scan_options = ScanOptions(headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
+                               transaction_state_partitions=transaction_state_partitions,
+                               remote_stuck_after_ms=remote_stuck_after)
+    summary = run_scan(dirs, out, scan_options,
                        master=master, spark_conf=spark_conf, verbose=verbose,
                        show_progress=sys.stderr.isatty() and not as_json)
     findings = queries.findings(out)

@@ -1,0 +1,317 @@
+"""Tiered storage: the remote tier as `__remote_log_metadata` describes it, against the local logs.
+
+The executors decode every `__remote_log_metadata` record (in every scan mode: the topic is small) into one
+row per event. The transforms fold the events into one row per remote segment with its final state, and
+judge each topic partition, matched by name and by the topic id of its `partition.metadata`:
+`remote_log_gap`, `remote_segment_stuck`, `remote_leader_epoch_mismatch` and `remote_overlap` (README,
+"Findings"). Only COPY_SEGMENT_FINISHED segments count as held by the remote tier.
+
+A segment's `segment_leader_epochs` are the leader epoch cache sliced to the segment
+(LeaderEpochFileCache.epochEntriesInRange): the first entry is clipped to the segment's start offset, each
+later entry is the offset where its epoch began. So epoch `e_i` covers [o_i, o_{i+1} - 1], the last one up
+to the segment's end offset.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
+from kforensics.spark.findings import fmt, to_findings
+
+TOPIC = "__remote_log_metadata"
+FINISHED = "COPY_SEGMENT_FINISHED"
+STARTED_STATES = ("COPY_SEGMENT_STARTED", "DELETE_SEGMENT_STARTED")
+#: A data partition across the remote and local tiers (topic ids are compared separately: either may be unknown).
+TP = ["cluster_id", "topic", "partition"]
+
+#: What one `__remote_log_metadata` segment task emits: an event (one record), or a finding. `topic` and
+#: `partition` of an event are the data partition it is about; `metadata_partition` is where it was read.
+EVENT_ROWS = pa.schema([pa.field(n, t) for n, t in [
+    ("row_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+    ("metadata_partition", pa.int32()), ("file", pa.string()), ("position", pa.int64()), ("offset", pa.int64()),
+    ("timestamp", pa.int64()), ("record_type", pa.string()), ("topic_id", pa.string()),
+    ("remote_segment_id", pa.string()), ("start_offset", pa.int64()), ("end_offset", pa.int64()),
+    ("max_timestamp", pa.int64()), ("segment_leader_epochs", pa.string()), ("size", pa.int64()),
+    ("state", pa.string()), ("broker_id", pa.int32()), ("event_timestamp", pa.int64()), ("kind", pa.string()),
+    ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())]])
+_DDL_TYPES = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint"}
+EVENT_DDL = ", ".join(f"`{f.name}` {_DDL_TYPES[f.type]}" for f in EVENT_ROWS)
+
+
+def epochs_text(entries: list[tuple[int, int]] | None) -> str | None:
+    """`epoch@offset, ...` in offset order, as the replicas table writes a leader-epoch-checkpoint."""
+    return None if entries is None else ", ".join(f"{e}@{o}" for e, o in entries)
+
+
+# --- executors ------------------------------------------------------------------------------------------
+
+def event_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks of `__remote_log_metadata` -> one row per record (an event) or finding."""
+    from kforensics.parsers.findings import Finding
+    from kforensics.parsers.remote_log_metadata import iter_remote_log_metadata, remote_log_event
+    from kforensics.spark.read import local_file
+
+    rows: list[dict] = []
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            where = {"broker": task["broker"], "metadata_partition": task["partition"], "file": task["path"]}
+            with local_file(task["path"]) as path:
+                if path is None:
+                    continue
+                for item in iter_remote_log_metadata(path):
+                    if isinstance(item, Finding):
+                        if item.kind != "internal_record_undecodable":
+                            continue  # damage to the batches themselves is reported by the segment pass
+                        rows.append({"row_kind": "finding", **where, "topic": TOPIC, "partition": task["partition"],
+                                     "position": item.position, "offset": item.details.get("offset"),
+                                     "kind": item.kind, "severity": item.effective_severity,
+                                     "message": item.message, "details": json.dumps(dict(item.details))})
+                        continue
+                    position, offset, timestamp, decoded = item
+                    e = remote_log_event(decoded)
+                    rows.append({"row_kind": "event", **where, "position": position, "offset": offset,
+                                 "timestamp": timestamp, **{k: e[k] for k in (
+                                     "record_type", "topic", "topic_id", "partition", "remote_segment_id",
+                                     "start_offset", "end_offset", "max_timestamp", "size", "state", "broker_id",
+                                     "event_timestamp")},
+                                 "segment_leader_epochs": epochs_text(e["segment_leader_epochs"])})
+                    if len(rows) >= 8192:
+                        yield pa.RecordBatch.from_pylist(rows, schema=EVENT_ROWS)
+                        rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=EVENT_ROWS)
+
+
+def read_events(segment_tasks: DataFrame, present: bool) -> DataFrame:
+    """Needs the segment task rows (task_kind, broker, topic, partition, path, ...); the decoded events and
+    undecodable-record findings of every `__remote_log_metadata` segment (no job when none is `present`)."""
+    events = (segment_tasks.filter((F.col("topic") == TOPIC) & F.col("path").endswith(".log"))
+              .mapInArrow(event_rows, EVENT_DDL))
+    return events if present else events.limit(0)
+
+
+# --- tables ---------------------------------------------------------------------------------------------
+
+def _last(column: str) -> Column:
+    """The value of `column` in the latest record (highest offset in its metadata partition)."""
+    return F.max(F.struct("offset", F.col(column).alias("v")))["v"]
+
+
+def remote_segments_table(events: DataFrame) -> DataFrame:
+    """Needs the events (record_type, topic, topic_id, partition, remote_segment_id, start_offset, end_offset,
+    max_timestamp, segment_leader_epochs, size, state, broker_id, event_timestamp, file, position, offset);
+    one row per remote segment and broker holding its metadata: topic_id, remote_segment_id, start_offset,
+    end_offset, max_timestamp, segment_leader_epochs, size, state (of its latest record), broker_id (the
+    broker that copied it), broker_leader_epoch (the highest epoch of its entries), first_event_at,
+    last_event_at, event_count, and file, position of its latest metadata record."""
+    seg = events.filter(F.col("record_type").isin("segment", "segment_update"))
+    copy = F.when(F.col("record_type") == "segment", F.struct(
+        "offset", "start_offset", "end_offset", "max_timestamp", "segment_leader_epochs", "size", "broker_id"))
+    grouped = seg.groupBy("broker", "topic", "partition", "topic_id", "remote_segment_id").agg(
+        F.min(copy).alias("copy"), _last("state").alias("state"), F.min("event_timestamp").alias("first_event_at"),
+        _last("event_timestamp").alias("last_event_at"), F.count(F.lit(1)).alias("event_count"),
+        _last("file").alias("file"), _last("position").alias("position"))
+    epochs = F.split(F.col("copy.segment_leader_epochs"), ", ")
+    return grouped.select(
+        "broker", "topic", "partition", "topic_id", "remote_segment_id",
+        *[F.col(f"copy.{c}").alias(c) for c in ("start_offset", "end_offset", "max_timestamp",
+                                                 "segment_leader_epochs", "size")], "state", "copy.broker_id",
+        F.array_max(F.transform(epochs, lambda e: F.split(e, "@")[0].cast("int"))).alias("broker_leader_epoch"),
+        "first_event_at", "last_event_at", "event_count", "file", "position")
+
+
+def remote_partition_deletes_table(events: DataFrame) -> DataFrame:
+    """Needs the events; one row per RemotePartitionDeleteMetadataRecord: topic_id, state
+    (DELETE_PARTITION_MARKED|STARTED|FINISHED), broker_id, event_timestamp, file, position, offset."""
+    return events.filter(F.col("record_type") == "partition_delete").select(
+        "broker", "topic", "partition", "topic_id", "state", "broker_id", "event_timestamp", "file", "position",
+        "offset")
+
+
+# --- findings -------------------------------------------------------------------------------------------
+
+def remote_segment_stuck(segments: DataFrame, stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS) -> DataFrame:
+    """Needs remote_segments; `remote_segment_stuck` findings: a segment whose latest state is
+    COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED, entered more than `stuck_after_ms` before the newest
+    event of its partition (in the same broker's metadata)."""
+    w = Window.partitionBy("broker", "topic", "topic_id", "partition")
+    stuck = (segments.withColumn("newest_event_at", F.max("last_event_at").over(w))
+             .withColumn("stuck_ms", F.col("newest_event_at") - F.col("last_event_at"))
+             .filter(F.col("state").isin(*STARTED_STATES) & (F.col("stuck_ms") > stuck_after_ms)))
+    return to_findings(
+        stuck, "remote_segment_stuck", offset="start_offset", producer_id=None, producer_epoch=None,
+        message=fmt("Remote segment %s (offsets %d-%d) has been %s for %d ms before the partition's newest remote "
+                    "log metadata event.", "remote_segment_id", "start_offset", "end_offset", "state", "stuck_ms"),
+        details={"remote_segment_id": "remote_segment_id", "state": "state", "start_offset": "start_offset",
+                 "end_offset": "end_offset", "stuck_since": "last_event_at", "newest_event_at": "newest_event_at",
+                 "stuck_ms": "stuck_ms", "stuck_after_ms": F.lit(stuck_after_ms)})
+
+
+def with_cluster_id(df: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs `broker` and the brokers table; adds cluster_id ("" when unknown)."""
+    return (df.join(F.broadcast(brokers.select("broker", "cluster_id")), "broker", "left")
+            .withColumn("cluster_id", F.coalesce("cluster_id", F.lit(""))))
+
+
+def finished_copies(segments: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs remote_segments and brokers; the COPY_SEGMENT_FINISHED segments of each data partition from one
+    broker's metadata (the broker with the most events of that partition: replicas of the metadata topic hold
+    the same records), with cluster_id and `metadata_broker`."""
+    with_cluster = with_cluster_id(segments, brokers)
+    counts = (with_cluster.groupBy(*TP, "topic_id", "broker").agg(F.sum("event_count").alias("n"))
+              .withColumn("rank", F.row_number().over(Window.partitionBy(*TP, "topic_id")
+                                                      .orderBy(F.desc("n"), "broker")))
+              .filter(F.col("rank") == 1).select(*TP, "topic_id", "broker"))
+    return (with_cluster.join(counts, [*TP, "topic_id", "broker"])
+            .filter((F.col("state") == FINISHED) & F.col("start_offset").isNotNull())
+            .withColumnRenamed("broker", "metadata_broker"))
+
+
+def local_logs(segments: DataFrame, topic_ids: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs the segments table (broker, topic, partition, base_offset, first_batch_base_offset), the
+    partitions' topic ids (broker, topic, partition, topic_id) and brokers; per local replica:
+    local_log_start_offset (its first segment's first batch) and local_topic_id."""
+    starts = segments.groupBy("broker", "topic", "partition").agg(
+        F.min(F.coalesce("first_batch_base_offset", "base_offset")).alias("local_log_start_offset"))
+    ids = topic_ids.select("broker", "topic", "partition", F.col("topic_id").alias("local_topic_id"))
+    return with_cluster_id(starts.join(ids, ["broker", "topic", "partition"], "left"), brokers)
+
+
+def _same_topic(remote_id: str = "topic_id", local_id: str = "local_topic_id") -> Column:
+    """A recreated topic has the same name and another id: its old remote segments are not its history."""
+    return F.col(remote_id).isNull() | F.col(local_id).isNull() | (F.col(remote_id) == F.col(local_id))
+
+
+def remote_log_gaps(finished: DataFrame, local: DataFrame) -> DataFrame:
+    """Needs finished_copies and local_logs; `remote_log_gap` findings: per local replica, the offsets from the
+    earliest finished remote segment up to the local log start that no finished remote segment holds (one
+    finding per missing range: missing_offsets [first, last], remote_end_offset (the highest remote offset
+    below the gap), local_log_start_offset); file and position are the metadata record of the segment ending
+    at remote_end_offset."""
+    joined = finished.join(local, TP).filter(_same_topic() & (F.col("start_offset") < F.col("local_log_start_offset")))
+    replica = ["broker", *TP]
+    intervals = joined.select(*replica, "topic_id", "local_log_start_offset", "start_offset", "end_offset", "file",
+                              "position")
+    # the local log as one more interval closes the last gap
+    local_start = intervals.select(*replica, "topic_id", "local_log_start_offset").distinct().select(
+        *replica, "topic_id", "local_log_start_offset", F.col("local_log_start_offset").alias("start_offset"),
+        F.col("local_log_start_offset").alias("end_offset"), F.lit(None).cast("string").alias("file"),
+        F.lit(None).cast("long").alias("position"))
+    w = (Window.partitionBy(*replica).orderBy("start_offset", "end_offset")
+         .rowsBetween(Window.unboundedPreceding, -1))
+    prev = F.max(F.struct("end_offset", "file", "position")).over(w)
+    gaps = (intervals.unionByName(local_start).withColumn("prev", prev)
+            .filter(F.col("prev").isNotNull() & (F.col("start_offset") > F.col("prev.end_offset") + 1))
+            .select(*replica, "topic_id", "local_log_start_offset",
+                    (F.col("prev.end_offset") + 1).alias("first_missing"),
+                    (F.col("start_offset") - 1).alias("last_missing"),
+                    F.col("prev.end_offset").alias("remote_end_offset"), F.col("prev.file").alias("file"),
+                    F.col("prev.position").alias("position")))
+    return to_findings(
+        gaps, "remote_log_gap", offset="first_missing", producer_id=None, producer_epoch=None,
+        message=fmt("Offsets %d-%d are in neither tier: the remote tier ends at %d below them and the local log "
+                    "starts at %d.", "first_missing", "last_missing", "remote_end_offset", "local_log_start_offset"),
+        details={"missing_offsets": F.array("first_missing", "last_missing"), "remote_end_offset": "remote_end_offset",
+                 "local_log_start_offset": "local_log_start_offset", "topic_id": "topic_id"})
+
+
+def epoch_ranges(segments: DataFrame) -> DataFrame:
+    """Needs segments with start_offset, end_offset and segment_leader_epochs (`epoch@offset, ...`); adds one
+    row per entry: epoch, lo, hi (the offsets the segment says that epoch covers)."""
+    entries = segments.select("*", F.posexplode(F.split("segment_leader_epochs", ", ")).alias("i", "entry"))
+    w = Window.partitionBy("metadata_broker", "topic", "partition", "remote_segment_id").orderBy("i")
+    lo = F.split("entry", "@")[1].cast("long")
+    return (entries.withColumn("epoch", F.split("entry", "@")[0].cast("int")).withColumn("lo", lo)
+            .withColumn("hi", F.coalesce(F.lead(lo).over(w) - 1, F.col("end_offset"))).drop("i", "entry"))
+
+
+def remote_epoch_mismatches_with_checkpoint(ranges: DataFrame, local: DataFrame, epochs: DataFrame) -> DataFrame:
+    """Needs epoch_ranges (of finished_copies), local_logs and the leader_epochs table (broker, topic, partition, file, epoch,
+    start_offset); `remote_leader_epoch_mismatch` findings (`against`: leader-epoch-checkpoint): a finished
+    remote segment that assigns another epoch than the local replica's leader-epoch-checkpoint to an offset
+    both cover (the checkpoint covers offsets from its first entry on): offset (the first such offset),
+    remote_epoch, expected_epoch (the checkpoint's), segment_leader_epochs, checkpoint_file."""
+    w = Window.partitionBy("broker", "topic", "partition").orderBy("start_offset")
+    checkpoint = epochs.select("broker", "topic", "partition", F.col("file").alias("checkpoint_file"),
+                               F.col("epoch").alias("expected_epoch"), F.col("start_offset").alias("c_lo"),
+                               (F.lead("start_offset").over(w) - 1).alias("c_hi"))
+    hits = (ranges.join(local, TP).filter(_same_topic()).join(checkpoint, ["broker", "topic", "partition"])
+            .filter((F.col("epoch") != F.col("expected_epoch")) & (F.col("lo") <= F.coalesce("c_hi", "hi"))
+                    & (F.col("c_lo") <= F.col("hi")))
+            .groupBy("broker", *TP, "remote_segment_id", "segment_leader_epochs", "file", "position",
+                     "checkpoint_file")
+            .agg(F.min(F.struct(F.greatest("lo", "c_lo").alias("offset"), F.col("epoch").alias("remote_epoch"),
+                                "expected_epoch")).alias("m")))
+    return to_findings(
+        hits.select("*", "m.*"), "remote_leader_epoch_mismatch", offset="offset", producer_id=None,
+        producer_epoch=None,
+        message=fmt("Remote segment %s says offset %d is in leader epoch %d; the local leader-epoch-checkpoint says "
+                    "epoch %d.", "remote_segment_id", "offset", "remote_epoch", "expected_epoch"),
+        details={"remote_segment_id": "remote_segment_id", "against": F.lit("leader-epoch-checkpoint"),
+                 "remote_epoch": "remote_epoch", "expected_epoch": "expected_epoch",
+                 "segment_leader_epochs": "segment_leader_epochs", "checkpoint_file": "checkpoint_file",
+                 "other_remote_segment_id": F.lit(None).cast("string")})
+
+
+def range_pairs(ranges: DataFrame) -> DataFrame:
+    """Needs epoch_ranges; every pair of ranges of two different segments of the same data partition in the
+    same broker's metadata, columns prefixed a_ and b_."""
+    key = ["metadata_broker", *TP, "topic_id"]
+    cols = ["remote_segment_id", "segment_leader_epochs", "start_offset", "end_offset", "first_event_at", "file",
+            "position", "epoch", "lo", "hi"]
+    a = ranges.select(*key, *[F.col(c).alias(f"a_{c}") for c in cols])
+    b = ranges.select(*key, *[F.col(c).alias(f"b_{c}") for c in cols])
+    return a.join(b, key).filter(F.col("a_remote_segment_id") != F.col("b_remote_segment_id"))
+
+
+def remote_epoch_chain_mismatches(pairs: DataFrame) -> DataFrame:
+    """Needs range_pairs (of finished_copies); `remote_leader_epoch_mismatch` findings (`against`: remote segments): a finished
+    segment holding, at offsets above another finished segment's range of epoch E, an epoch lower than E (a
+    partition's leader epoch never decreases along its log). Reported on the later segment: offset,
+    remote_epoch, expected_epoch (at least E), other_remote_segment_id."""
+    p = pairs.filter((F.col("a_hi") < F.col("b_lo")) & (F.col("a_epoch") > F.col("b_epoch")))
+    hits = (p.groupBy("metadata_broker", *TP, "b_remote_segment_id", "b_segment_leader_epochs", "b_file",
+                      "b_position")
+            .agg(F.min(F.struct(F.col("b_lo").alias("offset"), F.col("b_epoch").alias("remote_epoch"),
+                                F.col("a_epoch").alias("expected_epoch"),
+                                F.col("a_remote_segment_id").alias("other"))).alias("m")))
+    return to_findings(
+        hits.select("*", "m.*").withColumnRenamed("metadata_broker", "broker"), "remote_leader_epoch_mismatch",
+        file="b_file", position="b_position", offset="offset", producer_id=None, producer_epoch=None,
+        message=fmt("Remote segment %s says offset %d is in leader epoch %d, but remote segment %s holds epoch %d "
+                    "at lower offsets.", "b_remote_segment_id", "offset", "remote_epoch", "other", "expected_epoch"),
+        details={"remote_segment_id": "b_remote_segment_id", "against": F.lit("remote segments"),
+                 "remote_epoch": "remote_epoch", "expected_epoch": "expected_epoch",
+                 "segment_leader_epochs": "b_segment_leader_epochs",
+                 "checkpoint_file": F.lit(None).cast("string"), "other_remote_segment_id": "other"})
+
+
+def remote_overlaps(pairs: DataFrame) -> DataFrame:
+    """Needs range_pairs (of finished_copies); `remote_overlap` findings: two finished segments of a partition holding the same
+    offsets with different leader-epoch chains (some common offset in different epochs). One finding per pair,
+    on the segment copied later: remote_segment_id, other_remote_segment_id, overlap [first, last] (of their
+    offset ranges), segment_leader_epochs, other_segment_leader_epochs; offset is the first overlapping one."""
+    later = (F.col("b_first_event_at") > F.col("a_first_event_at")) | (
+        (F.col("b_first_event_at") == F.col("a_first_event_at")) & (F.col("b_remote_segment_id") > F.col("a_remote_segment_id")))
+    p = pairs.filter(
+        later & (F.col("a_epoch") != F.col("b_epoch")) & (F.col("a_lo") <= F.col("b_hi")) & (F.col("b_lo") <= F.col("a_hi")))
+    hits = (p.groupBy("metadata_broker", *TP, "b_remote_segment_id", "a_remote_segment_id", "b_segment_leader_epochs",
+                      "a_segment_leader_epochs", "b_file", "b_position", "a_start_offset", "a_end_offset",
+                      "b_start_offset", "b_end_offset").agg(F.count(F.lit(1)).alias("n"))
+            .withColumn("first", F.greatest("a_start_offset", "b_start_offset"))
+            .withColumn("last", F.least("a_end_offset", "b_end_offset")))
+    return to_findings(
+        hits.withColumnRenamed("metadata_broker", "broker"), "remote_overlap", file="b_file",
+        position="b_position", offset="first", producer_id=None, producer_epoch=None,
+        message=fmt("Remote segments %s and %s both hold offsets %d-%d with different leader epochs (%s vs %s).",
+                    "b_remote_segment_id", "a_remote_segment_id", "first", "last", "b_segment_leader_epochs",
+                    "a_segment_leader_epochs"),
+        details={"remote_segment_id": "b_remote_segment_id", "other_remote_segment_id": "a_remote_segment_id",
+                 "overlap": F.array("first", "last"), "segment_leader_epochs": "b_segment_leader_epochs",
+                 "other_segment_leader_epochs": "a_segment_leader_epochs"})
