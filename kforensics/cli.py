@@ -27,9 +27,11 @@ def main() -> None:
 
 def _register() -> None:
     from kforensics.dump_cmd import dump
+    from kforensics.locate_cmd import locate
     from kforensics.scan_cmd import COMMANDS
 
     main.add_command(dump)
+    main.add_command(locate)
     for command in COMMANDS:
         main.add_command(command)
 

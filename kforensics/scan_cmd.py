@@ -380,7 +380,8 @@ def gaps(source: tuple[str, ...], as_json: bool, topic: str | None, partition: i
                       "expected_sequence", "found_sequence", "gap_size", "size_class", "message"], "sequence problems")
 
 
-TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "transactional_id", "first_offset",
+TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "transactional_id",
+              "expected_coordinator_partition", "first_offset",
               "last_data_offset", "marker_offset", "outcome", "coordinator_epoch", "batch_count", "record_count",
               "duration_ms")
 

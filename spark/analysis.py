@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 from pyspark.sql import DataFrame
 
 from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
+from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
 
@@ -84,9 +85,11 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
     div = _Once(lambda: keep.only_if(replicas.divergences(clustered(), ends_r()), possible.replicas_possible))
     log = _Once(lambda: keep.only_if(coordinator.coordinator_log(tables["coordinator_records"], longest()),
                                  possible.has_transaction_state))
-    txn_ids = _Once(lambda: keep(coordinator.transactional_ids(log())))
+    txn_ids = _Once(lambda: keep(with_expected_coordinator_partition(coordinator.transactional_ids(log()),
+                                                                     transaction_state_partitions)))
     ctx = _Once(lambda: keep(coordinator.with_partitions_not_in_input(
-        coordinator.coordinator_transactions(log()), ends_r().select("cluster_id", "topic", "partition"))))
+        with_expected_coordinator_partition(coordinator.coordinator_transactions(log()), transaction_state_partitions),
+        ends_r().select("cluster_id", "topic", "partition"))))
     offsets = _Once(lambda: keep.only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest(),
                                                                              aborted()[0]),
                                      possible.has_consumer_offsets))
