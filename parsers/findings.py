@@ -42,6 +42,9 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "checkpoint_malformed": ("error", "a checkpoint or properties file does not follow its format"),
     # internal topics
     "internal_record_undecodable": ("warning", "an internal-topic key or value could not be decoded"),
+    # analysis (the scan's own kinds are documented in the README's findings table)
+    "cleaner_blocked": ("warning", "a compacted partition's log cleaner is held at the last stable offset by a "
+                        "transaction open longer than the transaction timeout"),
     # files and directories
     "unreadable_file": ("error", "a file could not be opened or read"),
     "unknown_file": ("info", "a file in a log directory that is not one of the broker's known files"),

@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame
 
-from kforensics.spark import consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
+from kforensics.spark import cleaner, consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
@@ -101,6 +101,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
             lambda: producers.duplicate_sequences(data()),
             lambda: producers.zombie_epochs(batches()),
             lambda: transactions.hanging_transactions(txns(), ends(), txn_timeout_ms),
+            lambda: cleaner.cleaner_blocked(cleaner.cleaner_holds(txns(), ends(), batches(), txn_timeout_ms),
+                                            txn_timeout_ms),
             lambda: aborted()[1],
             lambda: crosschecks.snapshot_mismatches(data(), tables["snapshot_entries"], ends()),
             lambda: crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
