@@ -31,8 +31,8 @@ def _inputs(dirs: tuple[str, ...]) -> list[tuple[str, str]]:
 def _check_inputs(inputs: list[tuple[str, str]], out: str | None) -> None:
     """Usage errors of DIRs (and of an --out the user chose; None: the tables go to a fresh temporary folder)."""
     for _label, path in inputs:
-        if "://" not in path and not os.path.isdir(path):
-            raise click.BadParameter(f"{path} is not a readable directory", param_hint="DIR")
+        if "://" not in path and not (os.path.isdir(path) or os.path.isfile(path)):  # a file: kafka-dump-log text
+            raise click.BadParameter(f"{path} is not a readable directory or file", param_hint="DIR")
         if out is not None and "://" not in path and "://" not in out:
             real_in, real_out = os.path.realpath(path), os.path.realpath(out)
             if real_out == real_in or real_out.startswith(real_in + os.sep):
@@ -176,6 +176,11 @@ def render_summary(summary: Any, findings: list[dict[str, Any]]) -> None:
     console.print(by_kind)
     if findings:
         console.print(_findings_table(findings, "findings"))
+    if getattr(summary, "dump_inputs", None):
+        from kforensics.parsers.dump_text import NOT_IN_TEXT
+
+        console.print(f"Read as kafka-dump-log text: {', '.join(summary.dump_inputs)}. Only batch headers (and "
+                      f"control records, with --deep-iteration) come from the text: {NOT_IN_TEXT}.")
     if summary.not_in_input:
         console.print(f"Named by a transaction coordinator or a consumer group but not in the input, so not judged: "
                       f"{', '.join(summary.not_in_input)}")
@@ -192,7 +197,7 @@ def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 @click.command("scan")
-@click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR...")
+@click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR|FILE...")
 @click.option("--out", default=DEFAULT_OUT, show_default=True, help="Where the Parquet tables go.")
 @click.option("--master", help="Spark master URL (default: embedded local[*]).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON lines.")
@@ -209,6 +214,9 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
          txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str]) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
+    A FILE is read as kafka-dump-log text (`kafka-dump-log.sh --files ... [--deep-iteration]`): its batch
+    headers only.
+
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
     KFORENSICS_SERVER=off), else in an embedded Spark session.
 
@@ -220,6 +228,7 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
       kforensics scan b1=/data/kafka-1 b2=/data/kafka-2 --out /tmp/incident --master spark://10.0.0.5:7077
       kforensics scan /data/kafka --json --topic 'payments*' > findings.jsonl
       kforensics scan /data/kafka --conf spark.driver.memory=8g
+      kforensics scan broker-1=dump-b1.txt broker-2=dump-b2.txt
     """
     try:
         summary = run_scan_cli(dirs, out, master, headers_only, topic, txn_timeout,

@@ -45,6 +45,15 @@ KINDS: dict[str, tuple[Severity, str]] = {
     # analysis (the scan's own kinds are documented in the README's findings table)
     "cleaner_blocked": ("warning", "a compacted partition's log cleaner is held at the last stable offset by a "
                         "transaction open longer than the transaction timeout"),
+    # kafka-dump-log text as scan input (parsers/dump_text.py)
+    "dump_line_unparseable": ("warning", "a line of kafka-dump-log text that could not be read (line number and "
+                              "byte position in the text)"),
+    "marker_outcome_unknown": ("warning", "a control batch in kafka-dump-log text without record lines: COMMIT or "
+                               "ABORT is not known"),
+    "dump_section_skipped": ("info", "a section of kafka-dump-log text about a file that is not a segment of a "
+                             "<topic>-<partition> directory"),
+    "dump_invalid_bytes": ("warning", "kafka-dump-log found invalid bytes at the end of a segment (a batch cut "
+                           "short, or zeros)"),
     # files and directories
     "unreadable_file": ("error", "a file could not be opened or read"),
     "unknown_file": ("info", "a file in a log directory that is not one of the broker's known files"),

@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 
 from kforensics.spark import cleaner, consumer_offsets, coordinator, crosschecks, producers, replicas, transactions
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
+from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
 
@@ -103,7 +104,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
             lambda: transactions.hanging_transactions(txns(), ends(), txn_timeout_ms),
             lambda: cleaner.cleaner_blocked(cleaner.cleaner_holds(txns(), ends(), batches(), txn_timeout_ms),
                                             txn_timeout_ms),
-            lambda: aborted()[1],
+            lambda: without_file_checks(aborted()[1], possible.dump_brokers),  # no .txnindex in dump text
             lambda: crosschecks.snapshot_mismatches(data(), tables["snapshot_entries"], ends()),
             lambda: crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
             lambda: crosschecks.offset_overlaps(batches()),
@@ -143,6 +144,6 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = transactions.
         "consumer_offsets": offsets,
         "lso": lambda: transactions.lso_table(txns(), ends()),
         "lso_changes": lambda: transactions.lso_changes(sweep()),
-        "aborted_ranges": lambda: aborted()[0],
+        "aborted_ranges": lambda: with_txnindex_unknown(aborted()[0], possible.dump_brokers),
         "findings": findings,
     }

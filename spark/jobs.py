@@ -127,6 +127,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
             for future in futures:
                 future.result()
         summary = summarize(spark, out)
+        summary.dump_inputs = list(facts.dump_brokers)
     finally:
         spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]  # the first write ran on this thread
         if finish:

@@ -50,8 +50,12 @@ def list_tasks(inputs: list[tuple[str, str]], *, headers_only: bool, topic_glob:
         fs, root = _filesystem(uri)
         base = uri if "://" in uri else root
         info = fs.get_file_info(root)
+        if info.type == pafs.FileType.File:  # kafka-dump-log text (spark/dump_input.py)
+            tasks.append({"task_kind": "dump_text", "broker": broker, "topic": None, "partition": None, "path": base,
+                          "base_offset": None, "headers_only": headers_only})
+            continue
         if info.type != pafs.FileType.Directory:
-            raise FileNotFoundError(f"{uri} is not a readable directory")
+            raise FileNotFoundError(f"{uri} is not a readable directory or file")
         tasks.append({"task_kind": "broker", "broker": broker, "topic": None, "partition": None, "path": base,
                       "base_offset": None, "headers_only": headers_only})
         for entry in fs.get_file_info(pafs.FileSelector(root)):
@@ -376,6 +380,16 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
+def dump_rows(task_df: DataFrame, parse: Any, n_dumps: int, topic_glob: str | None) -> DataFrame:
+    """The SEGMENT_ROWS of the `n_dumps` dump-text tasks (one Spark task each), only topics matching `topic_glob`
+    (and findings about no partition)."""
+    dumps = task_df.filter(F.col("task_kind") == "dump_text").repartition(n_dumps)
+    rows = dumps.mapInArrow(parse, S.ddl(S.SEGMENT_ROWS))
+    if topic_glob:  # fnmatch's regex is Java-compatible; rlike searches, hence the ^
+        rows = rows.filter(F.col("topic").isNull() | F.col("topic").rlike("^" + fnmatch.translate(topic_glob)))
+    return rows
+
+
 @dataclass(frozen=True)
 class InputFacts:
     """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
@@ -384,14 +398,17 @@ class InputFacts:
     replicas_possible: bool
     has_transaction_state: bool
     has_consumer_offsets: bool
+    #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
+    dump_brokers: tuple[str, ...] = ()
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
     topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
-    return InputFacts(replicas_possible=len(partitions) != len(set(partitions)),
+    dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
+    return InputFacts(replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
-                      has_consumer_offsets="__consumer_offsets" in topics)
+                      has_consumer_offsets="__consumer_offsets" in topics, dump_brokers=dumps)
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool = True,
@@ -407,8 +424,14 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     segments = task_df.filter(F.col("task_kind") == "segment")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
-    seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS)).cache()
-    small = task_df.filter(F.col("task_kind") != "segment").repartition(parallelism)
+    seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS))
+    n_dumps = sum(1 for t in tasks if t["task_kind"] == "dump_text")
+    if n_dumps:
+        from kforensics.spark.dump_input import dump_text_rows
+
+        seg_rows = seg_rows.unionByName(dump_rows(task_df, dump_text_rows, n_dumps, topic_glob))
+    seg_rows = seg_rows.cache()
+    small = task_df.filter(F.col("task_kind").isin("broker", "partition")).repartition(parallelism)
     small_rows = small.mapInArrow(small_file_rows, S.ddl(S.SMALL_ROWS)).cache()
 
     key = ["broker", "topic", "partition"]
