@@ -22,20 +22,21 @@ def _holds(path: str, name: str) -> str | None:
         return full if os.path.isdir(full) else None
     import pyarrow.fs as pafs
 
+    from kforensics.uri_inputs import join_uri
+
     fs, root = pafs.FileSystem.from_uri(path)
-    full = root.rstrip("/") + "/" + name
-    if fs.get_file_info(full).type == pafs.FileType.Directory:
-        return path.rstrip("/") + "/" + name
+    if fs.get_file_info(root.rstrip("/") + "/" + name).type == pafs.FileType.Directory:
+        return join_uri(path, name)
     return None
 
 
-def _readable(path: str) -> bool:
+def _problem(path: str) -> str | None:
+    """Why DIR cannot be read, or None."""
     if "://" not in path:
-        return os.path.isdir(path)
-    import pyarrow.fs as pafs
+        return None if os.path.isdir(path) else f"{path} is not a readable directory"
+    from kforensics.uri_inputs import check_uri
 
-    fs, root = pafs.FileSystem.from_uri(path)
-    return fs.get_file_info(root).type == pafs.FileType.Directory
+    return check_uri(path)
 
 
 def locate_ids(ids: list[tuple[str, str]], partitions: int, dirs: list[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -86,12 +87,9 @@ def locate(dirs: tuple[str, ...], groups: tuple[str, ...], transactional_ids: tu
     if len({label for label, _ in inputs}) != len(inputs):
         raise click.BadParameter("two inputs have the same broker label; name them NAME=DIR", param_hint="DIR")
     for _label, path in inputs:
-        try:
-            readable = _readable(path)
-        except (OSError, ValueError) as exc:  # pyarrow: unknown scheme, no credentials, no bucket
-            raise click.BadParameter(f"{path}: {exc}", param_hint="DIR") from exc
-        if not readable:
-            raise click.BadParameter(f"{path} is not a readable directory", param_hint="DIR")
+        problem = _problem(path)
+        if problem is not None:
+            raise click.BadParameter(problem, param_hint="DIR")
     ids = [("group", g) for g in groups] + [("transactional_id", t) for t in transactional_ids]
     try:
         rows = locate_ids(ids, partitions, inputs)

@@ -33,6 +33,14 @@ def _check_inputs(inputs: list[tuple[str, str]], out: str | None) -> None:
     for _label, path in inputs:
         if "://" not in path and not (os.path.isdir(path) or os.path.isfile(path)):  # a file: kafka-dump-log text
             raise click.BadParameter(f"{path} is not a readable directory or file", param_hint="DIR")
+        if "://" in path:  # before any Spark starts: a wrong credential or a missing bucket is a usage error
+            from kforensics.uri_inputs import check_uri
+
+            problem = check_uri(path) or (
+                "a URI query (?...) is not supported by scan: pass the endpoint in the environment "
+                "(AWS_ENDPOINT_URL=http://HOST:PORT) instead" if "?" in path else None)
+            if problem is not None:
+                raise click.BadParameter(problem, param_hint="DIR")
         if out is not None and "://" not in path and "://" not in out:
             real_in, real_out = os.path.realpath(path), os.path.realpath(out)
             if real_out == real_in or real_out.startswith(real_in + os.sep):
@@ -234,7 +242,7 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
         summary = run_scan_cli(dirs, out, master, headers_only, topic, txn_timeout,
                                show_progress=sys.stderr.isatty() and not as_json,
                                transaction_state_partitions=transaction_state_partitions, spark_conf=spark_conf)
-    except FileNotFoundError as exc:
+    except OSError as exc:  # FileNotFoundError, or a remote listing refused after the first check
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     findings = [_finding_json(r) for r in _read(out, "findings")]
     if as_json:

@@ -40,7 +40,9 @@ def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
 
 
 def _join(uri: str, name: str) -> str:
-    return uri.rstrip("/") + "/" + name
+    from kforensics.uri_inputs import join_uri
+
+    return join_uri(uri, name)
 
 
 def list_tasks(inputs: list[tuple[str, str]], *, headers_only: bool, topic_glob: str | None) -> list[dict[str, Any]]:
