@@ -24,9 +24,10 @@ Not in the text at all: the base timestamp (only the max timestamp is printed), 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import BinaryIO
 
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.log_dir import parse_partition_dir_name
@@ -58,6 +59,8 @@ DIAGNOSTIC = re.compile(
     r"(ERROR|WARNING|INFO) [a-z_]+: )")
 LOG_HEADER = re.compile(r"^(Log starting offset: -?\d+|Starting offset: -?\d+)$")
 MAX_QUOTED = 200  # characters of an unparseable line quoted in its finding
+MAX_LINE = 1 << 20  # bytes of a line read at most (a record line with --print-data-log can be long)
+MAX_REPORTED = 1000  # unparseable lines reported one by one per file; the rest in one finding
 
 
 @dataclass(slots=True)
@@ -193,9 +196,44 @@ def _batch(tokens: dict[str, str], section: _Section, line: int) -> DumpBatch:
                      last_sequence=-1, is_transactional=False, is_control=False)
 
 
-def iter_dump_text(lines: Iterable[bytes], name: str) -> Iterator[DumpBatch | DumpSegment | Finding]:
-    """Batches, one segment per `.log` section (after its batches) and findings, from the dump text's lines
-    (bytes, as read from the file: positions in findings are byte offsets in `name`)."""
+def iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSegment | Finding]:
+    """Batches, one segment per `.log` section (after its batches) and findings, from dump text read as bytes
+    (positions in findings are byte offsets in `name`). Memory stays bounded: a line is read MAX_LINE bytes at
+    most, and after MAX_REPORTED unparseable lines (a binary file given by mistake) the rest are counted in one
+    last finding."""
+    first: Finding | None = None  # the first and last unparseable lines not reported one by one
+    last: Finding | None = None
+    reported = 0
+    for item in _iter_dump_text(stream, name):
+        if isinstance(item, Finding) and item.kind == "dump_line_unparseable":
+            reported += 1
+            if reported > MAX_REPORTED:
+                first, last = first or item, item
+                continue
+        yield item
+    if first is not None and last is not None:
+        n = reported - MAX_REPORTED
+        yield Finding("dump_line_unparseable", name, first.position,
+                      f"{n} more lines of {name} could not be read as kafka-dump-log output (lines "
+                      f"{first.details['line']} to {last.details['line']}; only the first {MAX_REPORTED} are "
+                      f"reported one by one): is it kafka-dump-log text?",
+                      {"line": first.details["line"], "last_line": last.details["line"], "lines": n,
+                       "reason": "too many unparseable lines to list"})
+
+
+def _lines(stream: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """(line, its length in bytes); a line longer than MAX_LINE is cut there and the rest of it skipped."""
+    while raw := stream.readline(MAX_LINE):
+        length = len(raw)
+        if length == MAX_LINE and not raw.endswith(b"\n"):
+            while more := stream.readline(MAX_LINE):
+                length += len(more)
+                if more.endswith(b"\n"):
+                    break
+        yield raw, length
+
+
+def _iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSegment | Finding]:
     section: _Section | None = None
     skipping: str | None = None  # the path of a section whose lines are skipped
     at = end = 0  # byte positions of this line's start and of the next line's
@@ -216,10 +254,13 @@ def iter_dump_text(lines: Iterable[bytes], name: str) -> Iterator[DumpBatch | Du
                           section.records, section.valid_bytes)
         section = None
 
-    for raw in lines:
+    for raw, length in _lines(stream):
         number += 1
-        at, end = end, end + len(raw)
+        at, end = end, end + length
         text = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if length > len(raw):
+            yield unparseable(text, f"a line of {length} bytes, longer than any kafka-dump-log line")
+            continue
         if text.startswith("Dumping "):
             yield from finish()
             path = text[len("Dumping "):]
@@ -240,7 +281,9 @@ def iter_dump_text(lines: Iterable[bytes], name: str) -> Iterator[DumpBatch | Du
         if skipping is not None:
             continue
         if section is None:
-            yield unparseable(text, "before any `Dumping <path>` line")
+            yield unparseable(text, "binary data before any `Dumping <path>` line: a broker file rather than "
+                                    "kafka-dump-log text? Pass its log dir instead" if "\x00" in text
+                              else "before any `Dumping <path>` line")
             continue
         if LOG_HEADER.match(text):
             continue

@@ -264,3 +264,19 @@ def test_scan_cli_reads_dump_text_and_says_what_it_skipped(spark, dumps: dict[st
     assert [(f["offset"], f["producer_id"], f["gap_size"]) for f in lines if f["kind"] == "sequence_gap"] == [
         (56, 3000, 5)]
     assert [f["offset"] for f in lines if f["kind"] == "hanging_transaction"] == [43]
+
+
+def test_a_binary_file_given_by_mistake_stays_bounded() -> None:
+    """A segment passed as FILE, or one endless line: memory bounded, every line accounted for."""
+    from kforensics.parsers import dump_text
+
+    long_line = b"Dumping /k/t-0/00000000000000000000.log\n" + b"x" * (3 * dump_text.MAX_LINE) + b"\nbad\n"
+    items = _parse(long_line)
+    bad = [f for f in items if isinstance(f, Finding)]
+    assert [(f.details["line"], f.position) for f in bad] == [(2, 40), (3, 40 + 3 * dump_text.MAX_LINE + 1)]
+    assert "longer than any kafka-dump-log line" in bad[0].message and len(bad[0].details["text"]) == 200
+    many = b"Dumping /k/t-0/00000000000000000000.log\n" + b"junk\n" * (dump_text.MAX_REPORTED + 500)
+    found = [f for f in _parse(many) if isinstance(f, Finding)]
+    assert len(found) == dump_text.MAX_REPORTED + 1
+    assert (found[-1].details["lines"], found[-1].details["line"], found[-1].details["last_line"]) == (
+        500, dump_text.MAX_REPORTED + 2, dump_text.MAX_REPORTED + 501)
