@@ -21,6 +21,7 @@ def main() -> None:
       kforensics dump /var/lib/kafka/orders-0/00000000000000000000.log --deep-iteration
       kforensics scan broker-1=/var/lib/kafka broker-2=/mnt/copy-of-broker-2/kafka
       kforensics txns ./kforensics-out --pid 4000
+      kforensics locate --transactional-id payments-app-1 /var/lib/kafka
       kforensics report ./kforensics-out --html incident.html
     """
 
