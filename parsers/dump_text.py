@@ -113,8 +113,21 @@ class DumpSegment:
     valid_bytes: int
 
 
-def _int(value: str) -> int:
-    return int(value)
+def _int(value: str, bits: int = 64) -> int:
+    """A decimal integer that fits the table's column (int32 or int64); ValueError otherwise."""
+    if not re.fullmatch(r"-?[0-9]{1,20}", value):
+        raise ValueError(f"not an integer: {value[:40]}")
+    number = int(value)
+    if not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
+        raise ValueError(f"{value} does not fit {bits} bits")
+    return number
+
+
+def _int_or_none(value: str, bits: int = 64) -> int | None:
+    try:
+        return _int(value, bits)
+    except ValueError:
+        return None
 
 
 def _bool(value: str) -> bool:
@@ -125,10 +138,9 @@ def _bool(value: str) -> bool:
 
 def _timestamp(value: str) -> int:
     """Epoch milliseconds, or an ISO 8601 time (`kforensics dump --iso-time`)."""
-    try:
-        return int(value)
-    except ValueError:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    if re.fullmatch(r"-?[0-9]+", value):
+        return _int(value)
+    return _int(str(int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)))
 
 
 def _tokens(text: str) -> dict[str, str] | None:
@@ -150,7 +162,7 @@ def _segment_of(path: str) -> tuple[str, int, int] | None:
     if len(parts) < 2 or not re.fullmatch(r"\d+\.log", parts[-1]):
         return None
     parsed = parse_partition_dir_name(parts[-2])
-    if parsed is None or parsed[2] != "live":
+    if parsed is None or parsed[2] != "live" or parsed[1] >= 1 << 31 or int(parts[-1][:-4]) >= 1 << 63:
         return None
     return parsed[0], parsed[1], int(parts[-1][:-4])
 
@@ -175,17 +187,18 @@ def _batch(tokens: dict[str, str], section: _Section, line: int) -> DumpBatch:
         raise ValueError(f"unknown codec {tokens['compresscodec']}")
     common = dict(file=section.file, topic=section.topic, partition=section.partition,
                   segment_base_offset=section.base_offset, line=line, position=_int(tokens["position"]),
-                  size=_int(tokens["size"]), magic=_int(tokens["magic"]), codec=codec, timestamp_type=stamp[0],
+                  size=_int(tokens["size"], 32), magic=_int(tokens["magic"], 32), codec=codec, timestamp_type=stamp[0],
                   max_timestamp=_timestamp(tokens[stamp[0]]), crc=_int(tokens["crc"]),
                   crc_valid=_bool(tokens["isvalid"]))
     if "baseOffset" in tokens:
         if any(k not in tokens for k in V2_KEYS):
             raise ValueError("a v2 batch line without all of its fields")
         return DumpBatch(**common, base_offset=_int(tokens["baseOffset"]), last_offset=_int(tokens["lastOffset"]),
-                         count=None if tokens["count"] == "null" else _int(tokens["count"]),
-                         partition_leader_epoch=_int(tokens["partitionLeaderEpoch"]),
-                         producer_id=_int(tokens["producerId"]), producer_epoch=_int(tokens["producerEpoch"]),
-                         base_sequence=_int(tokens["baseSequence"]), last_sequence=_int(tokens["lastSequence"]),
+                         count=None if tokens["count"] == "null" else _int(tokens["count"], 32),
+                         partition_leader_epoch=_int(tokens["partitionLeaderEpoch"], 32),
+                         producer_id=_int(tokens["producerId"]), producer_epoch=_int(tokens["producerEpoch"], 32),
+                         base_sequence=_int(tokens["baseSequence"], 32),
+                         last_sequence=_int(tokens["lastSequence"], 32),
                          is_transactional=_bool(tokens["isTransactional"]), is_control=_bool(tokens["isControl"]))
     if any(k not in tokens for k in LEGACY_KEYS):
         raise ValueError("a batch line without all of its fields")
@@ -290,7 +303,7 @@ def _iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSeg
         if text.startswith("|"):
             yield from _record_line(section, text, number, unparseable)
             continue
-        if m := INVALID_BYTES.match(text):
+        if (m := INVALID_BYTES.match(text)) and _int_or_none(m.group(1)) is not None:
             yield from _flush(section, name)
             section.invalid_bytes = int(m.group(1))
             yield Finding("dump_invalid_bytes", section.file, section.valid_bytes,
@@ -321,13 +334,14 @@ def _record_line(section: _Section, text: str, number: int, unparseable) -> Iter
     batch.records_seen += 1
     m = RECORD_OFFSET.match(text)
     if m is not None and batch.magic < 2:
-        offset = int(m.group(1))
-        if not batch.record_offsets:
+        offset = _int_or_none(m.group(1))
+        if not batch.record_offsets and offset is not None:
             batch.record_offsets.append(offset)
     if not batch.is_control:
         return
     if marker := MARKER.search(text):
-        batch.control_type, batch.coordinator_epoch = marker.group(1), int(marker.group(2))
+        batch.control_type = marker.group(1)
+        batch.coordinator_epoch = _int_or_none(marker.group(2), 32)
     elif control := CONTROL_TYPE.search(text):
         batch.control_type = control.group(1)
     else:

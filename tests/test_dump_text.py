@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -280,3 +281,60 @@ def test_a_binary_file_given_by_mistake_stays_bounded() -> None:
     assert len(found) == dump_text.MAX_REPORTED + 1
     assert (found[-1].details["lines"], found[-1].details["line"], found[-1].details["last_line"]) == (
         500, dump_text.MAX_REPORTED + 2, dump_text.MAX_REPORTED + 501)
+
+
+@functools.cache
+def _deep_dump_bytes() -> bytes:
+    return our_dump("broker-1", "--deep-iteration").encode()[:20_000]
+
+
+def _mutations():
+    from hypothesis import strategies as st
+
+    @st.composite
+    def mutated(draw) -> bytes:
+        text = bytearray(_deep_dump_bytes())
+        for _ in range(draw(st.integers(1, 5))):
+            pos = draw(st.integers(0, len(text) - 1))
+            op = draw(st.sampled_from(["digits", "flip", "cut", "insert", "newline"]))
+            if op == "digits":  # a number far beyond int64 / int32, or signs and junk where digits were
+                text[pos:pos] = draw(st.sampled_from([b"99999999999999999999999", b"2147483648", b"-", b"1_0",
+                                                      b"\xd9\xa3", b"null"]))
+            elif op == "flip":
+                text[pos] ^= 1 << draw(st.integers(0, 7))
+            elif op == "cut":
+                del text[pos:pos + draw(st.integers(1, 200))]
+            elif op == "insert":
+                text[pos:pos] = draw(st.binary(max_size=64))
+            else:
+                text[pos:pos] = b"\n"
+        return bytes(text)
+
+    return mutated()
+
+
+def test_mutated_dump_text_never_raises_and_always_fits_the_tables() -> None:
+    """Whatever the text holds, the parser never raises, and every row it gives converts to the Arrow schema the
+    executors emit (a value that did not would fail the whole scan)."""
+    import pyarrow as pa
+    from hypothesis import HealthCheck, given, settings
+
+    from kforensics.spark import schemas as S
+    from kforensics.spark.dump_input import _batch_row, _segment_row
+    from kforensics.spark.read import _finding_row
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=_mutations())
+    def check(data: bytes) -> None:
+        rows = []
+        for item in iter_dump_text(io.BytesIO(data), "m.txt"):
+            if isinstance(item, DumpBatch):
+                rows.append(_batch_row("b", item))
+            elif isinstance(item, DumpSegment):
+                rows.append(_segment_row("b", item))
+            else:
+                assert item.kind and item.message
+                rows.append(_finding_row({"broker": "b", "topic": None, "partition": None}, item))
+        pa.RecordBatch.from_pylist(rows, schema=S.SEGMENT_ROWS)
+
+    check()
