@@ -10,6 +10,7 @@ skipped for dump inputs (`without_file_checks`).
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,6 +50,16 @@ def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                             yield from out.add(_finding_row(where, Finding(item.kind, item.file, item.position,
                                                                            item.message, details, item.severity)))
     yield from out.flush()
+
+
+def dump_rows(task_df: DataFrame, n_dumps: int, topic_glob: str | None) -> DataFrame:
+    """Needs the task table of `read.read_tables`; the SEGMENT_ROWS of its `n_dumps` dump-text tasks (one Spark task
+    each), only of topics matching `topic_glob` (findings about no partition are kept)."""
+    dumps = task_df.filter(F.col("task_kind") == TASK_KIND).repartition(n_dumps)
+    rows = dumps.mapInArrow(dump_text_rows, S.ddl(S.SEGMENT_ROWS))
+    if topic_glob:  # fnmatch's regex is Java-compatible; rlike searches, hence the ^
+        rows = rows.filter(F.col("topic").isNull() | F.col("topic").rlike("^" + fnmatch.translate(topic_glob)))
+    return rows
 
 
 def _batch_row(broker: str, b: Any) -> dict[str, Any]:

@@ -382,16 +382,6 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
-def dump_rows(task_df: DataFrame, parse: Any, n_dumps: int, topic_glob: str | None) -> DataFrame:
-    """The SEGMENT_ROWS of the `n_dumps` dump-text tasks (one Spark task each), only topics matching `topic_glob`
-    (and findings about no partition)."""
-    dumps = task_df.filter(F.col("task_kind") == "dump_text").repartition(n_dumps)
-    rows = dumps.mapInArrow(parse, S.ddl(S.SEGMENT_ROWS))
-    if topic_glob:  # fnmatch's regex is Java-compatible; rlike searches, hence the ^
-        rows = rows.filter(F.col("topic").isNull() | F.col("topic").rlike("^" + fnmatch.translate(topic_glob)))
-    return rows
-
-
 @dataclass(frozen=True)
 class InputFacts:
     """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
@@ -429,9 +419,9 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS))
     n_dumps = sum(1 for t in tasks if t["task_kind"] == "dump_text")
     if n_dumps:
-        from kforensics.spark.dump_input import dump_text_rows
+        from kforensics.spark.dump_input import dump_rows
 
-        seg_rows = seg_rows.unionByName(dump_rows(task_df, dump_text_rows, n_dumps, topic_glob))
+        seg_rows = seg_rows.unionByName(dump_rows(task_df, n_dumps, topic_glob))
     seg_rows = seg_rows.cache()
     small = task_df.filter(F.col("task_kind").isin("broker", "partition")).repartition(parallelism)
     small_rows = small.mapInArrow(small_file_rows, S.ddl(S.SMALL_ROWS)).cache()
