@@ -2,8 +2,7 @@
 
 pyarrow.fs reads credentials and the endpoint the way the AWS SDK does: AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN), AWS_PROFILE / ~/.aws, AWS_DEFAULT_REGION or AWS_REGION, and
-AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3) for an S3-compatible server; or `?endpoint_override=HOST:PORT&scheme=http`
-on the URI itself.
+AWS_ENDPOINT_URL for an S3-compatible server; or `?endpoint_override=HOST:PORT&scheme=http` on the URI itself.
 """
 
 from __future__ import annotations
