@@ -37,6 +37,7 @@ NOT_IN_TEXT = ("indexes, producer snapshots, .txnindex, checkpoints, leader-epoc
                "are not in kafka-dump-log text, so the index, snapshot, txnindex, leader-epoch, checkpoint (high "
                "watermark, log start, cleaner), coordinator, consumer-offset and content checks were skipped for them")
 TOKEN = re.compile(r"(\w+): (\S+)")
+INTEGER = re.compile(r"-?[0-9]{1,20}")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime", "NoTimestampType")
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 V2_KEYS = ("baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", "producerId", "producerEpoch",
@@ -115,7 +116,7 @@ class DumpSegment:
 
 def _int(value: str, bits: int = 64) -> int:
     """A decimal integer that fits the table's column (int32 or int64); ValueError otherwise."""
-    if not re.fullmatch(r"-?[0-9]{1,20}", value):
+    if not INTEGER.fullmatch(value):
         raise ValueError(f"not an integer: {value[:40]}")
     number = int(value)
     if not -(1 << (bits - 1)) <= number < 1 << (bits - 1):
@@ -138,7 +139,7 @@ def _bool(value: str) -> bool:
 
 def _timestamp(value: str) -> int:
     """Epoch milliseconds, or an ISO 8601 time (`kforensics dump --iso-time`)."""
-    if re.fullmatch(r"-?[0-9]+", value):
+    if INTEGER.fullmatch(value):
         return _int(value)
     return _int(str(int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)))
 
