@@ -1,8 +1,8 @@
 """Parse speed and memory of kafka-dump-log text (parsers/dump_text.py), the input of `kforensics scan FILE`.
 
 Writes a segment of --mb MB (idempotent batches of 100 records, every codec), dumps it with `kforensics dump`
-(headers only, and --deep-iteration), then parses each text in a fresh process and prints text size, time,
-MB/s, batches/s and peak RSS.
+(headers only, and --deep-iteration), then parses each text in a fresh process and prints text size, wall and
+CPU time, MB/s, batches/s and peak RSS.
 
     python benchmarks/bench_dump_text.py --mb 100
 """
@@ -23,7 +23,7 @@ from bench_dump_memory import write_segment  # noqa: E402
 PARSE = """
 import json, resource, sys, time
 from kforensics.parsers.dump_text import DumpBatch, iter_dump_text
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 batches = other = 0
 with open(sys.argv[1], "rb") as text:
     for item in iter_dump_text(text, sys.argv[1]):
@@ -31,7 +31,7 @@ with open(sys.argv[1], "rb") as text:
             batches += 1
         else:
             other += 1
-print(json.dumps({"seconds": time.perf_counter() - started, "batches": batches, "other": other,
+print(json.dumps({"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu, "batches": batches, "other": other,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -54,7 +54,8 @@ def main() -> None:
                                   check=True)
             result = json.loads(done.stdout)
             size = text.stat().st_size / 1e6
-            print(f"{mode:8s} text {size:8.1f} MB  {result['seconds']:6.1f} s  {size / result['seconds']:6.1f} MB/s  "
+            print(f"{mode:8s} text {size:8.1f} MB  {result['seconds']:6.1f} s ({result['cpu']:.1f} s CPU)  "
+                  f"{size / result['seconds']:6.1f} MB/s  "
                   f"{result['batches'] / result['seconds']:9.0f} batches/s  peak RSS {result['peak_rss_mb']:.0f} MB  "
                   f"({result['batches']} batches, {result['other']} other items)")
 
