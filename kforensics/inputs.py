@@ -1,4 +1,10 @@
-"""The command line's `[NAME=]DIR` inputs: a broker label and a path or URI (light: no Spark, no click)."""
+"""The command line's `[NAME=]DIR` inputs: a broker label and a path or URI (light: no Spark, no click).
+
+URIs (`s3://`, `gs://`, `hdfs://`, `file://`) are checked on the driver before any Spark starts. pyarrow.fs
+reads credentials and the endpoint the way the AWS SDK does: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+(AWS_SESSION_TOKEN), AWS_PROFILE / ~/.aws, AWS_DEFAULT_REGION or AWS_REGION, and AWS_ENDPOINT_URL for an
+S3-compatible server.
+"""
 
 from __future__ import annotations
 
@@ -17,15 +23,23 @@ def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def input_problem(inputs: list[tuple[str, str]], out: str | None) -> tuple[str, str] | None:
-    """What is wrong with the inputs (and with an --out the user chose), as (option, message); None if nothing."""
+CREDENTIALS_HINT = ("pyarrow reads S3 credentials and the endpoint from the environment (AWS_ACCESS_KEY_ID, "
+                    "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL)")
+
+
+def input_problem(inputs: list[tuple[str, str]], out: str | None, *, files: bool = True) -> tuple[str, str] | None:
+    """What is wrong with the inputs (and with an --out the user chose), as (option, message); None if nothing.
+    An input is a log dir, or (`files`) a regular file of kafka-dump-log text."""
+    what = "directory or file" if files else "directory"
     for _label, path in inputs:
-        if "://" not in path and not os.path.isdir(path):
-            return "DIR", f"{path} is not a readable directory"
         if "://" in path:
-            problem = _uri_problem(path)
+            problem = check_uri(path, files=files) or (
+                "a URI query (?...) is not supported: pass the endpoint in the environment "
+                "(AWS_ENDPOINT_URL=http://HOST:PORT) instead" if "?" in path else None)
             if problem:
                 return "DIR", problem
+        elif not (os.path.isdir(path) or (files and os.path.isfile(path))):
+            return "DIR", f"{path} is not a readable {what}"
         if out is not None and "://" not in path and "://" not in out:
             real_in, real_out = os.path.realpath(path), os.path.realpath(out)
             if real_out == real_in or real_out.startswith(real_in + os.sep):
@@ -36,14 +50,32 @@ def input_problem(inputs: list[tuple[str, str]], out: str | None) -> tuple[str, 
     return None
 
 
-def _uri_problem(uri: str) -> str | None:
-    """Why a URI input is not a readable directory (None when it is), asked of its filesystem."""
+def join_uri(uri: str, name: str) -> str:
+    """`uri`/`name`, keeping a URI's query string (`?endpoint_override=...`) at the end."""
+    base, sep, query = uri.partition("?") if "://" in uri else (uri, "", "")
+    return base.rstrip("/") + "/" + name + sep + query
+
+
+def check_uri(uri: str, *, files: bool = True) -> str | None:
+    """None when `uri` names a readable directory (or, `files`, a file); else one sentence saying why not."""
     import pyarrow.fs as pafs
 
+    what = "directory or file" if files else "directory"
     try:
         fs, path = pafs.FileSystem.from_uri(uri)
+    except (ValueError, OSError) as exc:  # ArrowInvalid is a ValueError: unknown scheme, bad query
+        return f"cannot open {uri}: {exc}"
+    try:
         kind = fs.get_file_info(path).type
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return f"cannot read {uri}: {first}"
-    return None if kind == pafs.FileType.Directory else f"{uri} is not a readable directory"
+        if kind == pafs.FileType.Directory or (files and kind == pafs.FileType.File):
+            return None
+        bucket = path.split("/", 1)[0]
+        if fs.type_name in ("s3", "gcs") and "/" in path and fs.get_file_info(bucket).type == pafs.FileType.NotFound:
+            return f"{uri}: the bucket {bucket} does not exist (or these credentials cannot see it)"
+    except OSError as exc:
+        text = str(exc)
+        hint = f"; {CREDENTIALS_HINT}" if any(w in text for w in ("ACCESS_DENIED", "403", "redential",
+                                                                    "InvalidAccessKeyId", "SignatureDoesNotMatch")) \
+            else ""
+        return f"cannot read {uri}: {text}{hint}"
+    return f"{uri} is not a readable {what}"

@@ -12,9 +12,9 @@ from typing import Any
 from kforensics.parsers.findings import FINDING_FIELDS, SEQUENCE_KINDS
 from kforensics.scan_output import read_table
 
-TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "transactional_id", "first_offset",
-              "last_data_offset", "marker_offset", "outcome", "coordinator_epoch", "batch_count", "record_count",
-              "duration_ms")
+TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "transactional_id",
+              "expected_coordinator_partition", "first_offset", "last_data_offset", "marker_offset", "outcome",
+              "coordinator_epoch", "batch_count", "record_count", "duration_ms")
 LSO_FIELDS = ("broker", "topic", "partition", "last_stable_offset", "high_watermark", "log_end_offset",
               "held_by_producer_id", "stuck")
 LSO_CHANGE_FIELDS = ("broker", "topic", "partition", "offset", "last_stable_offset", "held_by_producer_id")

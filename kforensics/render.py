@@ -85,3 +85,8 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
     if summary.not_in_input:
         out.print(f"Named by a transaction coordinator or a consumer group but not in the input, so not judged: "
                   f"{', '.join(summary.not_in_input)}")
+    if summary.dump_inputs:
+        from kforensics.parsers.dump_text import NOT_IN_TEXT
+
+        out.print(f"Read as kafka-dump-log text: {', '.join(summary.dump_inputs)}. Only batch headers (and control "
+                  f"records, with --deep-iteration) come from the text: {NOT_IN_TEXT}.")

@@ -321,6 +321,8 @@ class ScanSummary:
     findings: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, severity, count)
     #: Partitions a coordinator transaction or a group commit names that are not in the input (not judged).
     not_in_input: list[str] = field(default_factory=list)
+    #: Broker labels of inputs read as kafka-dump-log text (what such text lacks is not checked).
+    dump_inputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property

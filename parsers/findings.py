@@ -44,7 +44,8 @@ def _kinds(*kinds: FindingKind) -> dict[str, FindingKind]:
 _COMMIT_FIELDS = ("group", "committed_offset", "coordinator_partition", "coordinator_offset", "commit_timestamp",
                   "log_start_offset", "log_end_offset", "reference_broker")
 _MARKER_FIELDS = ("transactional_id", "coordinator_partition", "coordinator_offset", "coordinator_broker",
-                  "coordinator_outcome", "txn_start_timestamp", "completed_at", "partitions_not_in_input")
+                  "coordinator_outcome", "txn_start_timestamp", "completed_at", "partitions_not_in_input",
+                  "expected_coordinator_partition")
 _TXNINDEX_FIELDS = ("first_offset", "last_offset", "last_stable_offset")
 
 #: Every kind of finding, parsers' and analyses' alike: the one place a kind, its severity and its fields are
@@ -98,6 +99,20 @@ KINDS: dict[str, FindingKind] = _kinds(
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
                 ("offset", "error", "key", "value")),
+    # compaction (spark/cleaner.py)
+    FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
+                "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",
+                                                                             "held_by_producer_id", "txn_first_offset",
+                                                                             "bytes_behind")),
+    # kafka-dump-log text as scan input (parsers/dump_text.py)
+    FindingKind("dump_line_unparseable", "warning", "a line of kafka-dump-log text that could not be read (line "
+                "number and byte position in the text)", ("line", "text", "reason", "last_line", "lines")),
+    FindingKind("marker_outcome_unknown", "warning", "a control batch in kafka-dump-log text without record lines: "
+                "COMMIT or ABORT is not known", ("base_offset", "line", "dump")),
+    FindingKind("dump_section_skipped", "info", "a section of kafka-dump-log text about a file that is not a "
+                "segment of a <topic>-<partition> directory", ("line", "dumped_file", "reason")),
+    FindingKind("dump_invalid_bytes", "warning", "kafka-dump-log found invalid bytes at the end of a segment (a "
+                "batch cut short, or zeros)", ("bytes", "line")),
     # tiered storage (spark/remote_storage.py: __remote_log_metadata against the local logs)
     FindingKind("remote_log_gap", "error", "offsets between the earliest copied remote segment and the local log "
                 "start that neither a finished remote segment nor a local segment holds",
@@ -161,7 +176,8 @@ KINDS: dict[str, FindingKind] = _kinds(
                 "names", ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing"),
                 severity_rule="warning unless every __transaction_state partition is in the input"),
     FindingKind("epoch_fenced_write", "error", "a transactional batch written after the coordinator fenced its "
-                "producer epoch", ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches")),
+                "producer epoch", ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches",
+                                   "expected_coordinator_partition")),
     # consumer groups (spark/consumer_offsets.py)
     FindingKind("committed_offset_beyond_log_end", "error", "a group's committed offset is above the partition's "
                 "log end", _COMMIT_FIELDS),

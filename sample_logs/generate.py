@@ -1190,7 +1190,7 @@ ANOMALY_KEYS = ("kind", "file", "position", "offset", "producer_id", "producer_e
 #: Kinds about one batch of the log: file, position and producer epoch are that batch's.
 BATCH_ANOMALIES = {"sequence_gap", "duplicate_sequence", "zombie_epoch", "hanging_transaction", "content_duplicate",
                    "offset_overlap", "leader_epoch_mismatch", "replica_divergence", "marker_missing",
-                   "outcome_mismatch", "unknown_producer", "epoch_fenced_write"}
+                   "outcome_mismatch", "unknown_producer", "epoch_fenced_write", "cleaner_blocked"}
 
 
 def _complete_anomaly(anomaly: dict, batches: list[dict]) -> dict:
@@ -1268,6 +1268,17 @@ def main(out: Path) -> None:
     metadata = remote_log_metadata_partitions(tiered, "scratch")
     extra += [*tiered, *metadata.values()]
 
+    # payments-0 is compacted on broker-1 (the cleaner has cleaned up to its active segment, 34): the hanging
+    # transaction at 43 holds the LSO, past which the cleaner never goes (KIP-664's unbounded growth).
+    cleaned_to = payments.segments[-1].base_offset
+    hanging = next(a for a in payments.anomalies if a["kind"] == "hanging_transaction")
+    blocked = {"kind": "cleaner_blocked", "producer_id": hanging["producer_id"], "offset": hanging["first_offset"],
+               "cleaner_offset": cleaned_to, "last_stable_offset": hanging["first_offset"],
+               "held_by_producer_id": hanging["producer_id"], "txn_first_offset": hanging["first_offset"],
+               "bytes_behind": sum(b["size"] for b in payments.fact_batches
+                                   if b["last_offset"] >= hanging["first_offset"])}
+    payments.anomalies.append(blocked)
+
     parts1 = {}
     hw1 = []
     for p in (orders, legacy, payments, events, txn_state, offsets, *extra):
@@ -1295,7 +1306,7 @@ def main(out: Path) -> None:
     starts = {(p.topic, p.partition): p.log_start_offset for p in (orders, legacy, payments, events, txn_state,
                                                                    offsets, damaged, *extra)}
     write_checkpoint(b1 / "log-start-offset-checkpoint", [(t, p, starts[(t, p)]) for t, p, _ in hw1])
-    write_checkpoint(b1 / "cleaner-offset-checkpoint", [("__consumer_offsets", 0, 0)])
+    write_checkpoint(b1 / "cleaner-offset-checkpoint", [("__consumer_offsets", 0, 0), ("payments", 0, cleaned_to)])
     expected["brokers"]["broker-1"] = {"node_id": 1, "clean_shutdown": False, "partitions": parts1}
 
     # broker-2: a lagging but sound follower of orders-0 and payments-0 (same bytes, a shorter log).

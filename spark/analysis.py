@@ -16,6 +16,7 @@ from kforensics.defaults import (
     DEFAULT_TXN_TIMEOUT_MS,
 )
 from kforensics.spark import (
+    cleaner,
     consumer_offsets,
     coordinator,
     crosschecks,
@@ -24,6 +25,8 @@ from kforensics.spark import (
     replicas,
     transactions,
 )
+from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
+from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.read import InputFacts
 
@@ -99,9 +102,11 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     div = _Once(lambda: keep.only_if(replicas.divergences(clustered(), ends_r()), possible.replicas_possible))
     log = _Once(lambda: keep.only_if(coordinator.coordinator_log(tables["coordinator_records"], longest()),
                                  possible.has_transaction_state))
-    txn_ids = _Once(lambda: keep(coordinator.transactional_ids(log())))
+    txn_ids = _Once(lambda: keep(with_expected_coordinator_partition(coordinator.transactional_ids(log()),
+                                                                     transaction_state_partitions)))
     ctx = _Once(lambda: keep(coordinator.with_partitions_not_in_input(
-        coordinator.coordinator_transactions(log()), ends_r().select("cluster_id", "topic", "partition"))))
+        with_expected_coordinator_partition(coordinator.coordinator_transactions(log()), transaction_state_partitions),
+        ends_r().select("cluster_id", "topic", "partition"))))
     offsets = _Once(lambda: keep.only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest(),
                                                                              aborted()[0]),
                                      possible.has_consumer_offsets))
@@ -122,7 +127,9 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             lambda: producers.duplicate_sequences(data()),
             lambda: producers.zombie_epochs(batches()),
             lambda: transactions.hanging_transactions(txns(), ends(), txn_timeout_ms),
-            lambda: aborted()[1],
+            lambda: cleaner.cleaner_blocked(cleaner.cleaner_holds(txns(), ends(), batches(), txn_timeout_ms),
+                                            txn_timeout_ms),
+            lambda: without_file_checks(aborted()[1], possible.dump_brokers),  # no .txnindex in dump text
             lambda: crosschecks.snapshot_mismatches(data(), tables["snapshot_entries"], ends()),
             lambda: crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
             lambda: crosschecks.offset_overlaps(batches()),
@@ -169,7 +176,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "consumer_offsets": offsets,
         "lso": lambda: transactions.lso_table(txns(), ends()),
         "lso_changes": lambda: transactions.lso_changes(sweep()),
-        "aborted_ranges": lambda: aborted()[0],
+        "aborted_ranges": lambda: with_txnindex_unknown(aborted()[0], possible.dump_brokers),
         "remote_segments": remote,
         "remote_partition_deletes": lambda: remote_storage.remote_partition_deletes_table(tables["remote_log_events"]),
         "findings": findings,

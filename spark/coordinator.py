@@ -125,7 +125,8 @@ def marker_findings(checks: DataFrame) -> DataFrame:
     common = {"transactional_id": "transactional_id", "coordinator_partition": "coordinator_partition",
               "coordinator_offset": "coordinator_last_offset", "coordinator_broker": "coordinator_broker",
               "coordinator_outcome": "outcome", "txn_start_timestamp": "txn_start_timestamp",
-              "completed_at": "completed_at", "partitions_not_in_input": "partitions_not_in_input"}
+              "completed_at": "completed_at", "partitions_not_in_input": "partitions_not_in_input",
+              "expected_coordinator_partition": "expected_coordinator_partition"}
     missing = checks.filter(F.col("marker_offset").isNull() & (F.col("log_end_timestamp") >= F.col("completed_at")))
     mismatch = checks.filter(F.col("marker_outcome").isNotNull() & (F.col("marker_outcome") != F.col("outcome")))
     return to_findings(
@@ -196,4 +197,5 @@ def epoch_fenced_writes(batches: DataFrame, log: DataFrame, txn_ids: DataFrame) 
                     "producer_id", "batches", "base_offset", "producer_epoch", "written_at", "fencing_epoch",
                     "fenced_at"),
         details={"transactional_id": "transactional_id", "fenced_at": "fenced_at", "fencing_epoch": "fencing_epoch",
-                 "written_at": "written_at", "batches": "batches"})
+                 "written_at": "written_at", "batches": "batches",
+                 "expected_coordinator_partition": "expected_coordinator_partition"})

@@ -145,6 +145,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
                 future.result()
         scan_output.complete(out, manifest)
         summary = scan_output.summarize(out)
+        summary.dump_inputs = list(facts.dump_brokers)
     finally:
         spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]  # the first write ran on this thread
         if finish:

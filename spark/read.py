@@ -40,6 +40,11 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
+        fs, path = filesystem(uri)
+        if fs.get_file_info(path).type == pafs.FileType.File:  # kafka-dump-log text (spark/dump_input.py)
+            tasks.append({"task_kind": "dump_text", "broker": broker, "topic": None, "partition": None,
+                          "path": uri if "://" in uri else path, "base_offset": None})
+            continue
         log_dir, listed = scan_log_dir(uri)
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
@@ -371,15 +376,18 @@ class InputFacts:
     has_transaction_state: bool
     has_consumer_offsets: bool
     has_remote_log_metadata: bool = True
+    #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
+    dump_brokers: tuple[str, ...] = ()
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
     topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
-    return InputFacts(replicas_possible=len(partitions) != len(set(partitions)),
+    dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
+    return InputFacts(replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
-                      has_remote_log_metadata="__remote_log_metadata" in topics)
+                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps)
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
@@ -395,8 +403,14 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     segments = task_df.filter(F.col("task_kind") == "segment")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
-    seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS)).cache()
-    small = task_df.filter(F.col("task_kind") != "segment").repartition(parallelism)
+    seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS))
+    n_dumps = sum(1 for t in tasks if t["task_kind"] == "dump_text")
+    if n_dumps:
+        from kforensics.spark.dump_input import dump_rows
+
+        seg_rows = seg_rows.unionByName(dump_rows(task_df, n_dumps, topic_glob))
+    seg_rows = seg_rows.cache()
+    small = task_df.filter(F.col("task_kind").isin("broker", "partition")).repartition(parallelism)
     small_rows = small.mapInArrow(small_file_rows, S.ddl(S.SMALL_ROWS)).cache()
 
     key = ["broker", "topic", "partition"]

@@ -117,8 +117,8 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
                                                             .when(b_lost, F.col("a_broker")))
          .withColumn("loser_hw", F.when(a_lost | b_lost, pick("high_watermark")))
          .withColumn("loser_leo", pick("log_end_offset"))
-         # an unknown high watermark (no checkpoint, or no loser within one epoch) commits nothing: least() would
-         # skip the null and claim the whole tail committed
+         # an unknown high watermark (no replication-offset-checkpoint, kafka-dump-log text, or no loser within one
+         # epoch) commits nothing: least() would skip the null and claim the whole tail committed
          .withColumn("lost_last", F.when(F.col("loser_hw").isNotNull(), F.least("loser_hw", "loser_leo") - 1))
          .withColumn("lost_offsets", F.when(F.col("lost_last") >= F.col("offset"),
                                             F.array("offset", "lost_last"))))
@@ -133,6 +133,10 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
         " %s's leader epoch %d history replaced %s's epoch %d: offsets %d-%d were committed on %s (high watermark "
         "%d) and are lost.", "winner", F.greatest("a_epoch", "b_epoch"), "broker", F.least("a_epoch", "b_epoch"),
         "offset", "lost_last", "broker", "loser_hw"))
+        .when(F.col("winner").isNotNull() & F.col("loser_hw").isNull(), F.format_string(
+            " %s's leader epoch %d history replaced %s's from there; whether those offsets were committed is unknown "
+            "(no high watermark for %s in the input).", "winner", F.greatest("a_epoch", "b_epoch"), "broker",
+            "broker"))
         .when(F.col("winner").isNotNull(), F.format_string(
             " %s's leader epoch %d history replaced %s's uncommitted tail (high watermark %s).", "winner",
             F.greatest("a_epoch", "b_epoch"), "broker", F.coalesce(F.col("loser_hw").cast("string"), F.lit("unknown"))))

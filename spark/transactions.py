@@ -32,7 +32,7 @@ def with_transaction_index(batches: DataFrame) -> DataFrame:
 
 def transactions_table(indexed: DataFrame) -> DataFrame:
     """Needs with_transaction_index's output; one row per transaction: producer_id, producer_epoch,
-    first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN), coordinator_epoch,
+    first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN|UNKNOWN), coordinator_epoch,
     batch_count, record_count, first_timestamp, duration_ms, file and position of the first batch."""
     data = (indexed.filter(~F.col("is_control")).groupBy(*PRODUCER, "txn_index")
             .agg(F.min("base_offset").alias("first_offset"), F.max("last_offset").alias("last_data_offset"),
@@ -48,7 +48,10 @@ def transactions_table(indexed: DataFrame) -> DataFrame:
     joined = data.join(markers, [*PRODUCER, "txn_index"], "full_outer")
     return joined.select(
         *PRODUCER, F.coalesce("data_epoch", "marker_epoch").alias("producer_epoch"), "first_offset",
-        "last_data_offset", "marker_offset", F.coalesce("outcome", F.lit("OPEN")).alias("outcome"),
+        "last_data_offset", "marker_offset",
+        # a marker whose control record was not read (kafka-dump-log text without record lines): UNKNOWN
+        F.when(F.col("marker_offset").isNull(), F.lit("OPEN")).otherwise(F.coalesce("outcome", F.lit("UNKNOWN")))
+        .alias("outcome"),
         "coordinator_epoch", F.coalesce("batch_count", F.lit(0)).cast("long").alias("batch_count"),
         F.coalesce("record_count", F.lit(0)).cast("long").alias("record_count"), "first_timestamp",
         (F.col("marker_timestamp") - F.col("first_timestamp")).alias("duration_ms"),

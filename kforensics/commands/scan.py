@@ -12,7 +12,7 @@ from kforensics.durations import Duration
 
 
 @click.command("scan")
-@click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR...")
+@click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR|FILE...")
 @click.option("--out", default=DEFAULT_OUT, show_default=True, help="Where the Parquet tables go.")
 @click.option("--master", help="Spark master URL (default: embedded local[*]).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON lines.")
@@ -33,6 +33,9 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
     KFORENSICS_SERVER=off), else in an embedded Spark session.
 
+    A FILE is read as kafka-dump-log text (`kafka-dump-log.sh --files ... [--deep-iteration]`): its batch
+    headers only.
+
     OUT must be absent, empty or an earlier scan's output (its `_kforensics.json` manifest): only what that
     scan wrote is replaced, and nothing else in OUT is ever deleted. The manifest says `completed: true` only
     once every table is written.
@@ -46,6 +49,7 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
       kforensics scan b1=/data/kafka-1 b2=/data/kafka-2 --out /tmp/incident --master spark://10.0.0.5:7077
       kforensics scan /data/kafka --json --topic 'payments*' > findings.jsonl
       kforensics scan /data/kafka --conf spark.driver.memory=8g
+      kforensics scan broker-1=dump-b1.txt broker-2=dump-b2.txt
     """
     from kforensics import queries, render
     from kforensics.scan_runner import ScanOptions

@@ -1,0 +1,97 @@
+"""kafka-dump-log text as scan input: one task per text file, parsed on an executor into the rows a segment task
+emits (batch, segment and finding rows of `schemas.SEGMENT_ROWS`), so that the batches and segments tables and
+everything built on batches alone work on it.
+
+What needs the files themselves is not in the text: indexes, producer snapshots, .txnindex, checkpoints,
+leader-epoch-checkpoint and record contents. The checks that compare against them find nothing to compare for a
+dump input, except the .txnindex check, which would report every abort as missing from the index: it is
+skipped for dump inputs (`without_file_checks`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from kforensics.spark import schemas as S
+
+TASK_KIND = "dump_text"
+
+
+def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: dump-text tasks -> batch, segment and finding rows (SEGMENT_ROWS)."""
+    from kforensics.parsers.dump_text import DumpBatch, DumpSegment, iter_dump_text
+    from kforensics.parsers.findings import Finding
+    from kforensics.spark.read import _finding_row, _Rows, local_file
+
+    out = _Rows(S.SEGMENT_ROWS)
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            uri = task["path"]
+            with local_file(uri) as path:
+                if path is None:
+                    yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
+                    continue
+                with open(path, "rb") as lines:
+                    for item in iter_dump_text(lines, uri):
+                        if isinstance(item, DumpBatch):
+                            yield from out.add(_batch_row(task["broker"], item))
+                        elif isinstance(item, DumpSegment):
+                            yield from out.add(_segment_row(task["broker"], item))
+                        else:  # a batch's finding names its partition in its details
+                            details = dict(item.details)
+                            where = {**task, "topic": details.pop("topic", None),
+                                     "partition": details.pop("partition", None)}
+                            yield from out.add(_finding_row(where, Finding(item.kind, item.file, item.position,
+                                                                           item.message, details, item.severity)))
+    yield from out.flush()
+
+
+def dump_rows(task_df: DataFrame, n_dumps: int, topic_glob: str | None) -> DataFrame:
+    """Needs the task table of `read.read_tables`; the SEGMENT_ROWS of its `n_dumps` dump-text tasks (one Spark task
+    each), only of topics matching `topic_glob` (findings about no partition are kept)."""
+    dumps = task_df.filter(F.col("task_kind") == TASK_KIND).repartition(n_dumps)
+    rows = dumps.mapInArrow(dump_text_rows, S.ddl(S.SEGMENT_ROWS))
+    if topic_glob:  # fnmatch's regex is Java-compatible; rlike searches, hence the ^
+        rows = rows.filter(F.col("topic").isNull() | F.col("topic").rlike("^" + fnmatch.translate(topic_glob)))
+    return rows
+
+
+def _batch_row(broker: str, b: Any) -> dict[str, Any]:
+    return {"row_kind": "batch", "broker": broker, "topic": b.topic, "partition": b.partition, "file": b.file,
+            "segment_base_offset": b.segment_base_offset, "position": b.position, "size": b.size, "magic": b.magic,
+            "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count,
+            "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
+            "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence, "last_sequence": b.last_sequence,
+            "is_transactional": b.is_transactional, "is_control": b.is_control, "control_type": b.control_type,
+            "coordinator_epoch": b.coordinator_epoch, "codec": b.codec, "timestamp_type": b.timestamp_type,
+            "base_timestamp": None, "max_timestamp": b.max_timestamp, "crc": b.crc, "crc_valid": b.crc_valid}
+
+
+def _segment_row(broker: str, s: Any) -> dict[str, Any]:
+    return {"row_kind": "segment", "broker": broker, "topic": s.topic, "partition": s.partition, "file": s.file,
+            "segment_base_offset": s.base_offset, "size": s.size, "first_batch_base_offset": s.first_batch_base_offset,
+            "last_offset": s.last_offset, "batch_count": s.batch_count, "record_count": s.record_count,
+            "valid_bytes": s.valid_bytes}
+
+
+def from_file_inputs(brokers: tuple[str, ...]) -> Column:
+    """True for rows of a broker read from files, false for a dump-text input."""
+    return ~F.col("broker").isin(*brokers) if brokers else F.lit(True)
+
+
+def without_file_checks(findings: DataFrame, brokers: tuple[str, ...]) -> DataFrame:
+    """Needs `broker`; drops the rows of dump-text inputs (for checks against files the text does not hold)."""
+    return findings.filter(from_file_inputs(brokers)) if brokers else findings
+
+
+def with_txnindex_unknown(aborted: DataFrame, brokers: tuple[str, ...]) -> DataFrame:
+    """Needs aborted_ranges; `txnindex_agrees` null for dump-text inputs (no .txnindex to agree with)."""
+    if not brokers:
+        return aborted
+    return aborted.withColumn("txnindex_agrees", F.when(from_file_inputs(brokers), F.col("txnindex_agrees")))
