@@ -53,7 +53,7 @@ def test_cleaner_blocked_rules(spark) -> None:
                                            "txn_first_offset": 40, "bytes_behind": 300})]
     # with a timeout longer than the transaction's age, nothing
     assert _blocked(spark, txns, ends, batches, timeout=41 * MIN) == []
-    assert KINDS["cleaner_blocked"][0] == "warning"
+    assert KINDS["cleaner_blocked"].severity == "warning"
 
 
 def test_cleaner_blocked_on_the_sample_payments_partition(full_scan: Path) -> None:
