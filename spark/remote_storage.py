@@ -117,12 +117,14 @@ def remote_segments_table(events: DataFrame) -> DataFrame:
         F.min(copy).alias("copy"), _last("state").alias("state"), F.min("event_timestamp").alias("first_event_at"),
         _last("event_timestamp").alias("last_event_at"), F.count(F.lit(1)).alias("event_count"),
         _last("file").alias("file"), _last("position").alias("position"))
-    epochs = F.split(F.col("copy.segment_leader_epochs"), ", ")
     return grouped.select(
         "broker", "topic", "partition", "topic_id", "remote_segment_id",
         *[F.col(f"copy.{c}").alias(c) for c in ("start_offset", "end_offset", "max_timestamp",
                                                  "segment_leader_epochs", "size")], "state", "copy.broker_id",
-        F.array_max(F.transform(epochs, lambda e: F.split(e, "@")[0].cast("int"))).alias("broker_leader_epoch"),
+        # SQL text, not a Python lambda: PySpark names a lambda's variable afresh at every build, so each scan
+        # would generate different code and compile it again
+        F.expr("array_max(transform(split(copy.segment_leader_epochs, ', '), e -> cast(split(e, '@')[0] as int)))")
+        .alias("broker_leader_epoch"),
         "first_event_at", "last_event_at", "event_count", "file", "position")
 
 
