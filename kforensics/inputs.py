@@ -27,15 +27,17 @@ CREDENTIALS_HINT = ("pyarrow reads S3 credentials and the endpoint from the envi
                     "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL)")
 
 
-def input_problem(inputs: list[tuple[str, str]], out: str | None, *, files: bool = True) -> tuple[str, str] | None:
+def input_problem(inputs: list[tuple[str, str]], out: str | None, *, files: bool = True,
+                  uri_queries: bool = False) -> tuple[str, str] | None:
     """What is wrong with the inputs (and with an --out the user chose), as (option, message); None if nothing.
-    An input is a log dir, or (`files`) a regular file of kafka-dump-log text."""
+    An input is a log dir, or (`files`) a regular file of kafka-dump-log text; a URI may carry pyarrow's query
+    parameters (`?endpoint_override=...`) only where `uri_queries` (the scan's executors join file names to it)."""
     what = "directory or file" if files else "directory"
     for _label, path in inputs:
         if "://" in path:
             problem = check_uri(path, files=files) or (
                 "a URI query (?...) is not supported: pass the endpoint in the environment "
-                "(AWS_ENDPOINT_URL=http://HOST:PORT) instead" if "?" in path else None)
+                "(AWS_ENDPOINT_URL=http://HOST:PORT) instead" if "?" in path and not uri_queries else None)
             if problem:
                 return "DIR", problem
         elif not (os.path.isdir(path) or (files and os.path.isfile(path))):

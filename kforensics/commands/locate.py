@@ -73,7 +73,7 @@ def locate(dirs: tuple[str, ...], groups: tuple[str, ...], transactional_ids: tu
     """
     if not groups and not transactional_ids:
         raise click.UsageError("name at least one --group or --transactional-id")
-    inputs = options.inputs(dirs, files=False)
+    inputs = options.inputs(dirs, files=False, uri_queries=True)
     ids = [("group", g) for g in groups] + [("transactional_id", t) for t in transactional_ids]
     try:
         rows = locate_ids(ids, partitions, inputs)

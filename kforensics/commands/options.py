@@ -12,14 +12,15 @@ from kforensics.defaults import DEFAULT_TRANSACTION_STATE_PARTITIONS, DEFAULT_TX
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
-def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True) -> list[tuple[str, str]]:
+def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True,
+           uri_queries: bool = False) -> list[tuple[str, str]]:
     """`[NAME=]DIR...` (and, `files`, `[NAME=]FILE` of kafka-dump-log text) as (label, path), checked (usage
     error, exit code 2, for a missing dir, two equal labels, or an --out inside an input; `out` None: the tables
     go to a fresh temporary folder)."""
     from kforensics.inputs import input_problem, parse_inputs
 
     parsed = parse_inputs(list(dirs))
-    problem = input_problem(parsed, out, files=files)
+    problem = input_problem(parsed, out, files=files, uri_queries=uri_queries)
     if problem is not None:
         raise click.BadParameter(problem[1], param_hint=problem[0])
     return parsed
