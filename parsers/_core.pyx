@@ -1,0 +1,417 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled core of the segment reader: batch-header walk with CRC-32C, v2 record decode, zero scans.
+
+Each function mirrors one piece of the pure-Python reference in `record_batch.py` and returns exactly what
+it returns (the same NamedTuples, the same findings, byte for byte); `tests/test_differential.py` holds
+them to that. Every index into a buffer is checked against the buffer's length before it is read:
+indexing runs with Cython's bounds checks off, so the checks below are the only ones.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
+
+
+cdef extern from "_crc32c.h":
+    void kf_crc_init()
+    uint32_t kf_crc32c(uint32_t crc, const unsigned char *p, size_t n) nogil
+    const char *kf_crc_implementation()
+    int kf_crc_force_sw
+
+
+cdef extern from "_core_helpers.h":
+    object kf_alloc_tuple(object type, Py_ssize_t n)
+    int64_t kf_be64(const unsigned char *p) nogil
+    int32_t kf_be32(const unsigned char *p) nogil
+    int16_t kf_be16(const unsigned char *p) nogil
+    int64_t kf_add64(int64_t a, int64_t b) nogil
+    Py_ssize_t kf_first_nonzero(const unsigned char *p, Py_ssize_t n) nogil
+
+
+kf_crc_init()
+
+DEF V2_HEADER_SIZE = 61
+DEF V2_MIN_BATCH_LENGTH = 49
+DEF MAX_BATCH_SIZE = 1 << 30
+DEF INT32_MAX = 2147483647
+
+cdef str _CREATE_TIME = "CreateTime"
+cdef str _LOG_APPEND_TIME = "LogAppendTime"
+
+
+def crc32c(const unsigned char[::1] data not None, uint32_t crc=0):
+    """CRC-32C of a buffer (hardware when the CPU has SSE4.2)."""
+    cdef Py_ssize_t n = data.shape[0]
+    if n == 0:
+        return kf_crc32c(crc, NULL, 0)
+    with nogil:
+        crc = kf_crc32c(crc, &data[0], <size_t>n)
+    return crc
+
+
+def crc_implementation():
+    """'sse4.2' or 'table'."""
+    return kf_crc_implementation().decode("ascii")
+
+
+def force_table_crc(bint on):
+    """Use the portable table CRC even where the CPU has SSE4.2 (tests compare both)."""
+    global kf_crc_force_sw
+    kf_crc_force_sw = 1 if on else 0
+
+
+cdef inline void _put(object t, Py_ssize_t i, object v):
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
+
+
+def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t stop, Py_ssize_t end,
+            bint verify_crc, object batch_type, tuple codecs):
+    """Whole, plausible v2 batches from `pos` while `pos < stop`: (batches, next position).
+
+    A batch must fit before `end`; the walk stops at the first position that is not such a batch, and right
+    after a batch whose CRC does not match (the caller reports it), exactly as `record_batch._walk_v2_py`.
+    """
+    cdef Py_ssize_t n = buf.shape[0]
+    cdef list out = []
+    if end > n:
+        end = n
+    if pos < 0 or n == 0:
+        return out, pos
+    cdef const unsigned char *p = &buf[0]
+    cdef const unsigned char *h
+    cdef int64_t base_offset, base_ts, max_ts, producer_id, size, last_sequence
+    cdef int32_t length, leader_epoch, last_offset_delta, base_sequence, count
+    cdef int16_t attributes, producer_epoch
+    cdef uint32_t crc
+    cdef bint crc_valid
+    if len(codecs) != 8:
+        raise ValueError("codecs must name all 8 codec ids")
+    while pos < stop and end - pos >= V2_HEADER_SIZE and p[pos + 16] == 2:
+        h = p + pos
+        length = kf_be32(h + 8)
+        size = <int64_t>length + 12
+        if length < V2_MIN_BATCH_LENGTH or size > end - pos or size > MAX_BATCH_SIZE:
+            break
+        base_offset = kf_be64(h)
+        leader_epoch = kf_be32(h + 12)
+        crc = <uint32_t>kf_be32(h + 17)
+        attributes = kf_be16(h + 21)
+        last_offset_delta = kf_be32(h + 23)
+        base_ts = kf_be64(h + 27)
+        max_ts = kf_be64(h + 35)
+        producer_id = kf_be64(h + 43)
+        producer_epoch = kf_be16(h + 51)
+        base_sequence = kf_be32(h + 53)
+        count = kf_be32(h + 57)
+        if verify_crc:
+            with nogil:
+                crc_valid = kf_crc32c(0, h + 21, <size_t>(size - 21)) == crc
+        else:
+            crc_valid = True
+        if base_sequence < 0:
+            last_sequence = -1
+        else:
+            last_sequence = <int64_t>base_sequence + last_offset_delta
+            if last_sequence > INT32_MAX:
+                last_sequence -= 2147483648
+        b = kf_alloc_tuple(batch_type, 22)
+        _put(b, 0, pos)
+        _put(b, 1, size)
+        _put(b, 2, 2)
+        _put(b, 3, base_offset)
+        _put(b, 4, kf_add64(base_offset, last_offset_delta))
+        _put(b, 5, count)
+        _put(b, 6, leader_epoch)
+        _put(b, 7, producer_id)
+        _put(b, 8, producer_epoch)
+        _put(b, 9, base_sequence)
+        _put(b, 10, last_sequence)
+        _put(b, 11, attributes)
+        _put(b, 12, codecs[attributes & 7])
+        _put(b, 13, _LOG_APPEND_TIME if attributes & 0x08 else _CREATE_TIME)
+        _put(b, 14, base_ts)
+        _put(b, 15, max_ts)
+        _put(b, 16, base_ts if attributes & 0x40 else None)
+        _put(b, 17, True if attributes & 0x10 else False)
+        _put(b, 18, True if attributes & 0x20 else False)
+        _put(b, 19, crc)
+        _put(b, 20, True if crc_valid else False)
+        _put(b, 21, last_offset_delta)
+        out.append(b)
+        pos += size
+        if not crc_valid:
+            break
+    return out, pos
+
+
+def first_nonzero(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t stop):
+    """Index of the first non-zero byte of buf[start:stop], or `stop`."""
+    cdef Py_ssize_t n = buf.shape[0]
+    if stop > n:
+        stop = n
+    if start < 0:
+        start = 0
+    if start >= stop:
+        return stop
+    cdef Py_ssize_t found
+    with nogil:
+        found = kf_first_nonzero(&buf[0] + start, stop - start)
+    return start + found
+
+
+# -- v2 records -------------------------------------------------------------------------------------------
+
+DEF VARINT_OK = 0
+DEF VARINT_PAST_END = 1
+DEF VARINT_TOO_LONG = 2
+
+
+cdef inline int _varint(const unsigned char *d, Py_ssize_t n, Py_ssize_t *i, int64_t *out) noexcept nogil:
+    """A zigzag varint of at most 5 bytes (Kafka's int32 varint; higher bits are dropped, as Java does)."""
+    cdef uint32_t raw = 0
+    cdef int shift = 0
+    cdef unsigned char b
+    cdef Py_ssize_t j = i[0]
+    while shift <= 28:
+        if j >= n:
+            return VARINT_PAST_END
+        b = d[j]
+        j += 1
+        raw |= (<uint32_t>(b & 0x7F)) << shift
+        if b < 0x80:
+            i[0] = j
+            out[0] = <int32_t>((raw >> 1) ^ (<uint32_t>0 - (raw & 1)))
+            return VARINT_OK
+        shift += 7
+    return VARINT_TOO_LONG
+
+
+cdef inline int _varlong(const unsigned char *d, Py_ssize_t n, Py_ssize_t *i, int64_t *out) noexcept nogil:
+    """A zigzag varint of at most 10 bytes (Kafka's int64 varlong)."""
+    cdef uint64_t raw = 0
+    cdef int shift = 0
+    cdef unsigned char b
+    cdef Py_ssize_t j = i[0]
+    while shift <= 63:
+        if j >= n:
+            return VARINT_PAST_END
+        b = d[j]
+        j += 1
+        raw |= (<uint64_t>(b & 0x7F)) << shift
+        if b < 0x80:
+            i[0] = j
+            out[0] = <int64_t>((raw >> 1) ^ (<uint64_t>0 - (raw & 1)))
+            return VARINT_OK
+        shift += 7
+    return VARINT_TOO_LONG
+
+
+cdef str _varint_reason(int status, int max_bytes):
+    if status == VARINT_PAST_END:
+        return "varint runs past the end of the records"
+    return f"varint longer than {max_bytes} bytes"
+
+
+cdef class _V2Cursor:
+    """Decoding state of one batch's records section; `next()` fills the fields of one record."""
+
+    cdef const unsigned char *d
+    cdef Py_ssize_t n
+    cdef Py_ssize_t i
+    cdef int64_t decoded
+    cdef int64_t offset_delta
+    cdef int64_t ts_delta
+    cdef Py_ssize_t key_start, value_start, headers_start, end
+    cdef int64_t key_len, value_len, header_count
+    cdef str reason
+
+    cdef int next(self) except -1:
+        """0: a record was read; 1: no bytes left; 2: a malformed record (`reason` says why)."""
+        cdef int64_t length, v
+        cdef int status
+        cdef Py_ssize_t i = self.i
+        cdef const unsigned char *d = self.d
+        cdef Py_ssize_t n = self.n
+        cdef int64_t k
+        if i >= n:
+            return 1
+        status = _varint(d, n, &i, &length)
+        if status:
+            self.reason = _varint_reason(status, 5)
+            return 2
+        self.end = i + length
+        if length < 6 or self.end > n:
+            self.reason = f"record {self.decoded} declares length {length}"
+            return 2
+        i += 1  # attributes: unused
+        status = _varlong(d, n, &i, &self.ts_delta)
+        if status:
+            self.reason = _varint_reason(status, 10)
+            return 2
+        status = _varint(d, n, &i, &self.offset_delta)
+        if status:
+            self.reason = _varint_reason(status, 5)
+            return 2
+        status = _varint(d, n, &i, &self.key_len)
+        if status:
+            self.reason = _varint_reason(status, 5)
+            return 2
+        self.key_start = i
+        if self.key_len != -1:
+            if self.key_len < 0 or i + self.key_len > self.end:
+                self.reason = f"record {self.decoded} key length {self.key_len} overruns the record"
+                return 2
+            i += self.key_len
+        status = _varint(d, n, &i, &self.value_len)
+        if status:
+            self.reason = _varint_reason(status, 5)
+            return 2
+        self.value_start = i
+        if self.value_len != -1:
+            if self.value_len < 0 or i + self.value_len > self.end:
+                self.reason = f"record {self.decoded} value length {self.value_len} overruns the record"
+                return 2
+            i += self.value_len
+        status = _varint(d, n, &i, &self.header_count)
+        if status:
+            self.reason = _varint_reason(status, 5)
+            return 2
+        if self.header_count < 0 or self.header_count > max(self.end - i, 0):
+            self.reason = f"record {self.decoded} has header count {self.header_count}"
+            return 2
+        self.headers_start = i
+        for k in range(self.header_count):
+            status = _varint(d, n, &i, &v)
+            if status:
+                self.reason = _varint_reason(status, 5)
+                return 2
+            if v < 0 or i + v > self.end:
+                self.reason = f"record {self.decoded} header key overruns the record"
+                return 2
+            i += v
+            status = _varint(d, n, &i, &v)
+            if status:
+                self.reason = _varint_reason(status, 5)
+                return 2
+            if v >= 0:
+                if i + v > self.end:
+                    self.reason = f"record {self.decoded} header value overruns the record"
+                    return 2
+                i += v
+        if i != self.end:
+            self.reason = f"record {self.decoded} length {length} disagrees with its fields"
+            return 2
+        self.i = i
+        return 0
+
+    cdef tuple headers(self):
+        """The headers of the record just read (its bytes were checked by next())."""
+        cdef Py_ssize_t i = self.headers_start
+        cdef int64_t k, klen, vlen
+        cdef list out
+        if self.header_count == 0:
+            return ()
+        out = []
+        for k in range(self.header_count):
+            _varint(self.d, self.n, &i, &klen)
+            hkey = PyUnicode_DecodeUTF8(<const char *>self.d + i, klen, "replace")
+            i += klen
+            _varint(self.d, self.n, &i, &vlen)
+            if vlen >= 0:
+                hvalue = PyBytes_FromStringAndSize(<const char *>self.d + i, vlen)
+                i += vlen
+            else:
+                hvalue = None
+            out.append((hkey, hvalue))
+        return tuple(out)
+
+
+cdef inline object _bytes_or_none(const unsigned char *d, Py_ssize_t start, int64_t length):
+    if length == -1:
+        return None
+    return PyBytes_FromStringAndSize(<const char *>d + start, length)
+
+
+cdef _V2Cursor _cursor(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop):
+    cdef _V2Cursor c = _V2Cursor.__new__(_V2Cursor)
+    cdef Py_ssize_t n = buf.shape[0]
+    if stop > n:
+        stop = n
+    if start < 0 or start > stop:
+        raise ValueError("records section outside the buffer")
+    c.d = (&buf[0] + start) if n else NULL
+    c.n = stop - start
+    c.i = 0
+    c.decoded = 0
+    return c
+
+
+def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t stop, object batch, str path,
+              object record_type, object finding_type, object control):
+    """The records of buf[start:stop], a v2 batch's (decompressed) records section: a list of Records, then
+    at most one finding, exactly as `record_batch.decode_v2_records` yields them."""
+    cdef _V2Cursor c = _cursor(buf, start, stop)
+    cdef list out = []
+    cdef int64_t base_offset = batch.base_offset
+    cdef int64_t base_timestamp = batch.base_timestamp
+    cdef int64_t max_timestamp = batch.max_timestamp
+    cdef int64_t base_sequence = batch.base_sequence
+    cdef bint log_append_time = batch.timestamp_type == "LogAppendTime"
+    cdef bint is_control = batch.is_control
+    cdef int64_t count = batch.count
+    cdef int64_t position = batch.position
+    cdef int64_t sequence, decoded
+    cdef int status
+    cdef object key, value, control_type, coordinator_epoch
+    for decoded in range(count):
+        c.decoded = decoded
+        status = c.next()
+        if status == 1:
+            out.append(finding_type(
+                "record_count_mismatch", path, position,
+                f"batch at byte {position} (base offset {base_offset}) declares {count} records but holds {decoded}",
+                {"declared": count, "decoded": decoded, "base_offset": base_offset}))
+            return out
+        if status == 2:
+            out.append(_invalid_record(finding_type, path, position, base_offset, decoded, c.reason))
+            return out
+        key = _bytes_or_none(c.d, c.key_start, c.key_len)
+        value = _bytes_or_none(c.d, c.value_start, c.value_len)
+        if base_sequence >= 0:
+            sequence = base_sequence + c.offset_delta
+            if sequence > INT32_MAX:
+                sequence -= 2147483648
+        else:
+            sequence = -1
+        r = kf_alloc_tuple(record_type, 10)
+        _put(r, 0, kf_add64(base_offset, c.offset_delta))
+        _put(r, 1, max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta))
+        _put(r, 2, sequence)
+        _put(r, 3, key)
+        _put(r, 4, value)
+        _put(r, 5, c.headers())
+        if is_control:
+            control_type, coordinator_epoch = control(key, value)
+        else:
+            control_type = coordinator_epoch = None
+        _put(r, 6, control_type)
+        _put(r, 7, coordinator_epoch)
+        _put(r, 8, None)
+        _put(r, 9, None)
+        out.append(r)
+    if c.i != c.n:
+        out.append(finding_type(
+            "record_count_mismatch", path, position,
+            f"batch at byte {position} (base offset {base_offset}) has {c.n - c.i} bytes after its {count} "
+            "declared records", {"declared": count, "trailing_bytes": c.n - c.i, "base_offset": base_offset}))
+    return out
+
+
+cdef object _invalid_record(object finding_type, str path, int64_t position, int64_t base_offset, int64_t decoded,
+                            str reason):
+    return finding_type("invalid_record", path, position,
+                        f"batch at byte {position} (base offset {base_offset}): {reason}",
+                        {"base_offset": base_offset, "record_index": decoded, "reason": reason})
