@@ -281,8 +281,9 @@ class LogFile:
         if self._core is not None:
             return self._core.first_nonzero(self._buf, start, stop)
         piece = self._buf[start:stop]
-        stripped = piece.lstrip(b"\x00")
-        return stop - len(stripped)
+        if piece == bytes(len(piece)):
+            return stop
+        return stop - len(piece.lstrip(b"\x00"))
 
     def _walk_v2(self, pos: int, stop: int, end: int, verify_crc: bool) -> tuple[list[RecordBatch], int]:
         """Whole, plausible v2 batches from `pos` while `pos < stop` (each ending by `end`): (batches, next
