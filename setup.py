@@ -51,7 +51,7 @@ def extensions() -> list[Extension]:
         compile_args = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
         link_args = ["-fsanitize=address"]
     ext = Extension("kforensics.parsers._core", ["parsers/_core.pyx"], include_dirs=["parsers"],
-                    depends=["parsers/_crc32c.h", "parsers/_core_helpers.h"],
+                    depends=["parsers/_crc32c.h", "parsers/_core_helpers.h", "parsers/_blake2b.h"],
                     extra_compile_args=compile_args, extra_link_args=link_args)
     try:
         return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)

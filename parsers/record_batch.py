@@ -379,27 +379,31 @@ class LogFile:
         return None
 
     def _v2_records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
+        section = self.records_section(batch)
+        if isinstance(section, Finding):
+            return iter([section])
+        buf, start, stop = section
+        if self._core is not None:
+            return iter(self._core.decode_v2(buf, start, stop, batch, self.path, Record, Finding, _control))
+        return decode_v2_records(buf[start:stop], batch, self.path)
+
+    def records_section(self, batch: RecordBatch) -> tuple[bytes | mmap.mmap, int, int] | Finding:
+        """Where a v2 batch's records lie once decompressed: (buffer, start, stop), or the finding that says
+        why they cannot be read. Uncompressed records are read in place."""
         pos = batch.position
         codec = batch.attributes & 0x07
-        body = self._buf[pos + V2_HEADER.size:pos + batch.size] if codec or self._core is None else b""
-        if codec:
-            if codec >= len(CODEC_NAMES):
-                return iter([Finding("unknown_codec", self.path, pos,
-                                     f"batch at byte {pos} names compression codec {codec}",
-                                     {"codec": codec, "base_offset": batch.base_offset})])
-            try:
-                body = decompress(codec, body, magic=2)
-            except CodecError as exc:
-                return iter([Finding(
-                    "decompression_failed", self.path, pos,
-                    f"batch at byte {pos} (base offset {batch.base_offset}) could not be decompressed: {exc}",
-                    {"codec": CODEC_NAMES[codec], "base_offset": batch.base_offset, "error": str(exc)})])
-        if self._core is not None:
-            if codec:
-                return iter(self._core.decode_v2(body, 0, len(body), batch, self.path, Record, Finding, _control))
-            return iter(self._core.decode_v2(self._buf, pos + V2_HEADER.size, pos + batch.size, batch, self.path,
-                                             Record, Finding, _control))
-        return decode_v2_records(body, batch, self.path)
+        if not codec:
+            return self._buf, pos + V2_HEADER.size, pos + batch.size
+        if codec >= len(CODEC_NAMES):
+            return Finding("unknown_codec", self.path, pos, f"batch at byte {pos} names compression codec {codec}",
+                           {"codec": codec, "base_offset": batch.base_offset})
+        try:
+            body = decompress(codec, self._buf[pos + V2_HEADER.size:pos + batch.size], magic=2)
+        except CodecError as exc:
+            return Finding("decompression_failed", self.path, pos,
+                           f"batch at byte {pos} (base offset {batch.base_offset}) could not be decompressed: {exc}",
+                           {"codec": CODEC_NAMES[codec], "base_offset": batch.base_offset, "error": str(exc)})
+        return body, 0, len(body)
 
     def _legacy_inner(self, pos: int, size: int, magic: int, attributes: int, wrapper_offset: int,
                       wrapper_timestamp: int) -> Iterator[Record | Finding]:

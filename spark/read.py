@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import hashlib
 import json
 import os
 import shutil
@@ -200,35 +199,36 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from out.flush()
 
 
-def _hash(data: bytes | None) -> int | None:
-    if data is None:
-        return None
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
-
-
 def record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: segment tasks -> one row per data record of idempotent producers (content hashes)."""
-    from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+    """mapInArrow: segment tasks -> one row per data record of idempotent producers (content hashes).
 
-    out = _Rows(S.RECORD_ROWS)
+    Rows are decoded in bulk into columns (`parsers/record_rows.py`: C buffers with the compiled reader)."""
+    from kforensics.parsers.record_batch import READER, RecordBatch, open_log
+    from kforensics.parsers.record_rows import RecordColumns
+
     for chunk in tasks:
         for task in chunk.to_pylist():
-            key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             with local_file(task["path"]) as path:
                 if path is None:
                     continue
+                columns = RecordColumns(compiled=READER == "compiled")
                 with open_log(path) as log:
                     for b in log.batches():
                         if not isinstance(b, RecordBatch) or b.is_control or b.producer_id < 0 or not b.crc_valid:
                             continue
-                        for r in log.records(b):
-                            if isinstance(r, Record):
-                                yield from out.add({**key, "offset": r.offset, "timestamp": r.timestamp,
-                                                    "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
-                                                    "key_hash": _hash(r.key), "value_hash": _hash(r.value),
-                                                    "key_size": -1 if r.key is None else len(r.key),
-                                                    "value_size": -1 if r.value is None else len(r.value)})
-    yield from out.flush()
+                        columns.add(log, b)
+                        if len(columns) >= FLUSH_ROWS:
+                            yield _record_batch(task, columns)
+                if len(columns):
+                    yield _record_batch(task, columns)
+
+
+def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
+    arrays = columns.take()
+    n = len(arrays["offset"])
+    key = [pa.repeat(pa.scalar(task[name], S.RECORD_ROWS.field(name).type), n)
+           for name in ("broker", "topic", "partition")]
+    return pa.RecordBatch.from_arrays([*key, *(arrays[name] for name, _ in S.RECORD_FIELDS)], schema=S.RECORD_ROWS)
 
 
 def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

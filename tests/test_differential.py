@@ -302,3 +302,55 @@ def test_version_names_the_reader() -> None:
     out = subprocess.run([sys.executable, "-m", "kforensics", "--version"], capture_output=True, text=True, env=env)
     expected = "compiled reader" if record_batch._compiled_core is not None else "pure-Python reader"
     assert out.returncode == 0 and expected in out.stdout
+
+
+# --- record rows in bulk (the scan's executors) -------------------------------------------------------------
+
+def _columns(data: bytes, compiled_reader: bool) -> tuple[dict[str, list[object]], list[Finding]]:
+    from kforensics.parsers.record_rows import RecordColumns
+
+    columns = RecordColumns(compiled=compiled_reader)
+    findings: list[Finding] = []
+    with open_log_bytes(data, "seg.log", compiled=compiled_reader) as log:
+        for b in log.batches():
+            if isinstance(b, RecordBatch):
+                findings += columns.add(log, b)
+    return {name: array.to_pylist() for name, array in columns.take().items()}, findings
+
+
+@compiled
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=mutated())
+def test_record_columns_identical(data: bytes) -> None:
+    """The bulk record rows: the same columns and findings from C buffers as from the reference's records."""
+    from kforensics.parsers.record_rows import content_hash
+
+    fast, fast_findings = _columns(data, True)
+    pure, pure_findings = _columns(data, False)
+    assert fast == pure and fast_findings == pure_findings
+    # and each row is what LogFile.records() says about that record
+    with open_log_bytes(data, "seg.log", compiled=False) as log:
+        rows = [(r.offset, r.timestamp, content_hash(r.key), content_hash(r.value), b.position)
+                for b in log.batches() if isinstance(b, RecordBatch)
+                for r in log.records(b) if isinstance(r, Record)]
+    assert rows == list(zip(pure["offset"], pure["timestamp"], pure["key_hash"], pure["value_hash"],
+                            pure["batch_position"], strict=True))
+
+
+@compiled
+def test_scan_record_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    """spark/read.py's record_rows (the executor function, called directly) with each reader."""
+    import pyarrow as pa
+
+    from kforensics.spark import read
+    from kforensics.spark import schemas as S
+
+    paths = [p for p in DUMP_FILES if "broker-1" in str(p)]
+    tasks = pa.RecordBatch.from_pylist([{"task_kind": "segment", "broker": "b1", "topic": p.parent.name[:-2],
+                                         "partition": 0, "path": str(p), "base_offset": 0, "headers_only": False}
+                                        for p in paths], schema=S.TASKS)
+    out = {}
+    for reader in ("compiled", "pure-python"):
+        monkeypatch.setattr(record_batch, "READER", reader)
+        out[reader] = pa.Table.from_batches(list(read.record_rows(iter([tasks]))), schema=S.RECORD_ROWS).to_pylist()
+    assert out["compiled"] == out["pure-python"] and len(out["compiled"]) > 100
