@@ -354,3 +354,39 @@ def test_scan_record_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(record_batch, "READER", reader)
         out[reader] = pa.Table.from_batches(list(read.record_rows(iter([tasks]))), schema=S.RECORD_ROWS).to_pylist()
     assert out["compiled"] == out["pure-python"] and len(out["compiled"]) > 100
+
+
+@compiled
+def test_scan_segment_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    """spark/read.py's segment_rows with each reader; its bulk batch rows hold each batch's header fields."""
+    import pyarrow as pa
+
+    from kforensics.spark import read
+    from kforensics.spark import schemas as S
+
+    paths = [p for p in DUMP_FILES if "broker-1" in str(p)]
+    tasks = pa.RecordBatch.from_pylist([{"task_kind": "segment", "broker": "b1", "topic": p.parent.name[:-2],
+                                         "partition": 0, "path": str(p), "base_offset": int(p.name[:20]),
+                                         "headers_only": True} for p in paths], schema=S.TASKS)
+    out = {}
+    for reader in ("compiled", "pure-python"):
+        monkeypatch.setattr(record_batch, "READER", reader)
+        rows = pa.Table.from_batches(list(read.segment_rows(iter([tasks]))), schema=S.SEGMENT_ROWS).to_pylist()
+        out[reader] = sorted(rows, key=lambda r: (r["row_kind"], r["file"], r["position"] or -1, r["kind"] or ""))
+    assert out["compiled"] == out["pure-python"]
+    batch_rows = [r for r in out["compiled"] if r["row_kind"] == "batch"]
+    expected = []
+    for p in paths:
+        with open_log(p, compiled=False) as log:
+            for b in log.batches():
+                if isinstance(b, RecordBatch):
+                    rec = log.control_record(b) if b.is_control and b.magic == 2 else None
+                    expected.append({**{name: getattr(b, name) for name, _ in S.BATCH_FIELDS
+                                        if name not in ("file", "segment_base_offset", "control_type",
+                                                        "coordinator_epoch")},
+                                     "file": str(p), "segment_base_offset": int(p.name[:20]),
+                                     "control_type": rec.control_type if rec else None,
+                                     "coordinator_epoch": rec.coordinator_epoch if rec else None})
+    names = [name for name, _ in S.BATCH_FIELDS]
+    assert sorted(({n: r[n] for n in names} for r in batch_rows), key=lambda r: (r["file"], r["position"])) == sorted(
+        expected, key=lambda r: (r["file"], r["position"]))
