@@ -32,6 +32,9 @@ cdef extern from "_core_helpers.h":
 
 kf_crc_init()
 
+#: The contract with record_batch.py (CORE_API_VERSION there): bump both when a signature changes.
+API_VERSION = 1
+
 DEF V2_HEADER_SIZE = 61
 DEF V2_MIN_BATCH_LENGTH = 49
 DEF MAX_BATCH_SIZE = 1 << 30

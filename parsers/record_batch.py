@@ -8,11 +8,15 @@ the byte position of the batch, and iteration goes on wherever the framing still
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import mmap
 import os
 import struct
+import sys
 import zlib
 from collections.abc import Iterator
+from types import ModuleType
 from typing import NamedTuple
 
 from kforensics.parsers.codecs import CODEC_NAMES, CodecError, codec_name, decompress
@@ -104,10 +108,44 @@ _CODEC_BY_ATTRIBUTE = tuple(codec_name(code) for code in range(8))
 
 # The compiled core (parsers/_core.pyx) when it was built and KFORENSICS_PURE_PYTHON is not set; both readers
 # return the same batches, records and findings (tests/test_differential.py).
-try:
-    from kforensics.parsers import _core as _compiled_core
-except ImportError:  # no compiler at install time, or a zipped pure-Python copy (Spark's addPyFile)
-    _compiled_core = None
+CORE_API_VERSION = 1  # _core.API_VERSION this module was written for: a stale build is not used
+
+
+def _installed_core() -> ModuleType | None:
+    """The core of an installed kforensics when this copy of the package came from a zip (Spark's addPyFile
+    ships the Python files only): executors whose environment has the package still run compiled."""
+    name = "kforensics.parsers._core"
+    dirs = [d for d in (os.path.join(p, "kforensics", "parsers") for p in sys.path if isinstance(p, str))
+            if os.path.isdir(d)]
+    for finder in sys.meta_path:
+        try:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, dirs if finder is importlib.machinery.PathFinder else None) if find else None
+            if spec is None or spec.loader is None or not str(spec.origin).endswith(
+                    tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+                continue
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+            return module
+        except (ImportError, OSError):
+            return None
+    return None
+
+
+def _load_core() -> tuple[ModuleType | None, str]:
+    try:
+        from kforensics.parsers import _core as core
+    except ImportError:  # no compiler at install time, or a zipped copy of the package
+        core = _installed_core()
+    if core is None:
+        return None, "the compiled core is not built"
+    if getattr(core, "API_VERSION", None) != CORE_API_VERSION:
+        return None, f"the compiled core at {core.__file__} is stale: rebuild it (pip install)"
+    return core, ""
+
+
+_compiled_core, _NO_CORE = _load_core()
 PURE_PYTHON_FORCED = os.environ.get("KFORENSICS_PURE_PYTHON", "") not in ("", "0")
 READER = "compiled" if _compiled_core is not None and not PURE_PYTHON_FORCED else "pure-python"
 
@@ -116,7 +154,7 @@ def reader_description() -> str:
     """Which reader runs, for `kforensics --version`."""
     if READER == "compiled":
         return f"compiled reader (CRC-32C: {_compiled_core.crc_implementation()})"
-    why = "KFORENSICS_PURE_PYTHON is set" if _compiled_core is not None else "the compiled core is not built"
+    why = "KFORENSICS_PURE_PYTHON is set" if _compiled_core is not None else _NO_CORE
     return f"pure-Python reader ({why})"
 
 

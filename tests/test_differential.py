@@ -390,3 +390,51 @@ def test_scan_segment_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
     names = [name for name, _ in S.BATCH_FIELDS]
     assert sorted(({n: r[n] for n in names} for r in batch_rows), key=lambda r: (r["file"], r["position"])) == sorted(
         expected, key=lambda r: (r["file"], r["position"]))
+
+
+# --- the zipped package (Spark's addPyFile) ------------------------------------------------------------------
+
+_ZIP_CHECK = """
+import sys
+if sys.argv[2] == "no-core":
+    import importlib.abc
+
+    class NoCore(importlib.abc.MetaPathFinder):  # as on an executor whose environment lacks kforensics
+        def find_spec(self, name, path=None, target=None):
+            if name.endswith("._core"):
+                raise ImportError("no compiled core here")
+            return None
+
+    sys.meta_path.insert(0, NoCore())
+sys.path.insert(0, sys.argv[1])
+from kforensics.parsers import record_batch
+from kforensics.parsers.record_batch import RecordBatch, open_log
+n = 0
+with open_log(sys.argv[3]) as log:
+    for b in log.batches():
+        if isinstance(b, RecordBatch):
+            n += sum(1 for _ in log.records(b))
+print(record_batch.READER, record_batch.__file__.startswith(sys.argv[1]), n)
+"""
+
+
+@pytest.mark.parametrize("where", ["same-environment", "no-core"])
+def test_zipped_package_finds_the_installed_core_or_falls_back(tmp_path: Path, where: str) -> None:
+    """The zip ships no .so: its reader loads the installed package's core when there is one (executors started
+    from the same environment) and falls back to pure Python cleanly when there is none."""
+    from kforensics.spark.jobs import package_zip
+
+    archive = package_zip(str(tmp_path / "kforensics.zip"))
+    segment = SAMPLE_LOGS / "broker-1" / "payments-0" / "00000000000000000000.log"
+    env = {k: v for k, v in os.environ.items() if k != "KFORENSICS_PURE_PYTHON"}
+    out = subprocess.run([sys.executable, "-c", _ZIP_CHECK, archive, where, str(segment)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    reader, from_zip, records = out.stdout.split()
+    with open_log(segment) as log:
+        expected = sum(1 for b in log.batches() if isinstance(b, RecordBatch) for _ in log.records(b))
+    assert from_zip == "True" and int(records) == expected > 0
+    if where == "no-core" or record_batch._compiled_core is None:
+        assert reader == "pure-python"
+    else:
+        assert reader == "compiled"
