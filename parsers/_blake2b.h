@@ -51,7 +51,7 @@ static void kf_b2_compress(uint64_t h[8], const unsigned char block[128], uint64
     }
     v[12] ^= t; /* the counter's high word stays 0: a record is far below 2^64 bytes */
     if (last) v[14] = ~v[14];
-    for (int r = 0; r < 12; r++) {
+    _Pragma("GCC unroll 12") for (int r = 0; r < 12; r++) {
         const uint8_t *s = kf_b2_sigma[r];
         KF_B2_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
         KF_B2_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
