@@ -116,7 +116,7 @@ def run_case(case: str, path: str) -> dict:
                 counts = out.column("count").to_pylist()
                 kinds = out.column("row_kind").to_pylist()
                 batches += sum(1 for k in kinds if k == "batch")
-                records += sum(c for c, k in zip(counts, kinds) if k == "batch" and c)
+                records += sum(c for c, k in zip(counts, kinds, strict=True) if k == "batch" and c)
             else:
                 records += out.num_rows
     else:
