@@ -779,57 +779,61 @@ cdef class DumpLines:
         return self._json_escaped(p, n)
 
     def batch(self, object b):
-        """One batch line (any magic; batch header fields only)."""
-        cdef int magic = b.magic
+        """One batch line (any magic; batch header fields only). `b` is a RecordBatch: its fields are read by
+        position."""
+        cdef tuple t = b
+        if len(t) != 22:
+            raise ValueError("not a RecordBatch")
+        cdef int magic = t[2]
         if self.json:
             self._raw("{\"type\":\"batch\",\"file\":", 23)
             self._lit(self.file_json)
-            self._raw(",\"position\":", 12); self._int(b.position)
-            self._raw(",\"size\":", 8); self._int(b.size)
+            self._raw(",\"position\":", 12); self._int(t[0])
+            self._raw(",\"size\":", 8); self._int(t[1])
             self._raw(",\"magic\":", 9); self._int(magic)
-            self._raw(",\"base_offset\":", 15); self._int(b.base_offset)
-            self._raw(",\"last_offset\":", 15); self._int(b.last_offset)
-            self._raw(",\"count\":", 9); self._int(b.count)
-            self._raw(",\"partition_leader_epoch\":", 26); self._int(b.partition_leader_epoch)
-            self._raw(",\"producer_id\":", 15); self._int(b.producer_id)
-            self._raw(",\"producer_epoch\":", 18); self._int(b.producer_epoch)
-            self._raw(",\"base_sequence\":", 17); self._int(b.base_sequence)
-            self._raw(",\"last_sequence\":", 17); self._int(b.last_sequence)
-            self._raw(",\"is_transactional\":", 20); self._bool(b.is_transactional)
-            self._raw(",\"is_control\":", 14); self._bool(b.is_control)
-            self._raw(",\"codec\":", 9); self._json_str(b.codec)
-            self._raw(",\"timestamp_type\":", 18); self._json_str(b.timestamp_type)
-            self._raw(",\"base_timestamp\":", 18); self._int(b.base_timestamp)
-            self._raw(",\"max_timestamp\":", 17); self._int(b.max_timestamp)
-            self._raw(",\"crc\":", 7); self._int(b.crc)
-            self._raw(",\"crc_valid\":", 13); self._bool(b.crc_valid)
+            self._raw(",\"base_offset\":", 15); self._int(t[3])
+            self._raw(",\"last_offset\":", 15); self._int(t[4])
+            self._raw(",\"count\":", 9); self._int(t[5])
+            self._raw(",\"partition_leader_epoch\":", 26); self._int(t[6])
+            self._raw(",\"producer_id\":", 15); self._int(t[7])
+            self._raw(",\"producer_epoch\":", 18); self._int(t[8])
+            self._raw(",\"base_sequence\":", 17); self._int(t[9])
+            self._raw(",\"last_sequence\":", 17); self._int(t[10])
+            self._raw(",\"is_transactional\":", 20); self._bool(t[17])
+            self._raw(",\"is_control\":", 14); self._bool(t[18])
+            self._raw(",\"codec\":", 9); self._json_str(t[12])
+            self._raw(",\"timestamp_type\":", 18); self._json_str(t[13])
+            self._raw(",\"base_timestamp\":", 18); self._int(t[14])
+            self._raw(",\"max_timestamp\":", 17); self._int(t[15])
+            self._raw(",\"crc\":", 7); self._int(t[19])
+            self._raw(",\"crc_valid\":", 13); self._bool(t[19]_valid)
             self._raw("}\n", 2)
             return
         if magic >= 2:
-            self._raw("baseOffset: ", 12); self._int(b.base_offset)
-            self._raw(" lastOffset: ", 13); self._int(b.last_offset)
-            self._raw(" count: ", 8); self._int(b.count)
-            self._raw(" baseSequence: ", 15); self._int(b.base_sequence)
-            self._raw(" lastSequence: ", 15); self._int(b.last_sequence)
-            self._raw(" producerId: ", 13); self._int(b.producer_id)
-            self._raw(" producerEpoch: ", 16); self._int(b.producer_epoch)
-            self._raw(" partitionLeaderEpoch: ", 23); self._int(b.partition_leader_epoch)
-            self._raw(" isTransactional: ", 18); self._bool(b.is_transactional)
-            self._raw(" isControl: ", 12); self._bool(b.is_control)
-            horizon = b.delete_horizon_ms
+            self._raw("baseOffset: ", 12); self._int(t[3])
+            self._raw(" lastOffset: ", 13); self._int(t[4])
+            self._raw(" count: ", 8); self._int(t[5])
+            self._raw(" baseSequence: ", 15); self._int(t[9])
+            self._raw(" lastSequence: ", 15); self._int(t[10])
+            self._raw(" producerId: ", 13); self._int(t[7])
+            self._raw(" producerEpoch: ", 16); self._int(t[8])
+            self._raw(" partitionLeaderEpoch: ", 23); self._int(t[6])
+            self._raw(" isTransactional: ", 18); self._bool(t[17])
+            self._raw(" isControl: ", 12); self._bool(t[18])
+            horizon = t[16]
             if horizon is None:
                 self._raw(" deleteHorizonMs: OptionalLong.empty", 36)
             else:
                 self._raw(" deleteHorizonMs: OptionalLong[", 31); self._int(horizon); self._raw("]", 1)
         else:
-            self._raw("offset: ", 8); self._int(b.last_offset)
-        self._raw(" position: ", 11); self._int(b.position)
-        self._raw(" ", 1); self._str(b.timestamp_type); self._raw(": ", 2); self._int(b.max_timestamp)
-        self._raw(" size: ", 7); self._int(b.size)
+            self._raw("offset: ", 8); self._int(t[4])
+        self._raw(" position: ", 11); self._int(t[0])
+        self._raw(" ", 1); self._str(t[13]); self._raw(": ", 2); self._int(t[15])
+        self._raw(" size: ", 7); self._int(t[1])
         self._raw(" magic: ", 8); self._int(magic)
-        self._raw(" compresscodec: ", 16); self._str(b.codec)
-        self._raw(" crc: ", 6); self._int(b.crc)
-        self._raw(" isvalid: ", 10); self._bool(b.crc_valid)
+        self._raw(" compresscodec: ", 16); self._str(t[12])
+        self._raw(" crc: ", 6); self._int(t[19])
+        self._raw(" isvalid: ", 10); self._bool(t[19]_valid)
         self._raw("\n", 1)
 
     cdef int _json_str(self, str s) except -1:
