@@ -23,6 +23,7 @@ cdef extern from "_crc32c.h":
 
 cdef extern from "_core_helpers.h":
     object kf_alloc_tuple(object type, Py_ssize_t n)
+    void kf_untrack(object o)
     int64_t kf_be64(const unsigned char *p) nogil
     int32_t kf_be32(const unsigned char *p) nogil
     int16_t kf_be16(const unsigned char *p) nogil
@@ -143,6 +144,7 @@ def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t st
         _put(b, 19, crc)
         _put(b, 20, True if crc_valid else False)
         _put(b, 21, last_offset_delta)
+        kf_untrack(b)
         out.append(b)
         pos += size
         if not crc_valid:
@@ -328,8 +330,12 @@ cdef class _V2Cursor:
                 i += vlen
             else:
                 hvalue = None
-            out.append((hkey, hvalue))
-        return tuple(out)
+            pair = (hkey, hvalue)
+            kf_untrack(pair)
+            out.append(pair)
+        headers = tuple(out)
+        kf_untrack(headers)
+        return headers
 
 
 cdef inline object _bytes_or_none(const unsigned char *d, Py_ssize_t start, int64_t length):
@@ -404,6 +410,8 @@ def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_
         _put(r, 7, coordinator_epoch)
         _put(r, 8, None)
         _put(r, 9, None)
+        if not is_control:  # control types come from Python: keep those records tracked
+            kf_untrack(r)
         out.append(r)
     if c.i != c.n:
         out.append(finding_type(

@@ -13,6 +13,13 @@ static PyObject *kf_alloc_tuple(PyObject *type, Py_ssize_t n) {
     return t->tp_alloc(t, n);
 }
 
+/* Stop the cycle collector from tracking a fresh tuple that holds only immutable, untracked values (ints,
+ * str, bytes, None, bools, or tuples already untracked): it cannot be part of a cycle, and millions of
+ * tracked batches and records would make the collector walk them again and again. */
+static void kf_untrack(PyObject *o) {
+    if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+}
+
 static inline int64_t kf_be64(const unsigned char *p) {
     uint64_t v;
     memcpy(&v, p, 8);

@@ -13,9 +13,10 @@
 static uint32_t kf_crc_table[8][256];
 static int kf_crc_ready = 0;
 static int kf_crc_hw = 0;
-/* x^(8 * KF_LANE) and x^(16 * KF_LANE) mod P: shift a lane's CRC past one or two lanes. */
-#define KF_LANE 4096
-static uint32_t kf_shift1 = 0, kf_shift2 = 0;
+/* Lane lengths of the interleaved hardware CRC, longest first, and x^(8 * lane), x^(16 * lane) mod P for
+ * each: shift a lane's CRC past one or two lanes. A batch of a few KB still gets three streams. */
+static const size_t kf_lanes[3] = {4096, 1024, 256};
+static uint32_t kf_shift1[3], kf_shift2[3];
 
 /* a * b mod P, in the reflected representation (x^0 is 0x80000000). */
 static uint32_t kf_multmodp(uint32_t a, uint32_t b) {
@@ -75,23 +76,26 @@ __attribute__((target("sse4.2"))) static uint32_t kf_crc_hw_raw(uint32_t crc, co
         c = _mm_crc32_u8((uint32_t)c, *p++);
         n--;
     }
-    /* Three lanes of KF_LANE bytes at a time: independent dependency chains, then combined. */
-    while (n >= 3 * KF_LANE) {
-        uint64_t c1 = 0, c2 = 0;
-        const unsigned char *end = p + KF_LANE;
-        while (p < end) {
-            uint64_t w0, w1, w2;
-            memcpy(&w0, p, 8);
-            memcpy(&w1, p + KF_LANE, 8);
-            memcpy(&w2, p + 2 * KF_LANE, 8);
-            c = _mm_crc32_u64(c, w0);
-            c1 = _mm_crc32_u64(c1, w1);
-            c2 = _mm_crc32_u64(c2, w2);
-            p += 8;
+    /* Three lanes at a time: independent dependency chains, then combined. */
+    for (int k = 0; k < 3; k++) {
+        const size_t lane = kf_lanes[k];
+        while (n >= 3 * lane) {
+            uint64_t c1 = 0, c2 = 0;
+            const unsigned char *end = p + lane;
+            while (p < end) {
+                uint64_t w0, w1, w2;
+                memcpy(&w0, p, 8);
+                memcpy(&w1, p + lane, 8);
+                memcpy(&w2, p + 2 * lane, 8);
+                c = _mm_crc32_u64(c, w0);
+                c1 = _mm_crc32_u64(c1, w1);
+                c2 = _mm_crc32_u64(c2, w2);
+                p += 8;
+            }
+            c = kf_multmodp(kf_shift2[k], (uint32_t)c) ^ kf_multmodp(kf_shift1[k], (uint32_t)c1) ^ (uint32_t)c2;
+            p += 2 * lane;
+            n -= 3 * lane;
         }
-        c = kf_multmodp(kf_shift2, (uint32_t)c) ^ kf_multmodp(kf_shift1, (uint32_t)c1) ^ (uint32_t)c2;
-        p += 2 * KF_LANE;
-        n -= 3 * KF_LANE;
     }
     while (n >= 8) {
         uint64_t w;
@@ -117,8 +121,10 @@ static void kf_crc_init(void) {
     for (uint32_t i = 0; i < 256; i++)
         for (int t = 1; t < 8; t++)
             kf_crc_table[t][i] = kf_crc_table[0][kf_crc_table[t - 1][i] & 0xff] ^ (kf_crc_table[t - 1][i] >> 8);
-    kf_shift1 = kf_x8nmodp(KF_LANE);
-    kf_shift2 = kf_x8nmodp(2 * KF_LANE);
+    for (int k = 0; k < 3; k++) {
+        kf_shift1[k] = kf_x8nmodp(kf_lanes[k]);
+        kf_shift2[k] = kf_x8nmodp(2 * kf_lanes[k]);
+    }
 #if KF_HAVE_HW
     __builtin_cpu_init();
     kf_crc_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
