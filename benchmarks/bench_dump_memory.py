@@ -5,7 +5,11 @@ kafka-python's builder (mixed codecs, idempotent producer), repeated with the ba
 (baseOffset sits outside the CRC, so every copy stays valid), then runs the dump to /dev/null and reads
 the child's peak RSS from the kernel (ru_maxrss).
 
+`--zero-gib N` instead measures a plain `kforensics dump` of a segment of N GiB (default 2) that is a few
+real batches followed by a hole (a preallocated file), with each reader.
+
     python benchmarks/bench_dump_memory.py [--size-mib 1024] [--keep]
+    python benchmarks/bench_dump_memory.py --zero-gib 2
 """
 
 from __future__ import annotations
@@ -66,11 +70,44 @@ def write_segment(path: Path, size: int) -> int:
     return written
 
 
+def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, float, float, str]:
+    """(exit code, seconds, peak RSS in MiB, stderr) of one child process (its own rusage, from wait4)."""
+    t0 = time.perf_counter()
+    with open(os.devnull, "w") as devnull:
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=subprocess.PIPE, text=True, env=env)
+        stderr = proc.stderr.read() if proc.stderr else ""
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, time.perf_counter() - t0, usage.ru_maxrss / 1024, stderr
+
+
+def zero_filled(gib: int) -> None:
+    """`kforensics dump` of a preallocated segment: a few batches, then a hole of `gib` GiB."""
+    block, _span = build_block(1 << 20)
+    tmp = Path(tempfile.mkdtemp(prefix="kforensics-zero-"))
+    segment = tmp / "00000000000000000000.log"
+    segment.write_bytes(block)
+    os.truncate(segment, gib << 30)
+    print(f"segment: {len(block)} bytes of batches, then zeros up to {gib} GiB (sparse): {segment}")
+    for reader in ("compiled", "pure-python"):
+        env = {**os.environ, "KFORENSICS_PURE_PYTHON": "1" if reader == "pure-python" else "0"}
+        code, seconds, peak, stderr = run_measured([sys.executable, "-m", "kforensics", "dump", str(segment)], env)
+        tail = [line for line in stderr.splitlines() if "zero_filled_tail" in line]
+        print(f"| dump of a {gib} GiB zero-filled segment, {reader:<11} | exit {code} | {seconds:5.2f} s | "
+              f"peak RSS {peak:5.0f} MiB (target < 300) | {'zero_filled_tail found' if tail else 'NO FINDING'} |")
+    segment.unlink()
+    tmp.rmdir()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--keep", action="store_true", help="keep the generated segment")
+    parser.add_argument("--zero-gib", type=int, nargs="?", const=2, help="measure a zero-filled segment instead")
     args = parser.parse_args()
+    if args.zero_gib:
+        zero_filled(args.zero_gib)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="kforensics-mem-"))
     segment = tmp / "00000000000000000000.log"
     t0 = time.perf_counter()

@@ -16,8 +16,18 @@ from kforensics.commands.scan import scan
 from kforensics.commands.serve import serve, warmup
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from kforensics.parsers.record_batch import reader_description  # only here: --help stays light
+
+    click.echo(f"kforensics, version {__version__}, {reader_description()}")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(__version__, prog_name="kforensics")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and which segment reader runs (compiled or pure-Python), then exit.")
 def main() -> None:
     """Forensics for Apache Kafka broker disks.
 

@@ -42,6 +42,9 @@ def data_text(data: bytes | None) -> str | None:
 class TextOut:
     """kafka-dump-log's text templates on stdout; findings on stderr."""
 
+    #: Whether the renderer takes structured values (a decoder's dict) or text lines.
+    structured = False
+
     def __init__(self, stream: IO[str] | None = None, err: IO[str] | None = None, *, iso_time: bool = False,
                  skip_record_metadata: bool = False) -> None:
         self.stream = stream or sys.stdout
@@ -148,6 +151,8 @@ class TextOut:
 
 class JsonOut:
     """One JSON object per line; field names are the documented contract."""
+
+    structured = True
 
     def __init__(self, stream: IO[str] | None = None, *, iso_time: bool = False) -> None:
         self.stream = stream or sys.stdout

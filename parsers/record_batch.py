@@ -8,11 +8,15 @@ the byte position of the batch, and iteration goes on wherever the framing still
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import mmap
 import os
 import struct
+import sys
 import zlib
 from collections.abc import Iterator
+from types import ModuleType
 from typing import NamedTuple
 
 from kforensics.parsers.codecs import CODEC_NAMES, CodecError, codec_name, decompress
@@ -41,11 +45,12 @@ _INT32 = struct.Struct(">i")
 _INT16x2 = struct.Struct(">hh")
 _END_TXN = struct.Struct(">hi")
 
-MAX_BATCH_SIZE = 1 << 30
+MAX_BATCH_SIZE = 1 << 30  # larger than any broker's message.max.bytes: a length beyond it is garbage
 RELEASE_BEHIND_BYTES = 64 << 20  # walk this far past the last release before releasing again
 RELEASE_LAG_BYTES = 8 << 20  # ... and keep the most recent bytes mapped (records() of recent batches)
 POPULATE_WINDOW_BYTES = 16 << 20
-_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else None)  # larger than any broker's message.max.bytes: a length beyond it is garbage
+_POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else None)
+ZERO_SCAN_CHUNK = 8 << 20  # a zero run is checked (and its pages released) this much at a time
 INT32_MAX = 2**31 - 1
 
 ATTR_TIMESTAMP_TYPE = 0x08
@@ -99,9 +104,58 @@ class Record(NamedTuple):
     crc_valid: bool | None = None  # legacy messages only
 
 
-_new_tuple = tuple.__new__
 _CODEC_BY_ATTRIBUTE = tuple(codec_name(code) for code in range(8))
-_TIMESTAMP_TYPE_V2 = {0: "CreateTime", ATTR_TIMESTAMP_TYPE: "LogAppendTime"}
+
+# The compiled core (parsers/_core.pyx) when it was built and KFORENSICS_PURE_PYTHON is not set; both readers
+# return the same batches, records and findings (tests/test_differential.py).
+CORE_API_VERSION = 1  # _core.API_VERSION this module was written for: a stale build is not used
+
+
+def _installed_core() -> ModuleType | None:
+    """The core of an installed kforensics when this copy of the package came from a zip (Spark's addPyFile
+    ships the Python files only): executors whose environment has the package still run compiled."""
+    name = "kforensics.parsers._core"
+    dirs = [d for d in (os.path.join(p, "kforensics", "parsers") for p in sys.path if isinstance(p, str))
+            if os.path.isdir(d)]
+    for finder in sys.meta_path:
+        try:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, dirs if finder is importlib.machinery.PathFinder else None) if find else None
+            if spec is None or spec.loader is None or not str(spec.origin).endswith(
+                    tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+                continue
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+            return module
+        except (ImportError, OSError):
+            return None
+    return None
+
+
+def _load_core() -> tuple[ModuleType | None, str]:
+    try:
+        from kforensics.parsers import _core as core
+    except ImportError:  # no compiler at install time, or a zipped copy of the package
+        core = _installed_core()
+    if core is None:
+        return None, "the compiled core is not built"
+    if getattr(core, "API_VERSION", None) != CORE_API_VERSION:
+        return None, f"the compiled core at {core.__file__} is stale: rebuild it (pip install)"
+    return core, ""
+
+
+_compiled_core, _NO_CORE = _load_core()
+PURE_PYTHON_FORCED = os.environ.get("KFORENSICS_PURE_PYTHON", "") not in ("", "0")
+READER = "compiled" if _compiled_core is not None and not PURE_PYTHON_FORCED else "pure-python"
+
+
+def reader_description() -> str:
+    """Which reader runs, for `kforensics --version`."""
+    if READER == "compiled":
+        return f"compiled reader (CRC-32C: {_compiled_core.crc_implementation()})"
+    why = "KFORENSICS_PURE_PYTHON is set" if _compiled_core is not None else _NO_CORE
+    return f"pure-Python reader ({why})"
 
 
 def _timestamp_type(magic: int, attributes: int) -> str:
@@ -113,12 +167,18 @@ def _timestamp_type(magic: int, attributes: int) -> str:
 class LogFile:
     """A read-only view of one segment file (or of a bytes buffer, for tests and remote reads)."""
 
-    def __init__(self, path: str, data: bytes | mmap.mmap, closer: object | None = None) -> None:
+    def __init__(self, path: str, data: bytes | mmap.mmap, closer: object | None = None, *,
+                 compiled: bool | None = None) -> None:
         self.path = path
         self._buf = data
         self._view = memoryview(data)  # zero-copy slices for CRCs
         self._closer = closer
         self.size = len(data)
+        if compiled is None:
+            compiled = READER == "compiled"
+        if compiled and _compiled_core is None:
+            raise RuntimeError("the compiled core of kforensics is not built")
+        self._core = _compiled_core if compiled else None
 
     def __enter__(self) -> LogFile:
         return self
@@ -143,48 +203,26 @@ class LogFile:
         `records(batch)`. `max_bytes` stops silently at that many bytes, as kafka-dump-log's --max-bytes does.
         """
         buf = self._buf
-        view = self._view
         end = self.size if max_bytes is None else min(self.size, start + max_bytes)
         limited = end < self.size
         pos = start
         released = start
-        unpack_v2 = V2_HEADER.unpack_from
-        checksum = crc32c
-        new = _new_tuple
-        codecs = _CODEC_BY_ATTRIBUTE
-        timestamp_types = _TIMESTAMP_TYPE_V2
         populated = start
+        walk = self._walk_v2
         while pos < end:
             if pos >= populated:
                 populated = self._populate(pos, end)
             if pos - released > RELEASE_BEHIND_BYTES:
                 released = self._release(released, pos - RELEASE_LAG_BYTES)
+            # Fast path: a run of whole, plausible v2 batches (nearly every batch of a real log).
+            run, pos_after = walk(pos, populated, end, verify_crc)
+            if run:
+                yield from run
+                if not run[-1].crc_valid:
+                    yield self._crc_finding(run[-1])
+                pos = pos_after
+                continue
             remaining = end - pos
-            # Fast path: a whole, plausible v2 batch (nearly every batch of a real log).
-            if remaining >= 61 and buf[pos + 16] == 2:
-                (base_offset, length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
-                 max_timestamp, producer_id, producer_epoch, base_sequence, count) = unpack_v2(buf, pos)
-                size = length + 12
-                if length >= V2_MIN_BATCH_LENGTH and size <= remaining and size <= MAX_BATCH_SIZE:
-                    crc_valid = checksum(view[pos + 21:pos + size]) == crc if verify_crc else True
-                    if base_sequence < 0:
-                        last_sequence = -1
-                    else:
-                        last_sequence = base_sequence + last_offset_delta
-                        if last_sequence > INT32_MAX:
-                            last_sequence -= 2147483648
-                    batch = new(RecordBatch, (
-                        pos, size, 2, base_offset, base_offset + last_offset_delta, count, leader_epoch, producer_id,
-                        producer_epoch, base_sequence, last_sequence, attributes, codecs[attributes & 7],
-                        timestamp_types[attributes & ATTR_TIMESTAMP_TYPE], base_timestamp, max_timestamp,
-                        base_timestamp if attributes & ATTR_DELETE_HORIZON else None,
-                        bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc, crc_valid,
-                        last_offset_delta))
-                    yield batch
-                    if not crc_valid:
-                        yield self._crc_finding(batch)
-                    pos += size
-                    continue
             if remaining < LOG_OVERHEAD.size + 5:
                 if not limited:
                     yield self._tail_finding(pos, None, remaining)
@@ -263,14 +301,58 @@ class LogFile:
                        {"declared_size": declared, "bytes_present": present})
 
     def _zero_from(self, pos: int) -> bool:
-        buf = self._buf
-        chunk = 1 << 20
+        """Whether every byte from `pos` to the end of the file is zero. Reads in chunks and releases each
+        chunk's pages as it goes: a 2 GB preallocated file must not become 2 GB of resident memory."""
+        chunk = ZERO_SCAN_CHUNK
+        start = pos
         while pos < self.size:
-            piece = buf[pos:pos + chunk]
-            if piece.count(0) != len(piece):
+            stop = min(self.size, pos + chunk)
+            if self._first_nonzero(pos, stop) != stop:
+                self._release(start, pos)
                 return False
-            pos += chunk
+            pos = stop
+            start = self._release(start, pos)
         return True
+
+    def _first_nonzero(self, start: int, stop: int) -> int:
+        if self._core is not None:
+            return self._core.first_nonzero(self._buf, start, stop)
+        piece = self._buf[start:stop]
+        if piece == bytes(len(piece)):
+            return stop
+        return stop - len(piece.lstrip(b"\x00"))
+
+    def _walk_v2(self, pos: int, stop: int, end: int, verify_crc: bool) -> tuple[list[RecordBatch], int]:
+        """Whole, plausible v2 batches from `pos` while `pos < stop` (each ending by `end`): (batches, next
+        position). Stops at the first position that is not such a batch, and right after a batch whose CRC
+        does not match, so that the caller reports it in place."""
+        if self._core is not None:
+            return self._core.walk_v2(self._buf, pos, stop, end, verify_crc, RecordBatch, _CODEC_BY_ATTRIBUTE)
+        buf = self._buf
+        out: list[RecordBatch] = []
+        while pos < stop and end - pos >= V2_HEADER.size and buf[pos + MAGIC_POSITION] == 2:
+            (base_offset, length, leader_epoch, _magic, crc, attributes, last_offset_delta, base_timestamp,
+             max_timestamp, producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(buf, pos)
+            size = length + LOG_OVERHEAD.size
+            if length < V2_MIN_BATCH_LENGTH or size > end - pos or size > MAX_BATCH_SIZE:
+                break
+            crc_valid = crc32c(self._view[pos + V2_CRC_START:pos + size]) == crc if verify_crc else True
+            if base_sequence < 0:
+                last_sequence = -1
+            else:
+                last_sequence = base_sequence + last_offset_delta
+                if last_sequence > INT32_MAX:
+                    last_sequence -= 2147483648
+            out.append(RecordBatch(
+                pos, size, 2, base_offset, _add64(base_offset, last_offset_delta), count, leader_epoch, producer_id,
+                producer_epoch, base_sequence, last_sequence, attributes, _CODEC_BY_ATTRIBUTE[attributes & 7],
+                _timestamp_type(2, attributes), base_timestamp, max_timestamp,
+                base_timestamp if attributes & ATTR_DELETE_HORIZON else None, bool(attributes & ATTR_TRANSACTIONAL),
+                bool(attributes & ATTR_CONTROL), crc, crc_valid, last_offset_delta))
+            pos += size
+            if not crc_valid:
+                break
+        return out, pos
 
     def _computed_crc(self, batch: RecordBatch) -> int:
         p = batch.position
@@ -334,22 +416,31 @@ class LogFile:
         return None
 
     def _v2_records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
+        section = self.records_section(batch)
+        if isinstance(section, Finding):
+            return iter([section])
+        buf, start, stop = section
+        if self._core is not None:
+            return iter(self._core.decode_v2(buf, start, stop, batch, self.path, Record, Finding, _control))
+        return decode_v2_records(buf[start:stop], batch, self.path)
+
+    def records_section(self, batch: RecordBatch) -> tuple[bytes | mmap.mmap, int, int] | Finding:
+        """Where a v2 batch's records lie once decompressed: (buffer, start, stop), or the finding that says
+        why they cannot be read. Uncompressed records are read in place."""
         pos = batch.position
-        body = self._buf[pos + V2_HEADER.size:pos + batch.size]
         codec = batch.attributes & 0x07
-        if codec:
-            if codec >= len(CODEC_NAMES):
-                return iter([Finding("unknown_codec", self.path, pos,
-                                     f"batch at byte {pos} names compression codec {codec}",
-                                     {"codec": codec, "base_offset": batch.base_offset})])
-            try:
-                body = decompress(codec, body, magic=2)
-            except CodecError as exc:
-                return iter([Finding(
-                    "decompression_failed", self.path, pos,
-                    f"batch at byte {pos} (base offset {batch.base_offset}) could not be decompressed: {exc}",
-                    {"codec": CODEC_NAMES[codec], "base_offset": batch.base_offset, "error": str(exc)})])
-        return decode_v2_records(body, batch, self.path)
+        if not codec:
+            return self._buf, pos + V2_HEADER.size, pos + batch.size
+        if codec >= len(CODEC_NAMES):
+            return Finding("unknown_codec", self.path, pos, f"batch at byte {pos} names compression codec {codec}",
+                           {"codec": codec, "base_offset": batch.base_offset})
+        try:
+            body = decompress(codec, self._buf[pos + V2_HEADER.size:pos + batch.size], magic=2)
+        except CodecError as exc:
+            return Finding("decompression_failed", self.path, pos,
+                           f"batch at byte {pos} (base offset {batch.base_offset}) could not be decompressed: {exc}",
+                           {"codec": CODEC_NAMES[codec], "base_offset": batch.base_offset, "error": str(exc)})
+        return body, 0, len(body)
 
     def _legacy_inner(self, pos: int, size: int, magic: int, attributes: int, wrapper_offset: int,
                       wrapper_timestamp: int) -> Iterator[Record | Finding]:
@@ -442,190 +533,79 @@ class _RecordError(Exception):
     pass
 
 
-def _uvarint_raw(data: bytes, i: int) -> tuple[int, int]:
-    """The raw (not yet zigzag-decoded) varint at data[i]: (value, next index)."""
-    shift = 0
+_MASK32 = (1 << 32) - 1
+_MASK64 = (1 << 64) - 1
+
+
+def _varint(data: bytes, i: int, max_bytes: int = 5) -> tuple[int, int]:
+    """The zigzag varint at data[i]: (value, next index). Kafka's int32 varint takes at most 5 bytes and its
+    int64 varlong 10; bits beyond 32 (64) are dropped, as Java's ByteUtils does."""
     raw = 0
     n = len(data)
-    while True:
-        if i >= n or shift > 63:
+    for k in range(max_bytes):
+        if i >= n:
             raise _RecordError("varint runs past the end of the records")
         b = data[i]
         i += 1
-        raw |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return raw, i
-        shift += 7
+        raw |= (b & 0x7F) << (7 * k)
+        if b < 0x80:
+            raw &= _MASK32 if max_bytes == 5 else _MASK64
+            return (raw >> 1) ^ -(raw & 1), i
+    raise _RecordError(f"varint longer than {max_bytes} bytes")
 
 
-def _varint_slow(data: bytes, i: int) -> tuple[int, int]:
-    """Zigzag varint at data[i]: (value, next index)."""
-    raw, i = _uvarint_raw(data, i)
-    return (raw >> 1) ^ -(raw & 1), i
+def _add64(a: int, b: int) -> int:
+    """a + b with Java's long wrap-around."""
+    return ((a + b + (1 << 63)) & _MASK64) - (1 << 63)
 
 
 def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Record | Finding]:
-    """Decode the (decompressed) records section of a v2 batch.
-
-    The hot loop of deep iteration, written for speed: one- and two-byte varints are decoded
-    inline (the common case for lengths, deltas and small keys/values), records are built with
-    tuple.__new__, everything is a local.
-    """
+    """Decode the (decompressed) records section of a v2 batch: records, then at most one finding."""
     n = len(data)
     i = 0
     base_offset = batch.base_offset
-    base_timestamp = batch.base_timestamp
-    log_append_time = batch.timestamp_type == "LogAppendTime"
-    max_timestamp = batch.max_timestamp
-    base_sequence = batch.base_sequence
-    has_sequence = base_sequence >= 0
-    is_control = batch.is_control
     count = batch.count
-    raw_varint = _uvarint_raw
-    slow = _varint_slow
-    new = tuple.__new__
-    record_type = Record
     decoded = 0
     try:
-        for decoded in range(count):  # noqa: B007 - `decoded` is read after the loop and in messages
+        for decoded in range(count):  # noqa: B007 - `decoded` is read in the findings
             if i >= n:
                 yield Finding("record_count_mismatch", path, batch.position,
                               f"batch at byte {batch.position} (base offset {base_offset}) declares {count} records "
                               f"but holds {decoded}", {"declared": count, "decoded": decoded,
                                                        "base_offset": base_offset})
                 return
-            # record length
-            b = data[i]
-            if b < 0x80:
-                v = b
-                i += 1
-            elif data[i + 1] < 0x80:
-                v = (b & 0x7F) | (data[i + 1] << 7)
-                i += 2
-            else:
-                v, i = raw_varint(data, i)
-            length = (v >> 1) ^ -(v & 1)
+            length, i = _varint(data, i)
             end = i + length
             if length < 6 or end > n:
                 raise _RecordError(f"record {decoded} declares length {length}")
-            # attributes (unused), then timestampDelta
-            b = data[i + 1]
-            if b < 0x80:
-                v = b
-                i += 2
-            elif data[i + 2] < 0x80:
-                v = (b & 0x7F) | (data[i + 2] << 7)
-                i += 3
-            else:
-                v, i = raw_varint(data, i + 1)
-            ts_delta = (v >> 1) ^ -(v & 1)
-            # offsetDelta
-            b = data[i]
-            if b < 0x80:
-                v = b
-                i += 1
-            elif data[i + 1] < 0x80:
-                v = (b & 0x7F) | (data[i + 1] << 7)
-                i += 2
-            else:
-                v, i = raw_varint(data, i)
-            offset_delta = (v >> 1) ^ -(v & 1)
-            # key
-            b = data[i]
-            if b < 0x80:
-                v = b
-                i += 1
-            elif data[i + 1] < 0x80:
-                v = (b & 0x7F) | (data[i + 1] << 7)
-                i += 2
-            else:
-                v, i = raw_varint(data, i)
-            if v == 1:
-                key = None
-            else:
-                key_len = (v >> 1) ^ -(v & 1)
-                if key_len < 0 or i + key_len > end:
-                    raise _RecordError(f"record {decoded} key length {key_len} overruns the record")
-                key = data[i:i + key_len]
-                i += key_len
-            # value
-            b = data[i]
-            if b < 0x80:
-                v = b
-                i += 1
-            elif data[i + 1] < 0x80:
-                v = (b & 0x7F) | (data[i + 1] << 7)
-                i += 2
-            else:
-                v, i = raw_varint(data, i)
-            if v == 1:
-                value = None
-            else:
-                value_len = (v >> 1) ^ -(v & 1)
-                if value_len < 0 or i + value_len > end:
-                    raise _RecordError(f"record {decoded} value length {value_len} overruns the record")
-                value = data[i:i + value_len]
-                i += value_len
-            # headers
-            b = data[i]
-            if b == 0:
-                i += 1
-                headers = ()
-            else:
-                if b < 0x80:
-                    header_count = (b >> 1) ^ -(b & 1)
-                    i += 1
-                else:
-                    header_count, i = slow(data, i)
-                if header_count < 0 or header_count > end - i:
-                    raise _RecordError(f"record {decoded} has header count {header_count}")
-                headers_list = []
-                for _ in range(header_count):
-                    b = data[i]
-                    if b < 0x80:
-                        hk_len = (b >> 1) ^ -(b & 1)
-                        i += 1
-                    else:
-                        hk_len, i = slow(data, i)
-                    if hk_len < 0 or i + hk_len > end:
-                        raise _RecordError(f"record {decoded} header key overruns the record")
-                    hkey = data[i:i + hk_len].decode("utf-8", "replace")
-                    i += hk_len
-                    b = data[i]
-                    if b < 0x80:
-                        hv_len = (b >> 1) ^ -(b & 1)
-                        i += 1
-                    else:
-                        hv_len, i = slow(data, i)
-                    if hv_len >= 0:
-                        if i + hv_len > end:
-                            raise _RecordError(f"record {decoded} header value overruns the record")
-                        hvalue = data[i:i + hv_len]
-                        i += hv_len
-                    else:
-                        hvalue = None
-                    headers_list.append((hkey, hvalue))
-                headers = tuple(headers_list)
+            i += 1  # attributes: unused
+            ts_delta, i = _varint(data, i, 10)
+            offset_delta, i = _varint(data, i)
+            key, i = _length_prefixed(data, i, end, f"record {decoded} key")
+            value, i = _length_prefixed(data, i, end, f"record {decoded} value")
+            header_count, i = _varint(data, i)
+            if header_count < 0 or header_count > max(end - i, 0):
+                raise _RecordError(f"record {decoded} has header count {header_count}")
+            headers = []
+            for _ in range(header_count):
+                hk_len, i = _varint(data, i)
+                if hk_len < 0 or i + hk_len > end:
+                    raise _RecordError(f"record {decoded} header key overruns the record")
+                hkey = data[i:i + hk_len].decode("utf-8", "replace")
+                i += hk_len
+                hv_len, i = _varint(data, i)
+                hvalue = None
+                if hv_len >= 0:  # any negative length is a null value, as in Java
+                    if i + hv_len > end:
+                        raise _RecordError(f"record {decoded} header value overruns the record")
+                    hvalue = data[i:i + hv_len]
+                    i += hv_len
+                headers.append((hkey, hvalue))
             if i != end:
                 raise _RecordError(f"record {decoded} length {length} disagrees with its fields")
-            if has_sequence:
-                sequence = base_sequence + offset_delta
-                if sequence > INT32_MAX:
-                    sequence -= 2147483648
-            else:
-                sequence = -1
-            timestamp = max_timestamp if log_append_time else base_timestamp + ts_delta
-            if is_control:
-                control_type, coordinator_epoch = _control(key, value)
-                yield new(record_type, (base_offset + offset_delta, timestamp, sequence, key, value, headers,
-                                        control_type, coordinator_epoch, None, None))
-            else:
-                yield new(record_type, (base_offset + offset_delta, timestamp, sequence, key, value, headers,
-                                        None, None, None, None))
-        else:
-            decoded = count
-    except (_RecordError, IndexError) as exc:
-        reason = str(exc) if isinstance(exc, _RecordError) else f"record {decoded} runs past the end of the records"
+            yield _record(batch, offset_delta, ts_delta, key, value, tuple(headers))
+    except _RecordError as exc:
+        reason = str(exc)
         yield Finding("invalid_record", path, batch.position,
                       f"batch at byte {batch.position} (base offset {base_offset}): {reason}",
                       {"base_offset": base_offset, "record_index": decoded, "reason": reason})
@@ -635,6 +615,33 @@ def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Re
                       f"batch at byte {batch.position} (base offset {base_offset}) has {n - i} bytes after its "
                       f"{count} declared records", {"declared": count, "trailing_bytes": n - i,
                                                     "base_offset": base_offset})
+
+
+def _length_prefixed(data: bytes, i: int, end: int, what: str) -> tuple[bytes | None, int]:
+    """A key or value: varint length (-1 for null), then that many bytes within the record."""
+    length, i = _varint(data, i)
+    if length == -1:
+        return None, i
+    if length < 0 or i + length > end:
+        raise _RecordError(f"{what} length {length} overruns the record")
+    return data[i:i + length], i + length
+
+
+def _record(batch: RecordBatch, offset_delta: int, ts_delta: int, key: bytes | None, value: bytes | None,
+            headers: tuple[tuple[str, bytes | None], ...]) -> Record:
+    if batch.base_sequence < 0:
+        sequence = -1
+    else:
+        sequence = batch.base_sequence + offset_delta
+        if sequence > INT32_MAX:  # Kafka's DefaultRecordBatch.incrementSequence
+            sequence -= 2147483648
+    log_append_time = batch.timestamp_type == "LogAppendTime"
+    timestamp = batch.max_timestamp if log_append_time else _add64(batch.base_timestamp, ts_delta)
+    control_type = coordinator_epoch = None
+    if batch.is_control:
+        control_type, coordinator_epoch = _control(key, value)
+    return Record(_add64(batch.base_offset, offset_delta), timestamp, sequence, key, value, headers, control_type,
+                  coordinator_epoch)
 
 
 def _control(key: bytes | None, value: bytes | None) -> tuple[str, int | None]:
@@ -649,22 +656,23 @@ def _control(key: bytes | None, value: bytes | None) -> tuple[str, int | None]:
     return name, coordinator_epoch
 
 
-def open_log(path: str | os.PathLike[str]) -> LogFile:
-    """Open a segment read-only (mmap; an empty file needs no mapping)."""
+def open_log(path: str | os.PathLike[str], *, compiled: bool | None = None) -> LogFile:
+    """Open a segment read-only (mmap; an empty file needs no mapping). `compiled` picks the reader (default:
+    `READER`)."""
     path = os.fspath(path)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
-            return LogFile(path, b"")
+            return LogFile(path, b"", compiled=compiled)
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     if hasattr(mmap, "MADV_SEQUENTIAL"):
         data.madvise(mmap.MADV_SEQUENTIAL)
-    return LogFile(path, data)
+    return LogFile(path, data, compiled=compiled)
 
 
-def open_log_bytes(data: bytes, name: str = "<bytes>") -> LogFile:
+def open_log_bytes(data: bytes, name: str = "<bytes>", *, compiled: bool | None = None) -> LogFile:
     """The same reader over an in-memory buffer."""
-    return LogFile(name, bytes(data))
+    return LogFile(name, bytes(data), compiled=compiled)
 
 
 def iter_batches(path: str | os.PathLike[str], **kwargs: object) -> Iterator[RecordBatch | Finding]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import hashlib
 import json
 import os
 import shutil
@@ -116,6 +115,28 @@ def _finding_row(task: dict[str, Any], f: Finding, **extra: Any) -> dict[str, An
             "details": json.dumps(details, default=str), **extra}
 
 
+_BATCH_ROW_COLUMNS = [name for name, _ in S.BATCH_FIELDS if name not in ("file", "segment_base_offset", "control_type",
+                                                                          "coordinator_epoch")]
+
+
+def _batch_rows(task: dict[str, Any], items: list[tuple[Any, str | None, int | None]]) -> pa.RecordBatch:
+    """Batch rows in bulk: one Arrow column per header field (the batches are the reader's NamedTuples)."""
+    n = len(items)
+    batches = [b for b, _, _ in items]
+    columns: dict[str, pa.Array] = {
+        "row_kind": pa.repeat(pa.scalar("batch"), n), "file": pa.repeat(pa.scalar(task["path"]), n),
+        "segment_base_offset": pa.repeat(pa.scalar(task["base_offset"], pa.int64()), n),
+        "control_type": pa.array([c for _, c, _ in items], pa.string()),
+        "coordinator_epoch": pa.array([e for _, _, e in items], pa.int32()),
+    }
+    for name in ("broker", "topic", "partition"):
+        columns[name] = pa.repeat(pa.scalar(task[name], S.SEGMENT_ROWS.field(name).type), n)
+    for name in _BATCH_ROW_COLUMNS:
+        columns[name] = pa.array([getattr(b, name) for b in batches], S.SEGMENT_ROWS.field(name).type)
+    return pa.RecordBatch.from_arrays([columns[f.name] if f.name in columns else pa.nulls(n, f.type)
+                                       for f in S.SEGMENT_ROWS], schema=S.SEGMENT_ROWS)
+
+
 def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks -> batch rows, parser/index finding rows and one segment row each."""
     from kforensics.parsers.index_check import BatchBounds, check_index_file
@@ -131,6 +152,7 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                     yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
                     continue
                 bounds: list[BatchBounds] = []
+                batch_rows: list[tuple[RecordBatch, str | None, int | None]] = []
                 first_base = last_offset = None
                 records = valid_bytes = 0
                 with open_log(path) as log:
@@ -144,24 +166,18 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                             rec = log.control_record(b)
                             if rec is not None:
                                 control_type, coordinator_epoch = rec.control_type, rec.coordinator_epoch
-                        yield from out.add({
-                            "row_kind": "batch", **key, "file": uri, "segment_base_offset": task["base_offset"],
-                            "position": b.position, "size": b.size, "magic": b.magic, "base_offset": b.base_offset,
-                            "last_offset": b.last_offset, "count": b.count,
-                            "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
-                            "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
-                            "last_sequence": b.last_sequence, "is_transactional": b.is_transactional,
-                            "is_control": b.is_control, "control_type": control_type,
-                            "coordinator_epoch": coordinator_epoch, "codec": b.codec,
-                            "timestamp_type": b.timestamp_type, "base_timestamp": b.base_timestamp,
-                            "max_timestamp": b.max_timestamp, "crc": b.crc, "crc_valid": b.crc_valid,
-                        })
+                        batch_rows.append((b, control_type, coordinator_epoch))
+                        if len(batch_rows) >= FLUSH_ROWS:
+                            yield _batch_rows(task, batch_rows)
+                            batch_rows = []
                         bounds.append(BatchBounds(b.position, b.base_offset, b.last_offset, b.max_timestamp))
                         first_base = b.base_offset if first_base is None else first_base
                         last_offset = b.last_offset
                         records += b.count
                         valid_bytes = b.position + b.size
                     size = log.size
+                if batch_rows:
+                    yield _batch_rows(task, batch_rows)
                 yield from out.add({"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
                                     "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
                                     "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes})
@@ -179,35 +195,36 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from out.flush()
 
 
-def _hash(data: bytes | None) -> int | None:
-    if data is None:
-        return None
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
-
-
 def record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: segment tasks -> one row per data record of idempotent producers (content hashes)."""
-    from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+    """mapInArrow: segment tasks -> one row per data record of idempotent producers (content hashes).
 
-    out = _Rows(S.RECORD_ROWS)
+    Rows are decoded in bulk into columns (`parsers/record_rows.py`: C buffers with the compiled reader)."""
+    from kforensics.parsers.record_batch import READER, RecordBatch, open_log
+    from kforensics.parsers.record_rows import RecordColumns
+
     for chunk in tasks:
         for task in chunk.to_pylist():
-            key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             with local_file(task["path"]) as path:
                 if path is None:
                     continue
+                columns = RecordColumns(compiled=READER == "compiled")
                 with open_log(path) as log:
                     for b in log.batches():
                         if not isinstance(b, RecordBatch) or b.is_control or b.producer_id < 0 or not b.crc_valid:
                             continue
-                        for r in log.records(b):
-                            if isinstance(r, Record):
-                                yield from out.add({**key, "offset": r.offset, "timestamp": r.timestamp,
-                                                    "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
-                                                    "key_hash": _hash(r.key), "value_hash": _hash(r.value),
-                                                    "key_size": -1 if r.key is None else len(r.key),
-                                                    "value_size": -1 if r.value is None else len(r.value)})
-    yield from out.flush()
+                        columns.add(log, b)
+                        if len(columns) >= FLUSH_ROWS:
+                            yield _record_batch(task, columns)
+                if len(columns):
+                    yield _record_batch(task, columns)
+
+
+def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
+    arrays = columns.take()
+    n = len(arrays["offset"])
+    key = [pa.repeat(pa.scalar(task[name], S.RECORD_ROWS.field(name).type), n)
+           for name in ("broker", "topic", "partition")]
+    return pa.RecordBatch.from_arrays([*key, *(arrays[name] for name, _ in S.RECORD_FIELDS)], schema=S.RECORD_ROWS)
 
 
 def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

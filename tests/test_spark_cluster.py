@@ -94,3 +94,39 @@ def test_scan_on_a_standalone_cluster_matches_local(standalone_cluster: str, spa
     for table in ("batches", "transactions", "producers"):
         assert (pq.read_table(tmp_path / "cluster" / table).num_rows
                 == pq.read_table(tmp_path / "local" / table).num_rows > 0)
+
+
+_READER_CHECK = """
+import sys
+from pyspark.sql import SparkSession
+from kforensics.spark.jobs import ship_package
+
+spark = SparkSession.builder.master(sys.argv[1]).appName("kforensics-reader-check").getOrCreate()
+ship_package(spark)  # the zip a scan ships: Python files only
+
+
+def reader(_rows):
+    from kforensics.parsers import record_batch
+    yield f"{record_batch.READER} {'kforensics.zip' in record_batch.__file__}"
+
+
+print("READER", *spark.sparkContext.parallelize([0], 1).mapPartitions(reader).collect())
+spark.stop()
+"""
+
+
+def test_cluster_executors_run_the_compiled_reader(standalone_cluster: str, tmp_path: Path) -> None:
+    """Workers started from this environment import the package from the shipped zip and its compiled core
+    from the environment (the zip carries no .so)."""
+    from kforensics.parsers import record_batch
+
+    if record_batch._compiled_core is None:
+        pytest.skip("the compiled core is not built in this environment")
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("KFORENSICS_PURE_PYTHON", None)
+    out = subprocess.run([sys.executable, "-c", _READER_CHECK, standalone_cluster], env=env, capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (line,) = [line for line in out.stdout.splitlines() if line.startswith("READER")]
+    assert line == "READER compiled True"

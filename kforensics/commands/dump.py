@@ -279,8 +279,6 @@ def _record_selected(r: Any, opts: DumpOptions) -> bool:
 
 
 def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
-    from kforensics.parsers.record_batch import open_log
-
     name = path.name
     if name.endswith(".log"):
         out.line(f"Log starting offset: {_base_offset_from_name(name)}")
@@ -288,7 +286,22 @@ def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
         out.line("KRaft bootstrap snapshot")
     elif m := _METADATA_SNAPSHOT.match(name):
         out.line(f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}")
-    decode = _decoder(opts.decoder, as_json=isinstance(out, JsonOut)) if opts.print_data_log else None
+    from kforensics import dump_fast
+
+    if dump_fast.usable(out, opts):  # batch and record lines formatted by the compiled core
+        size, valid_bytes = dump_fast.dump_log_fast(path, opts, out, state, _batch_selected, _report)
+    else:
+        size, valid_bytes = _dump_log_batches(path, opts, out, state)
+    trailing = size - valid_bytes
+    if trailing > 0 and opts.max_bytes is None:
+        out.line(f"Found {trailing} invalid bytes at the end of {name}")
+
+
+def _dump_log_batches(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> tuple[int, int]:
+    """Batch and record lines through the Python renderer: (file size, end of the last whole batch)."""
+    from kforensics.parsers.record_batch import open_log
+
+    decode = _decoder(opts.decoder, as_json=out.structured) if opts.print_data_log else None
     last_record_offset = -1
     valid_bytes = 0
     with open_log(path) as log:
@@ -320,9 +333,7 @@ def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
                                         f"record at offset {rec.offset} could not be decoded: {error}",
                                         {"offset": rec.offset, "error": error}), out, state)
                     out.record(batch, rec, print_data=opts.print_data_log, decoded=decoded)
-        trailing = log.size - valid_bytes
-    if trailing > 0 and opts.max_bytes is None:
-        out.line(f"Found {trailing} invalid bytes at the end of {name}")
+        return log.size, valid_bytes
 
 
 def _base_offset_from_name(name: str) -> int | str:

@@ -1,0 +1,182 @@
+"""Coverage-guided fuzzing of the segment reader's entry points with atheris (a script, not a test).
+
+Every input runs through each entry point of the compiled core and, where there is one, its pure-Python
+reference; any exception or any difference between the two readers is a crash that atheris reports and saves.
+
+  walk      LogFile.batches() over the input as a segment (any start, max_bytes, CRC check on or off)
+  records   LogFile.records() of every batch found (decompression by the codec libraries, then v2 decode)
+  decode    the v2 record decoder straight on the input (as a decompressed records section, any header)
+  dump      DumpLines (the compiled dump formatter, text and JSON) against TextOut/JsonOut, and the bulk
+            record rows (RecordColumns) of both readers
+  zeros     first_nonzero() against the reference's scan; crc32c() (SSE4.2 and table) against crc32c
+
+Seeds: every sample segment and, when present, every real segment under ../shared/realdata, written to a
+temporary corpus folder (the project's files are never written).
+
+    pip install atheris
+    python fuzz/fuzz_reader.py [-atheris_runs=N | -max_total_time=SECONDS] [corpus dir ...]
+
+Build the core with AddressSanitizer first to catch out-of-bounds reads in C:
+    KFORENSICS_SANITIZE=address pip install -e . --no-build-isolation
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 python fuzz/fuzz_reader.py ...
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+import atheris
+import crc32c as crc32c_lib
+
+from kforensics.dump_out import JsonOut, TextOut
+from kforensics.parsers import codecs, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
+from kforensics.parsers.findings import Finding
+from kforensics.parsers.record_batch import Record, RecordBatch, open_log_bytes
+
+# The package is imported through setuptools' editable finder, which atheris's import hook does not see:
+# instrument every loaded function instead.
+atheris.instrument_all()
+
+CORE = record_batch._compiled_core
+if CORE is None:
+    sys.exit("the compiled core is not built: nothing to fuzz against the reference")
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_SEED = 1 << 20
+
+
+def _everything(data: bytes, compiled: bool, **kwargs: object) -> list[object]:
+    out: list[object] = []
+    with open_log_bytes(data, "fuzz.log", compiled=compiled) as log:
+        for item in log.batches(**kwargs):
+            out.append(item)
+            if isinstance(item, RecordBatch):
+                out.extend(log.records(item))
+    return out
+
+
+def _dump_lines(data: bytes, json: bool, print_data: bool) -> None:
+    """DumpLines (C) against TextOut/JsonOut (Python) on every non-control v2 batch of the input."""
+    with open_log_bytes(data, "fuzz.log", compiled=True) as log:
+        for b in log.batches():
+            if not isinstance(b, RecordBatch) or b.magic != 2 or b.is_control:
+                continue
+            text = io.StringIO()
+            out = JsonOut(text) if json else TextOut(text, io.StringIO())
+            out.batch(b, "fuzz.log")
+            findings = []
+            for r in log.records(b):
+                if isinstance(r, Finding):
+                    findings.append(r)
+                else:
+                    out.record(b, r, print_data=print_data, decoded=None)
+            lines = CORE.DumpLines(json, print_data, "fuzz.log")
+            lines.batch(b)
+            section = log.records_section(b)
+            if isinstance(section, Finding):
+                continue
+            got, _last, _gaps = lines.records_v2(*section, b, "fuzz.log", Finding, -1)
+            if lines.take() != text.getvalue().encode("utf-8") or got != findings:
+                raise AssertionError("dump lines differ")
+
+
+def _record_columns(data: bytes) -> None:
+    from kforensics.parsers.record_rows import RecordColumns
+
+    out = []
+    for compiled in (True, False):
+        columns, findings = RecordColumns(compiled=compiled), []
+        with open_log_bytes(data, "fuzz.log", compiled=compiled) as log:
+            for b in log.batches():
+                if isinstance(b, RecordBatch):
+                    findings += columns.add(log, b)
+        out.append(({k: v.to_pylist() for k, v in columns.take().items()}, findings))
+    if out[0] != out[1]:
+        raise AssertionError("record columns differ")
+
+
+def _header(fdp: atheris.FuzzedDataProvider) -> RecordBatch:
+    attributes = fdp.ConsumeIntInRange(-(2**15), 2**15 - 1)
+    return RecordBatch(
+        fdp.ConsumeIntInRange(0, 2**31), 61, 2, fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), 0,
+        fdp.ConsumeIntInRange(-(2**31), 2**31 - 1), 0, 1, 0, fdp.ConsumeIntInRange(-(2**31), 2**31 - 1), 0,
+        attributes, "none", "LogAppendTime" if attributes & 8 else "CreateTime",
+        fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), None, False,
+        bool(attributes & 0x20), 0, True, 0)
+
+
+def test_one_input(raw: bytes) -> None:
+    if len(raw) < 4:
+        return
+    entry = raw[0] % 5
+    fdp = atheris.FuzzedDataProvider(raw[1:])
+    if entry in (0, 1, 3):  # walk / records / dump
+        verify = fdp.ConsumeBool()
+        max_bytes = fdp.ConsumeIntInRange(0, 1 << 16) if fdp.ConsumeBool() else None
+        data = fdp.ConsumeBytes(fdp.remaining_bytes())
+        pure = _everything(data, False, verify_crc=verify, max_bytes=max_bytes)
+        fast = _everything(data, True, verify_crc=verify, max_bytes=max_bytes)
+        if pure != fast:
+            raise AssertionError(f"readers differ on {len(data)} bytes")
+        if entry == 3:
+            _dump_lines(data, json=verify, print_data=max_bytes is None)
+            _record_columns(data)
+    elif entry == 2:  # decode
+        batch = _header(fdp)
+        body = fdp.ConsumeBytes(fdp.remaining_bytes())
+        pure = list(record_batch.decode_v2_records(body, batch, "fuzz.log"))
+        fast = CORE.decode_v2(body, 0, len(body), batch, "fuzz.log", Record, Finding, record_batch._control)
+        if pure != fast:
+            raise AssertionError("decoders differ")
+    else:  # zeros + crc
+        data = fdp.ConsumeBytes(fdp.remaining_bytes())
+        stripped = len(data) - len(data.lstrip(b"\x00"))
+        if CORE.first_nonzero(data, 0, len(data)) != stripped:
+            raise AssertionError("first_nonzero differs")
+        expected = crc32c_lib.crc32c(data)
+        CORE.force_table_crc(True)
+        table = CORE.crc32c(data)
+        CORE.force_table_crc(False)
+        if not (CORE.crc32c(data) == table == expected):
+            raise AssertionError("crc32c differs")
+
+
+def _seed_corpus() -> str:
+    folder = tempfile.mkdtemp(prefix="kforensics-fuzz-")
+    seeds = sorted((ROOT / "sample_logs").rglob("*.log"))
+    real = (ROOT.parent / "shared" / "realdata").resolve()
+    if real.is_dir():
+        seeds += sorted(p for p in real.rglob("*") if p.suffix in (".log", ".checkpoint", ".bin"))
+    n = 0
+    for path in seeds:
+        data = path.read_bytes()[:MAX_SEED]
+        if not data:
+            continue
+        for entry in (0, 1, 3):
+            # entry byte, then verify_crc, then "no max_bytes" for the FuzzedDataProvider
+            (Path(folder) / f"{n:05d}").write_bytes(bytes([entry]) + data)
+            n += 1
+        if len(data) > 61 and data[16] == 2:  # a batch's records section for the decoder
+            size = min(len(data), 12 + struct.unpack_from(">i", data, 8)[0])
+            (Path(folder) / f"{n:05d}").write_bytes(bytes([2]) + data[:61] + data[61:size])
+            n += 1
+    print(f"seed corpus: {n} inputs from {len(seeds)} files in {folder}", file=sys.stderr)
+    return folder
+
+
+def main() -> None:
+    args = sys.argv[:]
+    if not any(not a.startswith("-") for a in args[1:]):
+        args.append(_seed_corpus())
+    os.environ.setdefault("KFORENSICS_SERVER", "off")
+    atheris.Setup(args, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
