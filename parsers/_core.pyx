@@ -814,7 +814,7 @@ cdef class DumpLines:
             self._raw(",\"base_timestamp\":", 18); self._int(t[14])
             self._raw(",\"max_timestamp\":", 17); self._int(t[15])
             self._raw(",\"crc\":", 7); self._int(t[19])
-            self._raw(",\"crc_valid\":", 13); self._bool(t[19]_valid)
+            self._raw(",\"crc_valid\":", 13); self._bool(t[20])
             self._raw("}\n", 2)
             return
         if magic >= 2:
@@ -841,7 +841,7 @@ cdef class DumpLines:
         self._raw(" magic: ", 8); self._int(magic)
         self._raw(" compresscodec: ", 16); self._str(t[12])
         self._raw(" crc: ", 6); self._int(t[19])
-        self._raw(" isvalid: ", 10); self._bool(t[19]_valid)
+        self._raw(" isvalid: ", 10); self._bool(t[20])
         self._raw("\n", 1)
 
     cdef int _json_str(self, str s) except -1:
