@@ -11,3 +11,9 @@ DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
 DEFAULT_TRANSACTION_STATE_PARTITIONS = 50
 #: The broker's default offsets.topic.num.partitions (how many __consumer_offsets partitions exist).
 DEFAULT_OFFSETS_TOPIC_PARTITIONS = 50
+#: A re-send (`content_duplicate`): at least this many records, among the earlier producer id's last
+#: DEFAULT_RESEND_TAIL, the new one's first write within DEFAULT_RESEND_WINDOW_MS of the earlier one's last (a
+#: producer restarted by Kubernetes or a supervisor with back-off comes back after minutes).
+DEFAULT_RESEND_MIN_RECORDS = 3
+DEFAULT_RESEND_TAIL = 10_000
+DEFAULT_RESEND_WINDOW_MS = 15 * 60 * 1000

@@ -15,7 +15,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kforensics import scan_output
-from kforensics.defaults import DEFAULT_TRANSACTION_STATE_PARTITIONS, DEFAULT_TXN_TIMEOUT_MS
+from kforensics.defaults import (
+    DEFAULT_RESEND_MIN_RECORDS,
+    DEFAULT_RESEND_TAIL,
+    DEFAULT_RESEND_WINDOW_MS,
+    DEFAULT_TRANSACTION_STATE_PARTITIONS,
+    DEFAULT_TXN_TIMEOUT_MS,
+)
 from kforensics.paths import log_dir
 
 
@@ -27,6 +33,9 @@ class ScanOptions:
     topic_glob: str | None = None
     txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS
     transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
+    resend_min_records: int = DEFAULT_RESEND_MIN_RECORDS
+    resend_tail: int = DEFAULT_RESEND_TAIL
+    resend_window_ms: int = DEFAULT_RESEND_WINDOW_MS
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,10 +129,7 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     already_running = SparkSession.getActiveSession() is not None
     spark = build_session(master, log_file=log_file, **spark_conf)
     try:
-        return run_scan(spark, inputs, out, headers_only=options.headers_only, topic_glob=options.topic_glob,
-                        txn_timeout_ms=options.txn_timeout_ms,
-                        transaction_state_partitions=options.transaction_state_partitions, progress=progress,
-                        manifest=manifest)
+        return run_scan(spark, inputs, out, **options.to_dict(), progress=progress, manifest=manifest)
     except FileNotFoundError as exc:
         raise ScanFailed(str(exc), usage=True, param="DIR") from exc
     except KeyboardInterrupt:

@@ -278,6 +278,7 @@ class Server:
 
     def _scan(self, conn: socket.socket, request: dict[str, Any]) -> None:
         from kforensics.scan_output import OutputError
+        from kforensics.scan_runner import ScanOptions
         from kforensics.spark.jobs import run_scan
 
         if not self.scan_lock.acquire(blocking=False):
@@ -302,11 +303,8 @@ class Server:
             self.log(f"scan of {', '.join(f'{label}={path}' for label, path in inputs)} -> {request['out']}")
             started = time.monotonic()
             try:
-                summary = run_scan(self.spark, inputs, request["out"], headers_only=bool(request.get("headers_only")),
-                                   topic_glob=request.get("topic_glob"),
-                                   txn_timeout_ms=int(request["txn_timeout_ms"]),
-                                   transaction_state_partitions=int(request["transaction_state_partitions"]),
-                                   progress=progress)
+                options = ScanOptions(**{k: request[k] for k in ScanOptions.__dataclass_fields__ if k in request})
+                summary = run_scan(self.spark, inputs, request["out"], **options.to_dict(), progress=progress)
             except (FileNotFoundError, OutputError) as exc:
                 _send(conn, {"error": str(exc), "usage": True})
                 return

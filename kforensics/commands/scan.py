@@ -7,7 +7,8 @@ import sys
 import click
 
 from kforensics.commands import options
-from kforensics.defaults import DEFAULT_OUT
+from kforensics.defaults import DEFAULT_OUT, DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
+from kforensics.durations import Duration
 
 
 @click.command("scan")
@@ -19,10 +20,18 @@ from kforensics.defaults import DEFAULT_OUT
 @click.option("--topic", help="Only topics matching this glob.")
 @options.txn_timeout
 @options.transaction_state_partitions
+@click.option("--resend-min-records", type=click.IntRange(min=1), default=DEFAULT_RESEND_MIN_RECORDS,
+              show_default=True, help="content_duplicate: the fewest consecutive records that make a re-send.")
+@click.option("--resend-tail", type=click.IntRange(min=1), default=DEFAULT_RESEND_TAIL, show_default=True,
+              help="content_duplicate: how many of an earlier producer id's last records a re-send may come from.")
+@click.option("--resend-window", type=Duration(), default="15m", show_default=True,
+              help="content_duplicate: the longest time between an earlier producer id's last write and the new "
+                   "one's first (1h, 90m, 45s, or ms; 0: no limit).")
 @options.spark_conf("A Spark property for this scan, as spark-submit's --conf (repeatable).")
 @options.verbose("OUT/_kforensics-spark.log")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int, spark_conf: dict[str, str], verbose: bool) -> None:
+         txn_timeout: int, transaction_state_partitions: int, resend_min_records: int, resend_tail: int,
+         resend_window: int, spark_conf: dict[str, str], verbose: bool) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
@@ -45,7 +54,9 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
     from kforensics import queries, render
     from kforensics.scan_runner import ScanOptions
 
-    summary = run_scan(dirs, out, ScanOptions(headers_only, topic, txn_timeout, transaction_state_partitions),
+    scan_options = ScanOptions(headers_only, topic, txn_timeout, transaction_state_partitions, resend_min_records,
+                               resend_tail, resend_window)
+    summary = run_scan(dirs, out, scan_options,
                        master=master, spark_conf=spark_conf, verbose=verbose,
                        show_progress=sys.stderr.isatty() and not as_json)
     findings = queries.findings(out)
