@@ -262,6 +262,36 @@ def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int) -> t
     return {"session_s": None, "job_s": wall, "batches": batches, "records": records}, peaks
 
 
+def generate_heartbeats(root: Path, records_each: int = 100_000) -> tuple[int, int, int]:
+    """One partition, two producers one after the other (the second starts a minute after the first stops),
+    each writing `records_each` lz4 heartbeat records that cycle over 50 keys x 2 values (issue 16's case: a
+    repetitive stream that must stay silent and cost a full scan no more than twice a headers-only one)."""
+    from crc32c import crc32c
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    part = root / "broker-1" / "heartbeats-0"
+    part.mkdir(parents=True, exist_ok=True)
+    out = bytearray()
+    offset = batches = 0
+    ts = 1_763_632_800_000
+    for pid in (21, 22):
+        for seq in range(0, records_each, 500):
+            builder = DefaultRecordBatchBuilder(2, 3, False, pid, 0, seq, 1 << 30)  # codec 3: lz4
+            for i in range(500):
+                n = seq + i
+                builder.append(i, timestamp=ts + n * 10, key=f"member-{n % 50}".encode(),
+                               value=b"ALIVE" if (n // 50) % 2 == 0 else b"BUSY", headers=[])
+            batch = bytearray(builder.build())
+            struct.pack_into(">q", batch, 0, offset)
+            struct.pack_into(">I", batch, 17, crc32c(bytes(batch[21:])))
+            out += batch
+            offset += 500
+            batches += 1
+        ts += records_each * 10 + 60_000
+    (part / f"{0:020d}.log").write_bytes(out)
+    return len(out), batches, offset
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, action="append", help="data multiple of ~200 MB (repeatable)")
@@ -270,6 +300,8 @@ def main() -> None:
     parser.add_argument("--server", action="store_true", help="also scan through a `kforensics serve` (see above)")
     parser.add_argument("--server-only", action="store_true", help="with --server: skip the parser and embedded rows")
     parser.add_argument("--floor", action="store_true", help="also time parse + input tables only (see above)")
+    parser.add_argument("--heartbeats", action="store_true",
+                        help="also scan the repetitive-content case: 2 producers x 100,000 lz4 heartbeat records")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -312,6 +344,16 @@ def main() -> None:
             result, peaks = run_client(mode, root, env, server.pid)
             rows.append((scale, f"{mode} via server", size, result, peaks, result["job_s"]))
             print(f"x{scale} {mode} via server: {result['job_s']:.1f}s", file=sys.stderr)
+    if args.heartbeats:
+        root = DATA / "heartbeats"
+        if not (root / "broker-1").exists():
+            generate_heartbeats(root)
+        size = sum(p.stat().st_size for p in root.rglob("*.log"))
+        for mode in ("headers-only", "full"):
+            result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
+            total = result["session_s"] + result["job_s"]
+            rows.append(("heartbeats", mode, size, result, peaks, total))
+            print(f"heartbeats {mode}: {total:.1f}s, findings {result['findings']}", file=sys.stderr)
     if server:
         server.terminate()
         server.wait()
@@ -321,7 +363,7 @@ def main() -> None:
     for scale, mode, size, r, peaks, total in rows:
         job = max(r["job_s"], 1e-9)
         session = "—" if r["session_s"] is None else f"{r['session_s']:.1f}"
-        print(f"| x{scale} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f} | "
+        print(f"| {scale if isinstance(scale, str) else f'x{scale}'} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f} | "
               f"{size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
               f"{peaks['driver_mb']:.0f} | {peaks['workers_mb']:.0f} |")
 

@@ -14,3 +14,9 @@ DEFAULT_OFFSETS_TOPIC_PARTITIONS = 50
 #: How long a remote segment may stay in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED before its partition's
 #: newest __remote_log_metadata event (remote_segment_stuck).
 DEFAULT_REMOTE_STUCK_AFTER_MS = 60 * 60 * 1000
+#: A re-send (`content_duplicate`): at least this many records, among the earlier producer id's last
+#: DEFAULT_RESEND_TAIL, the new one's first write within DEFAULT_RESEND_WINDOW_MS of the earlier one's last (a
+#: producer restarted by Kubernetes or a supervisor with back-off comes back after minutes).
+DEFAULT_RESEND_MIN_RECORDS = 3
+DEFAULT_RESEND_TAIL = 10_000
+DEFAULT_RESEND_WINDOW_MS = 15 * 60 * 1000

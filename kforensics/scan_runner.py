@@ -17,6 +17,9 @@ from typing import Any
 from kforensics import scan_output
 from kforensics.defaults import (
     DEFAULT_REMOTE_STUCK_AFTER_MS,
+    DEFAULT_RESEND_MIN_RECORDS,
+    DEFAULT_RESEND_TAIL,
+    DEFAULT_RESEND_WINDOW_MS,
     DEFAULT_TRANSACTION_STATE_PARTITIONS,
     DEFAULT_TXN_TIMEOUT_MS,
 )
@@ -32,6 +35,9 @@ class ScanOptions:
     txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS
     transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
     remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS
+    resend_min_records: int = DEFAULT_RESEND_MIN_RECORDS
+    resend_tail: int = DEFAULT_RESEND_TAIL
+    resend_window_ms: int = DEFAULT_RESEND_WINDOW_MS
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

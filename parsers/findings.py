@@ -141,7 +141,7 @@ KINDS: dict[str, FindingKind] = _kinds(
                 "(a fenced producer still writing)", ("newer_epoch", "newer_epoch_first_offset")),
     FindingKind("content_duplicate", "warning", "a new producer id re-sent records another producer id had "
                 "written (a producer restarted without idempotence across the restart)",
-                ("producer_ids", "offset_pairs", "matches")),
+                ("producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between")),
     # transactions (spark/transactions.py)
     FindingKind("hanging_transaction", "error", "a transaction open at the log end for longer than the "
                 "transaction timeout: the LSO is stuck", ("first_offset", "lso_stuck_at", "age_ms_at_log_end",

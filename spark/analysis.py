@@ -74,8 +74,8 @@ class _Once(Generic[T]):
 
 def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
             transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
-            facts: InputFacts | None = None,
-            remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS) -> dict[str, Callable[[], DataFrame]]:
+            facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
+            resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
     coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings (records in
     full mode); returns producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
@@ -84,7 +84,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
-    a partition under two brokers, no coordinator or group checks without their internal topics."""
+    a partition under two brokers, no coordinator or group checks without their internal topics. `resend` holds
+    content_duplicate's min_records, tail and window_ms (full mode)."""
     keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
     possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
     batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
@@ -146,7 +147,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         if possible.has_consumer_offsets:
             checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
         if "records" in tables:
-            checks.append(lambda: producers.content_duplicates(tables["records"]))
+            checks.append(lambda: producers.content_duplicates(tables["records"], **(resend or {})))
         if possible.has_remote_log_metadata and "remote_log_events" in tables:
             checks += [lambda: remote_storage.remote_segment_stuck(remote(), remote_stuck_after_ms),
                        lambda: remote_storage.remote_log_gaps(finished(), local()),

@@ -28,6 +28,9 @@ from kforensics import scan_output
 from kforensics.defaults import (
     DEFAULT_OUT,
     DEFAULT_REMOTE_STUCK_AFTER_MS,
+    DEFAULT_RESEND_MIN_RECORDS,
+    DEFAULT_RESEND_TAIL,
+    DEFAULT_RESEND_WINDOW_MS,
     DEFAULT_TRANSACTION_STATE_PARTITIONS,
     DEFAULT_TXN_TIMEOUT_MS,
 )
@@ -97,6 +100,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
              topic_glob: str | None = None, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
              transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
              remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
+             resend_min_records: int = DEFAULT_RESEND_MIN_RECORDS, resend_tail: int = DEFAULT_RESEND_TAIL,
+             resend_window_ms: int = DEFAULT_RESEND_WINDOW_MS,
              progress: Callable[[int, int], None] | None = None,
              manifest: scan_output.Manifest | None = None) -> scan_output.ScanSummary:
     """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`.
@@ -111,7 +116,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
         manifest = scan_output.prepare(out, inputs=inputs, options={
             "headers_only": headers_only, "topic_glob": topic_glob, "txn_timeout_ms": txn_timeout_ms,
             "transaction_state_partitions": transaction_state_partitions,
-            "remote_stuck_after_ms": remote_stuck_after_ms})
+            "remote_stuck_after_ms": remote_stuck_after_ms, "resend_min_records": resend_min_records,
+            "resend_tail": resend_tail, "resend_window_ms": resend_window_ms})
     shipped = ship_package(spark)
     finish = _progress_thread(spark, progress) if progress else None
     try:
@@ -137,7 +143,9 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
                        if name in inputs_out and name != "batches"]
             results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
                               transaction_state_partitions=transaction_state_partitions, facts=facts,
-                              remote_stuck_after_ms=remote_stuck_after_ms)
+                              remote_stuck_after_ms=remote_stuck_after_ms,
+                              resend={"min_records": resend_min_records, "tail": resend_tail,
+                                      "window_ms": resend_window_ms})
             # findings first: it needs most intermediates and is the longest write
             futures += [pool.submit(write, name, results[name])
                         for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]

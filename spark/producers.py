@@ -8,9 +8,13 @@ sequence; transactional sequences run on across commits and aborts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pandas as pd
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL, DEFAULT_RESEND_WINDOW_MS
 from kforensics.spark.findings import KEY, fmt, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
@@ -114,33 +118,121 @@ def producers_table(data: DataFrame) -> DataFrame:
                  F.max(F.col("is_transactional").cast("int")).cast("boolean").alias("is_transactional")))
 
 
-def content_duplicates(records: DataFrame, *, window_ms: int = 60_000, min_records: int = 3) -> DataFrame:
-    """Needs the records table; returns `content_duplicate` findings: a new producer id re-sending records
-    (same key and value hashes) that another producer id wrote, starting within `window_ms` after that
-    producer's last write, at least `min_records` of them (one equal value is ordinary, a run is a re-send)."""
-    keyed = records.filter(F.col("value_hash").isNotNull())
-    spans = keyed.groupBy(*PRODUCER).agg(F.min("offset").alias("first_offset"), F.max("offset").alias("last_offset"),
-                                         F.min("timestamp").alias("first_ts"), F.max("timestamp").alias("last_ts"))
-    a = keyed.alias("a").join(spans.alias("sa"), [*PRODUCER])
-    b = keyed.alias("b").join(spans.alias("sb"), [*PRODUCER])
-    a = a.select(*KEY, F.col("producer_id").alias("pid_a"), F.col("offset").alias("offset_a"), "key_hash", "value_hash",
-                 F.col("last_offset").alias("a_last_offset"), F.col("last_ts").alias("a_last_ts"))
-    b = b.select(*KEY, F.col("producer_id").alias("pid_b"), F.col("offset").alias("offset_b"), "key_hash", "value_hash",
-                 F.col("first_offset").alias("b_first_offset"), F.col("first_ts").alias("b_first_ts"),
-                 F.col("producer_epoch"))
-    pairs = (a.join(b, [*KEY, "key_hash", "value_hash"])
-             .filter((F.col("pid_a") != F.col("pid_b")) & (F.col("a_last_offset") < F.col("b_first_offset"))
-                     & (F.col("b_first_ts") - F.col("a_last_ts") <= window_ms)
-                     & (F.col("b_first_ts") >= F.col("a_last_ts") - window_ms)))
-    grouped = (pairs.groupBy(*KEY, "pid_a", "pid_b")
-               .agg(F.count(F.lit(1)).alias("matches"), F.min("offset_b").alias("first_resent_offset"),
-                    F.min("producer_epoch").alias("producer_epoch"),
-                    F.slice(F.array_sort(F.collect_list(F.array("offset_a", "offset_b"))), 1, 20).alias("offset_pairs"))
-               .filter(F.col("matches") >= min_records))
+RESEND_SCHEMA = ("broker string, topic string, partition int, pid_a long, pid_b long, producer_epoch int, "
+                 "matches long, a_first_offset long, a_last_offset long, b_first_offset long, b_last_offset long, "
+                 "ms_between long")
+
+
+def producer_spans(records: DataFrame) -> DataFrame:
+    """Needs the records table; per (partition, producer id): first/last offset and timestamp, record count."""
+    return records.groupBy(*PRODUCER).agg(
+        F.min("offset").alias("first_offset"), F.max("offset").alias("last_offset"),
+        F.min_by("timestamp", "offset").alias("first_ts"), F.max_by("timestamp", "offset").alias("last_ts"),
+        F.count(F.lit(1)).alias("record_count"))
+
+
+def resend_candidates(spans: DataFrame, *, window_ms: int) -> DataFrame:
+    """Needs producer_spans; pairs (pid_a, pid_b) of a partition where pid_b's history starts after pid_a's
+    last record in the log and its first write comes within `window_ms` of pid_a's last write (0: any time)."""
+    a = spans.select(*KEY, F.col("producer_id").alias("pid_a"), F.col("last_offset").alias("a_last_offset"),
+                     F.col("last_ts").alias("a_last_ts"))
+    b = spans.select(*KEY, F.col("producer_id").alias("pid_b"), F.col("first_offset").alias("b_first_offset"),
+                     F.col("first_ts").alias("b_first_ts"))
+    pairs = a.join(b, KEY).filter((F.col("pid_a") != F.col("pid_b"))
+                                  & (F.col("a_last_offset") < F.col("b_first_offset")))
+    if window_ms > 0:
+        pairs = pairs.filter(F.abs(F.col("b_first_ts") - F.col("a_last_ts")) <= window_ms)
+    return pairs.select(*KEY, "pid_a", "pid_b")
+
+
+def _head_and_tail(records: DataFrame, tail: int) -> tuple[DataFrame, DataFrame]:
+    """Each producer id's first `tail` records (the head a re-send starts with) and last `tail` (where it comes
+    from): nothing else of a history is compared, however long it is."""
+    first = Window.partitionBy(*PRODUCER).orderBy("offset")
+    last = Window.partitionBy(*PRODUCER).orderBy(F.col("offset").desc())
+    null = F.lit(-(2**63))  # a null key or value (pandas would make it NaN, which equals nothing)
+    cols = [*PRODUCER, "offset", "timestamp", "producer_epoch", F.coalesce("key_hash", null).alias("key_hash"),
+            F.coalesce("value_hash", null).alias("value_hash")]
+    ranked = records.select(*cols).withColumn("from_start", F.row_number().over(first)).withColumn(
+        "from_end", F.row_number().over(last))
+    return ranked.filter(F.col("from_start") <= tail), ranked.filter(F.col("from_end") <= tail)
+
+
+def longest_prefix_matches(head: list, tail: list) -> list[int]:
+    """For each position j of `tail`, how many elements of `head` match tail[j], tail[j+1], ... in order (the
+    Z-algorithm over head + separator + tail: linear in their lengths, whatever repeats in them)."""
+    sep = object()
+    s = [*head, sep, *tail]
+    n = len(s)
+    z = [0] * n
+    left = right = 0
+    for i in range(1, n):
+        if i < right:
+            z[i] = min(right - i, z[i - left])
+        while i + z[i] < n and s[z[i]] == s[i + z[i]]:
+            z[i] += 1
+        if i + z[i] > right:
+            left, right = i, i + z[i]
+    return z[len(head) + 1:]
+
+
+def _match_resends(min_records: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    def match(group: pd.DataFrame) -> pd.DataFrame:
+        """One new producer id's head against the tails of its candidate predecessors."""
+        out = []
+        head = group[group["role"] == "head"].sort_values("offset")
+        h = list(zip(head["key_hash"], head["value_hash"], strict=True))
+        for pid_a, tail in group[group["role"] == "tail"].groupby("pid_a"):
+            tail = tail.sort_values("offset")
+            t = list(zip(tail["key_hash"], tail["value_hash"], strict=True))
+            z = longest_prefix_matches(h, t)
+            anchors = [j for j, k in enumerate(z) if k >= min_records]
+            # The run's first records must stand once in the earlier tail: a stream that repeats its own
+            # records (heartbeats, status) matches everywhere, and that is its nature, not a re-send.
+            if len(anchors) != 1:
+                continue
+            j = anchors[0]
+            k = z[j]
+            out.append({**{c: head.iloc[0][c] for c in KEY}, "pid_a": pid_a, "pid_b": head.iloc[0]["producer_id"],
+                        "producer_epoch": head.iloc[0]["producer_epoch"], "matches": k,
+                        "a_first_offset": tail.iloc[j]["offset"], "a_last_offset": tail.iloc[j + k - 1]["offset"],
+                        "b_first_offset": head.iloc[0]["offset"], "b_last_offset": head.iloc[k - 1]["offset"],
+                        "ms_between": head.iloc[0]["timestamp"] - tail.iloc[-1]["timestamp"]})
+        return pd.DataFrame(out, columns=[c.split(" ")[0] for c in RESEND_SCHEMA.split(", ")])
+
+    return match
+
+
+def resends(records: DataFrame, *, min_records: int = DEFAULT_RESEND_MIN_RECORDS, tail: int = DEFAULT_RESEND_TAIL,
+            window_ms: int = DEFAULT_RESEND_WINDOW_MS) -> DataFrame:
+    """Needs the records table; one row per re-send (RESEND_SCHEMA): a run of at least `min_records`
+    consecutive records at the start of a producer id's history in a partition that equals, record for record
+    (key and value hashes), a consecutive run among an earlier producer id's last `tail` records, the new one's
+    first write within `window_ms` of the earlier one's last (0: no limit). The work grows with the number of
+    producer ids and with `tail`, never with how often a value repeats."""
+    pairs = resend_candidates(producer_spans(records), window_ms=window_ms)
+    heads, tails = _head_and_tail(records, tail)
+    b_side = heads.join(pairs.select(*KEY, F.col("pid_b").alias("producer_id")).distinct(), PRODUCER, "left_semi")
+    a_side = tails.join(pairs.withColumnRenamed("pid_a", "producer_id"), PRODUCER)
+    # grouped by the new producer id: its head, and the tail of each candidate predecessor (pid_a)
+    rows = (b_side.select(*KEY, "producer_id", F.lit(None).cast("long").alias("pid_a"), F.lit("head").alias("role"),
+                          "offset", "timestamp", "producer_epoch", "key_hash", "value_hash")
+            .unionByName(a_side.select(*KEY, F.col("pid_b").alias("producer_id"), F.col("producer_id").alias("pid_a"),
+                                       F.lit("tail").alias("role"), "offset", "timestamp", "producer_epoch",
+                                       "key_hash", "value_hash")))
+    return rows.groupBy(*PRODUCER).applyInPandas(_match_resends(min_records), RESEND_SCHEMA)
+
+
+def content_duplicates(records: DataFrame, *, min_records: int = DEFAULT_RESEND_MIN_RECORDS,
+                       tail: int = DEFAULT_RESEND_TAIL, window_ms: int = DEFAULT_RESEND_WINDOW_MS) -> DataFrame:
+    """Needs the records table; `content_duplicate` findings: the re-sends of `resends`."""
+    found = resends(records, min_records=min_records, tail=tail, window_ms=window_ms)
     return to_findings(
-        grouped, "content_duplicate", file=None, position=None, offset="first_resent_offset",
-        producer_id="pid_b",
-        message=fmt("Producer %d re-sent %d records that producer %d had already written, starting at offset %d "
-                    "right after producer %d stopped: duplicates the broker could not detect.", "pid_b", "matches",
-                    "pid_a", "first_resent_offset", "pid_a"),
-        details={"producer_ids": F.array("pid_a", "pid_b"), "offset_pairs": "offset_pairs", "matches": "matches"})
+        found, "content_duplicate", file=None, position=None, offset="b_first_offset", producer_id="pid_b",
+        message=fmt("Producer %d re-sent %d records that producer %d had written (offsets %d-%d again at %d-%d, "
+                    "%d ms after producer %d's last write): duplicates the broker could not detect.", "pid_b",
+                    "matches", "pid_a", "a_first_offset", "a_last_offset", "b_first_offset", "b_last_offset",
+                    "ms_between", "pid_a"),
+        details={"producer_ids": F.array("pid_a", "pid_b"), "matches": "matches",
+                 "original_offsets": F.array("a_first_offset", "a_last_offset"),
+                 "resent_offsets": F.array("b_first_offset", "b_last_offset"), "ms_between": "ms_between"})

@@ -103,25 +103,68 @@ def test_producers_table(spark):
 RECORD_DDL = ddl(_schema([*PARTITION_KEY, *RECORD_FIELDS]))
 
 
-def test_content_duplicates(spark):
-    def rec(partition: int, offset: int, pid: int, ts: int, n: int) -> tuple:
-        return ("b", "t", partition, offset, ts, pid, 0, 100 + n, 200 + n, 1, 1)
+def _rec(partition: int, offset: int, pid: int, ts: int, n: int) -> tuple:
+    """A record whose content (key and value hashes) is number n."""
+    return ("b", "t", partition, offset, ts, pid, 0, 100 + n, 200 + n, 1, 1)
 
-    records = spark.createDataFrame([
-        # 0: producer 2 re-sends three of producer 1's records 10 s after its last write.
-        *[rec(0, o, 1, 1000 + o, o) for o in range(4)], *[rec(0, 10 + n, 2, 11_000 + n, n) for n in range(3)],
-        # 1: two equal records are ordinary.
-        *[rec(1, o, 1, 1000 + o, o) for o in range(4)], *[rec(1, 10 + n, 2, 11_000 + n, n) for n in range(2)],
-        # 2: the re-send starts more than 60 s after producer 1 stopped.
-        *[rec(2, o, 1, 1000 + o, o) for o in range(4)], *[rec(2, 10 + n, 2, 70_000 + n, n) for n in range(3)],
-        # 3: producer 2 started before producer 1 stopped: not a re-send after it.
-        *[rec(3, o, 1, 1000 + o, o) for o in (0, 1, 2, 20)], *[rec(3, 10 + n, 2, 1010 + n, n) for n in range(3)],
-    ], RECORD_DDL)
-    found = producers.content_duplicates(records).select(
+
+RESEND_DETAILS = ("producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between")
+
+
+def _resends(spark, rows: list[tuple], **kwargs) -> list[tuple]:
+    found = producers.content_duplicates(spark.createDataFrame(rows, RECORD_DDL), **kwargs).select(
         "kind", "severity", "partition", "file", "offset", "producer_id",
-        *[F.get_json_object("details", f"$.{k}").alias(k) for k in ("producer_ids", "offset_pairs", "matches")])
-    expected = spark.createDataFrame(
-        [("content_duplicate", "warning", 0, None, 10, 2, "[1,2]", "[[0,10],[1,11],[2,12]]", "3")],
-        "kind string, severity string, partition int, file string, offset bigint, producer_id bigint, "
-        "producer_ids string, offset_pairs string, matches string")
-    assertDataFrameEqual(found, expected)
+        *[F.get_json_object("details", f"$.{k}").alias(k) for k in RESEND_DETAILS])
+    return sorted(tuple(r) for r in found.collect())
+
+
+def test_content_duplicates(spark):
+    minute = 60_000
+    rows = [
+        # 0: producer 2 re-sends three of producer 1's records (its first three of four) 10 s after its last write.
+        *[_rec(0, o, 1, 1000 + o, o) for o in range(4)], *[_rec(0, 10 + n, 2, 11_000 + n, n) for n in range(3)],
+        # 1: two equal records are ordinary.
+        *[_rec(1, o, 1, 1000 + o, o) for o in range(4)], *[_rec(1, 10 + n, 2, 11_000 + n, n) for n in range(2)],
+        # 2: a slow restart: the re-send of the last three comes 5 minutes later (within the 15-minute window).
+        *[_rec(2, o, 1, 1000 + o, o) for o in range(4)],
+        *[_rec(2, 10 + n, 2, 1003 + 5 * minute + n, n + 1) for n in range(3)],
+        # 3: producer 2 started before producer 1 stopped: not a re-send after it.
+        *[_rec(3, o, 1, 1000 + o, o) for o in (0, 1, 2, 20)], *[_rec(3, 10 + n, 2, 1010 + n, n) for n in range(3)],
+        # 4: the replay comes 20 minutes after producer 1's last write: beyond the window.
+        *[_rec(4, o, 1, 1000 + o, o) for o in range(4)],
+        *[_rec(4, 10 + n, 2, 1003 + 20 * minute + n, n + 1) for n in range(3)],
+        # 5: the re-sent run is followed by new records; only the run counts.
+        *[_rec(5, o, 1, 1000 + o, o) for o in range(6)],
+        *[_rec(5, 10 + n, 2, 9000 + n, (2, 3, 4, 5, 50, 51)[n]) for n in range(6)],
+    ]
+    assert _resends(spark, rows) == [
+        ("content_duplicate", "warning", 0, None, 10, 2, "[1,2]", "3", "[0,2]", "[10,12]", "9997"),
+        ("content_duplicate", "warning", 2, None, 10, 2, "[1,2]", "3", "[1,3]", "[10,12]", str(5 * minute)),
+        ("content_duplicate", "warning", 5, None, 10, 2, "[1,2]", "4", "[2,5]", "[10,13]", "7995"),
+    ]
+    # --resend-window 0: no limit, the 20-minute replay is found too; a shorter tail misses what lies before it
+    assert [r[2] for r in _resends(spark, rows, window_ms=0)] == [0, 2, 4, 5]
+    assert [r[2] for r in _resends(spark, rows, tail=3)] == [2]
+    assert [r[2] for r in _resends(spark, rows, min_records=4)] == [5]
+
+
+def test_repetitive_streams_are_no_resend_and_matches_never_exceed_what_was_written(spark):
+    """Two heartbeat producers one after the other, cycling over 50 keys x 2 values: every run of the second
+    stands many times in the first's tail, which is the stream's nature. A genuine re-send of unique records at
+    the end of such a stream is still found, counted once per re-sent record."""
+    cycle = 100
+    rows = [_rec(0, o, 1, o, o % cycle) for o in range(2000)]
+    rows += [_rec(0, 2000 + o, 2, 2000 + o, o % cycle) for o in range(2000)]
+    assert _resends(spark, rows) == []
+    unique = [_rec(1, o, 1, o, 1000 + o) for o in range(50)]  # unique payloads: a real re-send of the last 20
+    unique += [_rec(1, 50 + n, 2, 60 + n, 1030 + n) for n in range(20)]
+    unique += [_rec(1, 70 + o, 2, 80 + o, o % cycle) for o in range(300)]
+    (found,) = _resends(spark, unique)
+    assert found[2] == 1 and found[7] == "20" and found[8] == "[30,49]" and found[9] == "[50,69]"
+
+
+def test_longest_prefix_matches() -> None:
+    z = producers.longest_prefix_matches([1, 2, 3], [0, 1, 2, 3, 1, 2, 4, 1])
+    assert z == [0, 3, 0, 0, 2, 0, 0, 1]
+    assert producers.longest_prefix_matches([], [1, 2]) == [0, 0]
+    assert producers.longest_prefix_matches([7, 7], [7, 7, 7]) == [2, 2, 1]

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kforensics.commands import options
-from kforensics.defaults import DEFAULT_OUT
+from kforensics.defaults import DEFAULT_OUT, DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
 from kforensics.durations import Duration
 
 
@@ -23,11 +23,18 @@ from kforensics.durations import Duration
 @click.option("--remote-stuck-after", type=Duration(), default="1h", show_default=True,
               help="A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before its "
                    "partition's newest __remote_log_metadata event is stuck (1h, 90m, 45s, or ms).")
+@click.option("--resend-min-records", type=click.IntRange(min=1), default=DEFAULT_RESEND_MIN_RECORDS,
+              show_default=True, help="content_duplicate: the fewest consecutive records that make a re-send.")
+@click.option("--resend-tail", type=click.IntRange(min=1), default=DEFAULT_RESEND_TAIL, show_default=True,
+              help="content_duplicate: how many of an earlier producer id's last records a re-send may come from.")
+@click.option("--resend-window", type=Duration(), default="15m", show_default=True,
+              help="content_duplicate: the longest time between an earlier producer id's last write and the new "
+                   "one's first (1h, 90m, 45s, or ms; 0: no limit).")
 @options.spark_conf("A Spark property for this scan, as spark-submit's --conf (repeatable).")
 @options.verbose("OUT/_kforensics-spark.log")
 def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int, remote_stuck_after: int, spark_conf: dict[str, str],
-         verbose: bool) -> None:
+         txn_timeout: int, transaction_state_partitions: int, remote_stuck_after: int, resend_min_records: int,
+         resend_tail: int, resend_window: int, spark_conf: dict[str, str], verbose: bool) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
@@ -56,7 +63,8 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
 
     scan_options = ScanOptions(headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
                                transaction_state_partitions=transaction_state_partitions,
-                               remote_stuck_after_ms=remote_stuck_after)
+                               remote_stuck_after_ms=remote_stuck_after, resend_min_records=resend_min_records,
+                               resend_tail=resend_tail, resend_window_ms=resend_window)
     summary = run_scan(dirs, out, scan_options,
                        master=master, spark_conf=spark_conf, verbose=verbose,
                        show_progress=sys.stderr.isatty() and not as_json)
