@@ -59,7 +59,7 @@ def dump_log_fast(path: Path, opts: Any, out: Any, state: Any, selected_fn: Any,
     valid_bytes = 0
     try:
         with open_log(path) as log:
-            for item in log.batches(headers_only=not opts.deep_iteration, max_bytes=opts.max_bytes):
+            for item in log.batches(max_bytes=opts.max_bytes):
                 if isinstance(item, Finding):
                     writer.flush()
                     report(item, out, state)

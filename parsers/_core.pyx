@@ -789,9 +789,9 @@ cdef class DumpLines:
     def batch(self, object b):
         """One batch line (any magic; batch header fields only). `b` is a RecordBatch: its fields are read by
         position."""
-        cdef tuple t = b
-        if len(t) != 22:
+        if not isinstance(b, tuple) or len(b) != 22:
             raise ValueError("not a RecordBatch")
+        cdef tuple t = <tuple>b  # a NamedTuple is a tuple subclass: the exact-type check of `cdef tuple t = b` fails
         cdef int magic = t[2]
         if self.json:
             self._raw("{\"type\":\"batch\",\"file\":", 23)
