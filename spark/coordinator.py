@@ -39,7 +39,7 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
         F.max_by("producer_id", "offset").alias("producer_id"),
         F.max_by("producer_epoch", "offset").alias("producer_epoch"),
         F.min_by("producer_epoch", "offset").alias("first_producer_epoch"),
-        F.transform(F.array_sort(F.collect_list(F.struct("offset", "state"))), lambda r: r["state"]).alias("states"),
+        F.expr("transform(array_sort(collect_list(struct(offset, state))), r -> r.state)").alias("states"),
         F.array_sort(F.array_distinct(F.flatten(F.collect_list(
             F.split(F.coalesce("txn_partitions", F.lit("")), ","))))).alias("partitions"),
         F.max_by("transaction_timeout_ms", "offset").alias("transaction_timeout_ms"),
@@ -56,7 +56,7 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
                .when(F.array_contains(states, "Ongoing"), "ONGOING").otherwise("NONE"))
     return grouped.select(
         "cluster_id", "transactional_id", "producer_id", "producer_epoch", "first_producer_epoch", outcome.alias("outcome"), "states",
-        F.filter("partitions", lambda p: p != "").alias("partitions"), "transaction_timeout_ms",
+        F.expr("filter(partitions, p -> p != '')").alias("partitions"), "transaction_timeout_ms",
         F.when(F.col("txn_start_timestamp") >= 0, F.col("txn_start_timestamp")).alias("txn_start_timestamp"),
         F.when(F.array_contains(states, "CompleteCommit") | F.array_contains(states, "CompleteAbort"),
                F.col("last_update_timestamp")).alias("completed_at"),

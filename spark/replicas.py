@@ -30,9 +30,10 @@ def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> Data
     """Needs partition_ends, the brokers and leader_epochs tables; per partition and broker: cluster_id,
     log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch, leader_epoch_checkpoint
     ("epoch@start_offset, ..."), log_end_timestamp and replica_count (brokers of the cluster holding it)."""
-    lineage = epochs.groupBy(*KEY).agg(F.concat_ws(", ", F.transform(
-        F.array_sort(F.collect_list(F.struct("start_offset", "epoch"))),
-        lambda e: F.format_string("%d@%d", e["epoch"], e["start_offset"]))).alias("leader_epoch_checkpoint"))
+    # SQL text, not a Python lambda (PySpark names its variables afresh at every build: the code is compiled again)
+    lineage = epochs.groupBy(*KEY).agg(F.expr(
+        "concat_ws(', ', transform(array_sort(collect_list(struct(start_offset, epoch))), "
+        "e -> format_string('%d@%d', e.epoch, e.start_offset)))").alias("leader_epoch_checkpoint"))
     out = with_cluster_id(ends, brokers).join(lineage, KEY, "left")
     return out.select(
         *KEY, "cluster_id",

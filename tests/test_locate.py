@@ -166,7 +166,6 @@ def test_locate_does_not_import_pyspark(sample_logs: Path) -> None:
 
 
 def test_spark_column_matches_the_library(spark) -> None:
-    from pyspark.sql import functions as F
 
     from kforensics.spark.coordinator_partition import java_string_hash as hash_col
     from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
@@ -174,7 +173,7 @@ def test_spark_column_matches_the_library(spark) -> None:
     strings = [*SAMPLES, brute_force_min_value()]
     df = spark.createDataFrame([(s,) for s in strings] + [(None,)], "transactional_id string")
     rows = (with_expected_coordinator_partition(df, 50)
-            .select("transactional_id", hash_col(F.col("transactional_id")).alias("h"),
+            .select("transactional_id", hash_col("transactional_id").alias("h"),
                     "expected_coordinator_partition").collect())
     got = {r["transactional_id"]: (r["h"], r["expected_coordinator_partition"]) for r in rows}
     assert got.pop(None) == (None, None)

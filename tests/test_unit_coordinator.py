@@ -139,7 +139,8 @@ def test_marker_checks_match_markers_by_time(spark):
                                     "marker_outcome", "marker_epoch", "data_offset"), expected)
 
 
-MARKER_DETAILS = ("transactional_id", "coordinator_offset", "coordinator_outcome", "marker_outcome")
+MARKER_DETAILS = ("transactional_id", "coordinator_offset", "coordinator_outcome", "marker_outcome",
+                  "expected_coordinator_partition")
 
 
 def test_marker_findings(spark):
@@ -158,11 +159,14 @@ def test_marker_findings(spark):
         "CAST(0 AS INT) AS producer_epoch", f"'{tsp}' AS coordinator_partition",
         "CAST(3 AS BIGINT) AS coordinator_last_offset", "'b9' AS coordinator_broker",
         "CAST(1000 AS BIGINT) AS txn_start_timestamp", "CAST(3000 AS BIGINT) AS completed_at",
-        "CAST(array() AS array<string>) AS partitions_not_in_input")
+        "CAST(array() AS array<string>) AS partitions_not_in_input",
+        "'__transaction_state-7' AS expected_coordinator_partition")
     expected = expected_findings(spark, [
-        ("marker_missing", "error", "b2", "t", 0, LOG, 0, 0, 10, 0, "a", "3", "COMMIT", None),
-        ("marker_missing", "error", "b1", "t", 2, None, None, None, 10, 0, "a", "3", "COMMIT", None),
-        ("outcome_mismatch", "error", "b1", "t", 1, LOG, 700, 7, 10, 1, "a", "3", "ABORT", "COMMIT"),
+        ("marker_missing", "error", "b2", "t", 0, LOG, 0, 0, 10, 0, "a", "3", "COMMIT", None, "__transaction_state-7"),
+        ("marker_missing", "error", "b1", "t", 2, None, None, None, 10, 0, "a", "3", "COMMIT", None,
+         "__transaction_state-7"),
+        ("outcome_mismatch", "error", "b1", "t", 1, LOG, 700, 7, 10, 1, "a", "3", "ABORT", "COMMIT",
+         "__transaction_state-7"),
     ], *MARKER_DETAILS)
     assertDataFrameEqual(findings_view(coordinator.marker_findings(checks), *MARKER_DETAILS), expected)
 
@@ -190,7 +194,8 @@ def batch_idempotent(pid: int, offset: int) -> dict:
     return row
 
 
-FENCE_DETAILS = ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches")
+FENCE_DETAILS = ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches",
+                 "expected_coordinator_partition")
 
 
 def test_epoch_fenced_writes(spark):
@@ -198,8 +203,8 @@ def test_epoch_fenced_writes(spark):
                                  ("c", 30, 2, 200)],
                                 "cluster_id string, producer_id bigint, producer_epoch int, "
                                 "last_update_timestamp bigint")
-    txn_ids = spark.createDataFrame([("c", 10, "a")], "cluster_id string, producer_id bigint, "
-                                    "transactional_id string")
+    txn_ids = spark.createDataFrame([("c", 10, "a", "__transaction_state-7")], "cluster_id string, "
+                                    "producer_id bigint, transactional_id string, expected_coordinator_partition string")
     rows = [txn_data(10, 0, base_timestamp=2000),                    # before the fence
             txn_data(10, 2, base_timestamp=5000),                    # at the fence's own millisecond: not after it
             txn_data(10, 3, base_timestamp=6000), txn_data(10, 4, base_timestamp=7000),  # the zombie's writes
@@ -210,8 +215,9 @@ def test_epoch_fenced_writes(spark):
     data = batches(spark, [{"cluster_id": "c", **r} for r in rows], clustered=True)
     out = coordinator.epoch_fenced_writes(data, log, txn_ids)
     assertDataFrameEqual(findings_view(out, *FENCE_DETAILS), expected_findings(spark, [
-        ("epoch_fenced_write", "error", "b1", "t", 0, LOG, 300, 3, 10, 0, "a", "5000", "1", "6000", "2"),
-        ("epoch_fenced_write", "error", "b1", "t", 2, LOG, 0, 0, 30, 0, None, "100", "1", "150", "2"),
+        ("epoch_fenced_write", "error", "b1", "t", 0, LOG, 300, 3, 10, 0, "a", "5000", "1", "6000", "2",
+         "__transaction_state-7"),
+        ("epoch_fenced_write", "error", "b1", "t", 2, LOG, 0, 0, 30, 0, None, "100", "1", "150", "2", None),
     ], *FENCE_DETAILS))
 
 
