@@ -26,3 +26,14 @@ def test_the_library_modules_import_neither_spark_nor_click_nor_rich() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_every_subpackage_is_installed() -> None:
+    """An installed kforensics holds every package of the checkout: pyproject's list names them all (a
+    subpackage missing there works from a checkout and an editable install, and breaks `pip install .`)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"kforensics." + ".".join(p.parent.relative_to(REPO / "kforensics").parts) if p.parent != REPO / "kforensics"
+             else "kforensics" for p in (REPO / "kforensics").rglob("__init__.py")}
+    assert found | {"kforensics.parsers", "kforensics.spark"} == listed
