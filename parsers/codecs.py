@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import io
 import struct
-import zlib
+import threading
 
 import cramjam
 import lz4.frame
 import zstandard
 
+try:  # ISA-L's inflate: the same streams as zlib's, about twice as fast
+    from isal import isal_zlib as zlib
+except ImportError:  # a platform without its wheel
+    import zlib  # type: ignore[no-redef]
+
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 DEFAULT_MAX_SIZE = 256 << 20
+# First output buffer of lz4 and zstd, grown by doubling: asking for DEFAULT_MAX_SIZE at once costs a large
+# allocation per batch, several times the decompression of a typical batch.
+FIRST_CHUNK = 64 << 10
 
 # Kafka's Java snappy framing (xerial SnappyOutputStream): magic, version, compatible version, then
 # blocks of int32 length + raw snappy.
@@ -111,11 +119,19 @@ def _unlz4(data: bytes | memoryview, max_size: int, *, legacy: bool) -> bytes:
 
 def _lz4_frame(data: bytes, max_size: int) -> bytes:
     decompressor = lz4.frame.LZ4FrameDecompressor()
-    out = decompressor.decompress(data, max_length=max_size + 1)
+    want = _first_chunk(len(data), max_size)
+    out = decompressor.decompress(data, max_length=want)
+    while not decompressor.eof and not decompressor.needs_input and len(out) <= max_size:
+        want = min(max_size + 1 - len(out), max(FIRST_CHUNK, 2 * len(out)))
+        out += decompressor.decompress(b"", max_length=want)
     _check_size(len(out), max_size)
     if not decompressor.eof:
         raise CodecError("lz4: truncated frame")
     return out
+
+
+def _first_chunk(compressed: int, max_size: int) -> int:
+    return min(max_size + 1, max(FIRST_CHUNK, 4 * compressed))
 
 
 def _fix_lz4_header_checksum(data: bytes) -> bytes | None:
@@ -165,13 +181,27 @@ def _xxh32(data: bytes, seed: int = 0) -> int:
     return h
 
 
+_local = threading.local()
+
+
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """One decompressor per thread: making one costs more than decompressing a typical batch, and an
+    instance must not be used by two threads at once."""
+    decompressor = getattr(_local, "zstd", None)
+    if decompressor is None:
+        decompressor = _local.zstd = zstandard.ZstdDecompressor()
+    return decompressor
+
+
 def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
+    reader = _zstd_decompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
+    want = _first_chunk(len(data), max_size)
     out = bytearray()
     while True:
-        chunk = reader.read(1 << 20)
+        chunk = reader.read(want)
         if not chunk:
             break
         out += chunk
         _check_size(len(out), max_size)
+        want = min(max_size + 1 - len(out), 2 * want)
     return bytes(out)
