@@ -133,6 +133,8 @@ def test_one_input(raw: bytes) -> None:
         fast = CORE.decode_v2(body, 0, len(body), batch, "fuzz.log", Record, Finding, record_batch._control)
         if pure != fast:
             raise AssertionError("decoders differ")
+        if CORE.check_v2(body, 0, len(body), batch, "fuzz.log", Finding) != [f for f in pure if isinstance(f, Finding)]:
+            raise AssertionError("check_v2 differs from the decoder's findings")
     else:  # zeros + crc
         data = fdp.ConsumeBytes(fdp.remaining_bytes())
         stripped = len(data) - len(data.lstrip(b"\x00"))

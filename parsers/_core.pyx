@@ -379,10 +379,7 @@ def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_
         c.decoded = decoded
         status = c.next()
         if status == 1:
-            out.append(finding_type(
-                "record_count_mismatch", path, position,
-                f"batch at byte {position} (base offset {base_offset}) declares {count} records but holds {decoded}",
-                {"declared": count, "decoded": decoded, "base_offset": base_offset}))
+            out.append(_fewer_records(finding_type, path, position, base_offset, count, decoded))
             return out
         if status == 2:
             out.append(_invalid_record(finding_type, path, position, base_offset, decoded, c.reason))
@@ -414,11 +411,44 @@ def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_
             kf_untrack(r)
         out.append(r)
     if c.i != c.n:
-        out.append(finding_type(
-            "record_count_mismatch", path, position,
-            f"batch at byte {position} (base offset {base_offset}) has {c.n - c.i} bytes after its {count} "
-            "declared records", {"declared": count, "trailing_bytes": c.n - c.i, "base_offset": base_offset}))
+        out.append(_trailing_bytes(finding_type, path, position, base_offset, count, c.n - c.i))
     return out
+
+
+def check_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t stop, object batch, str path,
+             object finding_type):
+    """The findings `decode_v2` gives for buf[start:stop] (at most one), without building the records: a full
+    scan checks every record of every batch this way."""
+    cdef _V2Cursor c = _cursor(buf, start, stop)
+    cdef int64_t base_offset = batch.base_offset
+    cdef int64_t count = batch.count
+    cdef int64_t position = batch.position
+    cdef int64_t decoded
+    cdef int status
+    for decoded in range(count):
+        c.decoded = decoded
+        status = c.next()
+        if status == 1:
+            return [_fewer_records(finding_type, path, position, base_offset, count, decoded)]
+        if status == 2:
+            return [_invalid_record(finding_type, path, position, base_offset, decoded, c.reason)]
+    if c.i != c.n:
+        return [_trailing_bytes(finding_type, path, position, base_offset, count, c.n - c.i)]
+    return []
+
+
+cdef object _fewer_records(object finding_type, str path, int64_t position, int64_t base_offset, int64_t count,
+                           int64_t decoded):
+    return finding_type("record_count_mismatch", path, position,
+                        f"batch at byte {position} (base offset {base_offset}) declares {count} records but holds "
+                        f"{decoded}", {"declared": count, "decoded": decoded, "base_offset": base_offset})
+
+
+cdef object _trailing_bytes(object finding_type, str path, int64_t position, int64_t base_offset, int64_t count,
+                            int64_t trailing):
+    return finding_type("record_count_mismatch", path, position,
+                        f"batch at byte {position} (base offset {base_offset}) has {trailing} bytes after its {count} "
+                        "declared records", {"declared": count, "trailing_bytes": trailing, "base_offset": base_offset})
 
 
 cdef object _invalid_record(object finding_type, str path, int64_t position, int64_t base_offset, int64_t decoded,
@@ -558,10 +588,7 @@ cdef class RecordColumns:
             c.decoded = decoded
             status = c.next()
             if status == 1:
-                return [finding_type(
-                    "record_count_mismatch", path, position,
-                    f"batch at byte {position} (base offset {base_offset}) declares {count} records but holds "
-                    f"{decoded}", {"declared": count, "decoded": decoded, "base_offset": base_offset})]
+                return [_fewer_records(finding_type, path, position, base_offset, count, decoded)]
             if status == 2:
                 return [_invalid_record(finding_type, path, position, base_offset, decoded, c.reason)]
             self._reserve(1)
@@ -578,10 +605,7 @@ cdef class RecordColumns:
                 self._hash_into(&self.value_hash[j], c.d + c.value_start, c.value_len)
             self.n = j + 1
         if c.i != c.n:
-            return [finding_type(
-                "record_count_mismatch", path, position,
-                f"batch at byte {position} (base offset {base_offset}) has {c.n - c.i} bytes after its {count} "
-                "declared records", {"declared": count, "trailing_bytes": c.n - c.i, "base_offset": base_offset})]
+            return [_trailing_bytes(finding_type, path, position, base_offset, count, c.n - c.i)]
         return []
 
     def take(self):
@@ -876,10 +900,7 @@ cdef class DumpLines:
             c.decoded = decoded
             status = c.next()
             if status == 1:
-                return [finding_type(
-                    "record_count_mismatch", path, position,
-                    f"batch at byte {position} (base offset {base_offset}) declares {count} records but holds "
-                    f"{decoded}", {"declared": count, "decoded": decoded, "base_offset": base_offset})], \
+                return [_fewer_records(finding_type, path, position, base_offset, count, decoded)], \
                     last_offset, gaps
             if status == 2:
                 return [_invalid_record(finding_type, path, position, base_offset, decoded, c.reason)], \

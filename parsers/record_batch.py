@@ -415,6 +415,17 @@ class LogFile:
             return item if isinstance(item, Record) else None
         return None
 
+    def record_findings(self, batch: RecordBatch) -> list[Finding]:
+        """What `records(batch)` reports about the batch's records, without building them (a full scan checks
+        every record of every batch this way)."""
+        if batch.magic == 2 and self._core is not None:
+            section = self.records_section(batch)
+            if isinstance(section, Finding):
+                return [section]
+            buf, start, stop = section
+            return self._core.check_v2(buf, start, stop, batch, self.path, Finding)
+        return [r for r in self.records(batch) if isinstance(r, Finding)]
+
     def _v2_records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
         section = self.records_section(batch)
         if isinstance(section, Finding):

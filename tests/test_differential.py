@@ -40,7 +40,10 @@ def read_all(log: record_batch.LogFile, **kwargs: object) -> list[object]:
     for item in log.batches(**kwargs):
         out.append(item)
         if isinstance(item, RecordBatch):
-            out.extend(log.records(item))
+            records = list(log.records(item))
+            out.extend(records)
+            # the full scan's check: the same findings, without the records
+            assert log.record_findings(item) == [r for r in records if isinstance(r, Finding)]
             if item.is_control and item.magic == 2:
                 out.append(("control_record", log.control_record(item)))
     return out
