@@ -194,7 +194,10 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
 
 
 def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
-    reader = _zstd_decompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
+    data = bytes(data)
+    # libzstd's stream reader stops quietly where a frame is cut short: the frame headers tell.
+    _check_zstd_frames(data)
+    reader = _zstd_decompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
     want = _first_chunk(len(data), max_size)
     out = bytearray()
     while True:
@@ -205,3 +208,44 @@ def _unzstd(data: bytes | memoryview, max_size: int) -> bytes:
         _check_size(len(out), max_size)
         want = min(max_size + 1 - len(out), 2 * want)
     return bytes(out)
+
+
+ZSTD_MAGIC = 0xFD2FB528
+ZSTD_SKIPPABLE = 0x184D2A50  # the low 4 bits are free
+_UINT32_LE = struct.Struct("<I")
+
+
+def _check_zstd_frames(data: bytes) -> None:
+    """Walk the frames and block headers of a zstd payload (RFC 8878 §3.1) and raise CodecError unless it ends
+    exactly where its last frame does."""
+    n = len(data)
+    pos = 0
+    while pos < n:
+        if n - pos < 5:
+            raise CodecError(f"zstd: truncated frame header at {pos}")
+        magic = _UINT32_LE.unpack_from(data, pos)[0]
+        if magic & 0xFFFFFFF0 == ZSTD_SKIPPABLE:
+            if n - pos < 8:
+                raise CodecError(f"zstd: truncated skippable frame at {pos}")
+            pos += 8 + _UINT32_LE.unpack_from(data, pos + 4)[0]
+            continue
+        if magic != ZSTD_MAGIC:
+            raise CodecError(f"zstd: no frame magic at {pos}")
+        descriptor = data[pos + 4]
+        single_segment = descriptor >> 5 & 1
+        header = (1 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 3]
+                  + ((1 if single_segment else 0), 2, 4, 8)[descriptor >> 6])
+        pos += 4 + header
+        while True:
+            if n - pos < 3:
+                raise CodecError(f"zstd: truncated frame: block header expected at {pos}")
+            block = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+            kind = block >> 1 & 3
+            if kind == 3:
+                raise CodecError(f"zstd: reserved block type at {pos}")
+            pos += 3 + (1 if kind == 1 else block >> 3)
+            if block & 1:
+                break
+        pos += 4 if descriptor >> 2 & 1 else 0  # content checksum
+    if pos > n:
+        raise CodecError(f"zstd: truncated frame: {pos - n} bytes missing")

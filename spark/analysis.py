@@ -28,7 +28,7 @@ from kforensics.spark import (
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
-from kforensics.spark.read import InputFacts
+from kforensics.spark.read import InputFacts, batch_record_rows
 
 T = TypeVar("T")
 
@@ -77,15 +77,15 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
             resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings (records in
-    full mode); returns producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
     coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes and findings, each as a
     function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
     a partition under two brokers, no coordinator or group checks without their internal topics. `resend` holds
-    content_duplicate's min_records, tail and window_ms (full mode)."""
+    content_duplicate's min_records, tail and window_ms; None (headers-only mode) skips that check, the only one
+    that reads records."""
     keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
     possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
     batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
@@ -121,6 +121,12 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     ranges = _Once(lambda: keep(remote_storage.epoch_ranges(finished())))
     pairs = _Once(lambda: keep(remote_storage.range_pairs(ranges())))
 
+    # Re-sends by a new producer id (full mode): candidates from the batch headers, then only the records of
+    # the heads and tails they compare.
+    resend_data = _Once(lambda: data().filter("crc_valid"))
+    resend_pairs = _Once(lambda: keep(producers.resend_candidates(producers.producer_spans(resend_data()),
+                                                                  window_ms=(resend or {}).get("window_ms", 0))))
+
     def findings() -> DataFrame:
         checks: list[Callable[[], DataFrame]] = [
             lambda: tables["parser_findings"],
@@ -146,8 +152,10 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
                        lambda: coordinator.epoch_fenced_writes(clustered(), log(), txn_ids())]
         if possible.has_consumer_offsets:
             checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
-        if "records" in tables:
-            checks.append(lambda: producers.content_duplicates(tables["records"], **(resend or {})))
+        if resend is not None:
+            checks.append(lambda: producers.content_duplicates(producers.resends(
+                batch_record_rows(producers.resend_batches(resend_data(), resend_pairs(), tail=resend["tail"])),
+                resend_pairs(), min_records=resend["min_records"], tail=resend["tail"])))
         if possible.has_remote_log_metadata and "remote_log_events" in tables:
             checks += [lambda: remote_storage.remote_segment_stuck(remote(), remote_stuck_after_ms),
                        lambda: remote_storage.remote_log_gaps(finished(), local()),

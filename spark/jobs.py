@@ -144,8 +144,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, he
             results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
                               transaction_state_partitions=transaction_state_partitions, facts=facts,
                               remote_stuck_after_ms=remote_stuck_after_ms,
-                              resend={"min_records": resend_min_records, "tail": resend_tail,
-                                      "window_ms": resend_window_ms})
+                              resend=None if headers_only else {"min_records": resend_min_records,
+                                                                "tail": resend_tail, "window_ms": resend_window_ms})
             # findings first: it needs most intermediates and is the longest write
             futures += [pool.submit(write, name, results[name])
                         for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]

@@ -123,12 +123,15 @@ RESEND_SCHEMA = ("broker string, topic string, partition int, pid_a long, pid_b 
                  "ms_between long")
 
 
-def producer_spans(records: DataFrame) -> DataFrame:
-    """Needs the records table; per (partition, producer id): first/last offset and timestamp, record count."""
-    return records.groupBy(*PRODUCER).agg(
-        F.min("offset").alias("first_offset"), F.max("offset").alias("last_offset"),
-        F.min_by("timestamp", "offset").alias("first_ts"), F.max_by("timestamp", "offset").alias("last_ts"),
-        F.count(F.lit(1)).alias("record_count"))
+def producer_spans(data: DataFrame) -> DataFrame:
+    """Needs data batches; per (partition, producer id): first_offset, last_offset, first_ts (its first record's
+    timestamp), last_ts (its last batch's max timestamp) and record_count, from the batch headers alone."""
+    first_record_ts = F.when(F.col("timestamp_type") == "LogAppendTime", F.col("max_timestamp")).otherwise(
+        F.col("base_timestamp"))
+    return data.groupBy(*PRODUCER).agg(
+        F.min("base_offset").alias("first_offset"), F.max("last_offset").alias("last_offset"),
+        F.min_by(first_record_ts, "base_offset").alias("first_ts"),
+        F.max_by("max_timestamp", "base_offset").alias("last_ts"), F.sum("count").cast("long").alias("record_count"))
 
 
 def resend_candidates(spans: DataFrame, *, window_ms: int) -> DataFrame:
@@ -145,9 +148,27 @@ def resend_candidates(spans: DataFrame, *, window_ms: int) -> DataFrame:
     return pairs.select(*KEY, "pid_a", "pid_b")
 
 
+def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame:
+    """Needs data batches (file, position, count) and resend_candidates' pairs; the batches whose records a
+    re-send check compares, decided from the headers: those holding the first `tail` records of each newer
+    producer id (pid_b) and the last `tail` records of each earlier one (pid_a). Columns: KEY, file, position, size.
+    Only these records are ever decoded and hashed, however long the histories are."""
+    order = Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
+    before = F.coalesce(F.sum("count").over(order.rowsBetween(Window.unboundedPreceding, -1)), F.lit(0))
+    after = F.coalesce(F.sum("count").over(order.rowsBetween(1, Window.unboundedFollowing)), F.lit(0))
+    newer = pairs.select(*KEY, F.col("pid_b").alias("producer_id")).distinct().withColumn("newer", F.lit(True))
+    earlier = pairs.select(*KEY, F.col("pid_a").alias("producer_id")).distinct().withColumn("earlier", F.lit(True))
+    ranked = (data.join(newer, PRODUCER, "left").join(earlier, PRODUCER, "left")
+              .filter(F.col("newer") | F.col("earlier"))
+              .withColumn("records_before", before).withColumn("records_after", after))
+    needed = ((F.col("newer") & (F.col("records_before") < tail))
+              | (F.col("earlier") & (F.col("records_after") < tail)))
+    return ranked.filter(needed).select(*KEY, "file", "position", "size")
+
+
 def _head_and_tail(records: DataFrame, tail: int) -> tuple[DataFrame, DataFrame]:
-    """Each producer id's first `tail` records (the head a re-send starts with) and last `tail` (where it comes
-    from): nothing else of a history is compared, however long it is."""
+    """Each producer id's first `tail` records among `records` (the head a re-send starts with) and its last
+    `tail` (where it comes from)."""
     first = Window.partitionBy(*PRODUCER).orderBy("offset")
     last = Window.partitionBy(*PRODUCER).orderBy(F.col("offset").desc())
     null = F.lit(-(2**63))  # a null key or value (pandas would make it NaN, which equals nothing)
@@ -203,14 +224,12 @@ def _match_resends(min_records: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
     return match
 
 
-def resends(records: DataFrame, *, min_records: int = DEFAULT_RESEND_MIN_RECORDS, tail: int = DEFAULT_RESEND_TAIL,
-            window_ms: int = DEFAULT_RESEND_WINDOW_MS) -> DataFrame:
-    """Needs the records table; one row per re-send (RESEND_SCHEMA): a run of at least `min_records`
-    consecutive records at the start of a producer id's history in a partition that equals, record for record
-    (key and value hashes), a consecutive run among an earlier producer id's last `tail` records, the new one's
-    first write within `window_ms` of the earlier one's last (0: no limit). The work grows with the number of
-    producer ids and with `tail`, never with how often a value repeats."""
-    pairs = resend_candidates(producer_spans(records), window_ms=window_ms)
+def resends(records: DataFrame, pairs: DataFrame, *, min_records: int = DEFAULT_RESEND_MIN_RECORDS,
+            tail: int = DEFAULT_RESEND_TAIL) -> DataFrame:
+    """Needs record rows of resend_batches and resend_candidates' pairs; one row per re-send (RESEND_SCHEMA): a
+    run of at least `min_records` consecutive records at the start of pid_b's history in a partition that
+    equals, record for record (key and value hashes), a consecutive run among pid_a's last `tail` records. The
+    work grows with the number of producer ids and with `tail`, never with how often a value repeats."""
     heads, tails = _head_and_tail(records, tail)
     b_side = heads.join(pairs.select(*KEY, F.col("pid_b").alias("producer_id")).distinct(), PRODUCER, "left_semi")
     a_side = tails.join(pairs.withColumnRenamed("pid_a", "producer_id"), PRODUCER)
@@ -223,10 +242,8 @@ def resends(records: DataFrame, *, min_records: int = DEFAULT_RESEND_MIN_RECORDS
     return rows.groupBy(*PRODUCER).applyInPandas(_match_resends(min_records), RESEND_SCHEMA)
 
 
-def content_duplicates(records: DataFrame, *, min_records: int = DEFAULT_RESEND_MIN_RECORDS,
-                       tail: int = DEFAULT_RESEND_TAIL, window_ms: int = DEFAULT_RESEND_WINDOW_MS) -> DataFrame:
-    """Needs the records table; `content_duplicate` findings: the re-sends of `resends`."""
-    found = resends(records, min_records=min_records, tail=tail, window_ms=window_ms)
+def content_duplicates(found: DataFrame) -> DataFrame:
+    """Needs resends' rows; `content_duplicate` findings."""
     return to_findings(
         found, "content_duplicate", file=None, position=None, offset="b_first_offset", producer_id="pid_b",
         message=fmt("Producer %d re-sent %d records that producer %d had written (offsets %d-%d again at %d-%d, "

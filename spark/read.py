@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import os
 import shutil
@@ -137,8 +138,12 @@ def _batch_rows(task: dict[str, Any], items: list[tuple[Any, str | None, int | N
                                        for f in S.SEGMENT_ROWS], schema=S.SEGMENT_ROWS)
 
 
-def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: segment tasks -> batch rows, parser/index finding rows and one segment row each."""
+def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks -> batch rows, parser/index finding rows and one segment row each.
+
+    With `check_records` (full mode) every record of every batch is decoded too (any producer, any codec, a
+    batch with a bad CRC as well), and what the decoder finds is reported as `dump --deep-iteration` reports
+    it: decompression_failed, unknown_codec, invalid_record, record_count_mismatch."""
     from kforensics.parsers.index_check import BatchBounds, check_index_file
     from kforensics.parsers.record_batch import RecordBatch, open_log
 
@@ -158,9 +163,11 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 with open_log(path) as log:
                     for b in log.batches():
                         if not isinstance(b, RecordBatch):
-                            relocated = Finding(b.kind, uri, b.position, b.message, b.details, b.severity)
-                            yield from out.add(_finding_row(task, relocated))
+                            yield from out.add(_finding_row(task, _relocated(b, uri)))
                             continue
+                        if check_records:
+                            for f in log.record_findings(b):
+                                yield from out.add(_finding_row(task, _relocated(f, uri)))
                         control_type = coordinator_epoch = None
                         if b.is_control and b.magic == 2:
                             rec = log.control_record(b)
@@ -195,28 +202,53 @@ def segment_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from out.flush()
 
 
-def record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: segment tasks -> one row per data record of idempotent producers (content hashes).
+def _relocated(f: Finding, uri: str) -> Finding:
+    """A finding of a local (maybe temporary) copy, named by the file's URI."""
+    return Finding(f.kind, uri, f.position, f.message, f.details, f.severity)
 
-    Rows are decoded in bulk into columns (`parsers/record_rows.py`: C buffers with the compiled reader)."""
+
+def record_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: batches named by (broker, topic, partition, file, position, size), in file order -> one row
+    per record of those batches, with content hashes (`parsers/record_rows.py`: decoded in bulk into columns,
+    C buffers with the compiled reader). Only the batches asked for are read."""
     from kforensics.parsers.record_batch import READER, RecordBatch, open_log
     from kforensics.parsers.record_rows import RecordColumns
 
-    for chunk in tasks:
-        for task in chunk.to_pylist():
-            with local_file(task["path"]) as path:
+    columns = RecordColumns(compiled=READER == "compiled")
+    for chunk in chunks:
+        for uri, rows in _by_file(chunk.to_pylist()):
+            task = rows[0]
+            with local_file(uri) as path:
                 if path is None:
                     continue
-                columns = RecordColumns(compiled=READER == "compiled")
                 with open_log(path) as log:
-                    for b in log.batches():
-                        if not isinstance(b, RecordBatch) or b.is_control or b.producer_id < 0 or not b.crc_valid:
-                            continue
-                        columns.add(log, b)
+                    for row in rows:
+                        for b in log.batches(start=row["position"], max_bytes=row["size"]):
+                            if isinstance(b, RecordBatch):
+                                columns.add(log, b)
                         if len(columns) >= FLUSH_ROWS:
                             yield _record_batch(task, columns)
-                if len(columns):
-                    yield _record_batch(task, columns)
+            if len(columns):
+                yield _record_batch(task, columns)
+
+
+def _by_file(rows: list[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Runs of consecutive rows naming the same file."""
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i]["file"] != rows[start]["file"]:
+            yield rows[start]["file"], rows[start:i]
+            start = i
+
+
+def batch_record_rows(batches: DataFrame) -> DataFrame:
+    """Needs KEY, file, position, size of some batches; the record rows (RECORD_ROWS) of exactly those,
+    decoded on the executors, a file's batches in one task and in file order."""
+    spark = batches.sparkSession
+    parallelism = max(2, spark.sparkContext.defaultParallelism)
+    return (batches.select("broker", "topic", "partition", "file", "position", "size")
+            .repartition(parallelism, "file").sortWithinPartitions("file", "position")
+            .mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)))
 
 
 def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
@@ -318,7 +350,7 @@ def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
             if name.endswith(".txnindex"):
                 for item in iter_txn_index(path):
                     if isinstance(item, Finding):
-                        yield _finding_row(task, Finding(item.kind, uri, item.position, item.message, item.details))
+                        yield _finding_row(task, _relocated(item, uri))
                     else:
                         yield {"row_kind": "txnindex", **key, "file": uri, "version": item.version,
                                "producer_id": item.producer_id, "first_offset": item.first_offset,
@@ -326,7 +358,7 @@ def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
             elif name.endswith(".snapshot"):
                 snapshot, findings = read_producer_snapshot(path)
                 for f in findings:
-                    yield _finding_row(task, Finding(f.kind, uri, f.position, f.message, f.details))
+                    yield _finding_row(task, _relocated(f, uri))
                 if snapshot is not None:
                     offset = int(name[:20]) if name[:20].isdigit() else None
                     for e in snapshot.entries:
@@ -341,13 +373,13 @@ def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
                 props, findings = read_partition_metadata(path)
                 for f in findings:
-                    yield _finding_row(task, Finding(f.kind, uri, f.position, f.message, f.details))
+                    yield _finding_row(task, _relocated(f, uri))
                 if props.get("topic_id"):
                     yield {"row_kind": "topic_id", **key, "file": uri, "topic_id": str(props["topic_id"])}
             elif name == "leader-epoch-checkpoint":
                 entries, findings = read_leader_epoch_checkpoint(path)
                 for f in findings:
-                    yield _finding_row(task, Finding(f.kind, uri, f.position, f.message, f.details))
+                    yield _finding_row(task, _relocated(f, uri))
                 for e in entries:
                     yield {"row_kind": "leader_epoch", **key, "file": uri, "epoch": e.epoch,
                            "start_offset": e.start_offset}
@@ -375,7 +407,7 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
             entries, findings = read_offset_checkpoint(path)
             for f in findings:
                 yield _finding_row({**task, "topic": None, "partition": None},
-                                   Finding(f.kind, uri, f.position, f.message, f.details))
+                                   _relocated(f, uri))
             for e in entries:
                 merged.setdefault((e.topic, e.partition), {})[column] = e.offset
     for (topic, partition), values in sorted(merged.items()):
@@ -420,7 +452,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     segments = task_df.filter(F.col("task_kind") == "segment")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
-    seg_rows = segments.mapInArrow(segment_rows, S.ddl(S.SEGMENT_ROWS))
+    seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only),
+                                   S.ddl(S.SEGMENT_ROWS))
     n_dumps = sum(1 for t in tasks if t["task_kind"] == "dump_text")
     if n_dumps:
         from kforensics.spark.dump_input import dump_rows
@@ -480,6 +513,4 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
                                                              F.lit(None).cast("long").alias("producer_id"),
                                                              F.lit(None).cast("int").alias("producer_epoch"),
                                                              "message", "details"))
-    if not headers_only:
-        tables["records"] = segments.mapInArrow(record_rows, S.ddl(S.RECORD_ROWS)).cache()
     return tables, facts

@@ -342,16 +342,20 @@ def test_record_columns_identical(data: bytes) -> None:
 
 @compiled
 def test_scan_record_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
-    """spark/read.py's record_rows (the executor function, called directly) with each reader."""
+    """spark/read.py's record_rows (the executor function, called directly) with each reader, asked for every
+    batch of every file."""
     import pyarrow as pa
 
     from kforensics.spark import read
     from kforensics.spark import schemas as S
 
     paths = [p for p in DUMP_FILES if "broker-1" in str(p)]
-    tasks = pa.RecordBatch.from_pylist([{"task_kind": "segment", "broker": "b1", "topic": p.parent.name[:-2],
-                                         "partition": 0, "path": str(p), "base_offset": 0, "headers_only": False}
-                                        for p in paths], schema=S.TASKS)
+    wanted = []
+    for p in paths:
+        with open_log(p, compiled=False) as log:
+            wanted += [{"broker": "b1", "topic": p.parent.name[:-2], "partition": 0, "file": str(p),
+                        "position": b.position, "size": b.size} for b in log.batches() if isinstance(b, RecordBatch)]
+    tasks = pa.RecordBatch.from_pylist(wanted)
     out = {}
     for reader in ("compiled", "pure-python"):
         monkeypatch.setattr(record_batch, "READER", reader)

@@ -111,11 +111,48 @@ def _rec(partition: int, offset: int, pid: int, ts: int, n: int) -> tuple:
 RESEND_DETAILS = ("producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between")
 
 
-def _resends(spark, rows: list[tuple], **kwargs) -> list[tuple]:
-    found = producers.content_duplicates(spark.createDataFrame(rows, RECORD_DDL), **kwargs).select(
+def _resends(spark, rows: list[tuple], *, min_records: int = 3, tail: int = 10_000,
+             window_ms: int = 15 * 60_000) -> list[tuple]:
+    """The content_duplicate findings of `rows`, each record its own batch: candidates from the batch headers,
+    then the records of the batches resend_batches selects (as the scan's executors would decode them)."""
+    records = spark.createDataFrame(rows, RECORD_DDL)
+    batches = spark.createDataFrame([_one_record_batch(r) for r in rows], BATCH_DDL)
+    pairs = producers.resend_candidates(producers.producer_spans(batches), window_ms=window_ms)
+    selected = producers.resend_batches(batches, pairs, tail=tail)
+    read = records.join(selected.select("broker", "topic", "partition", (F.col("position") / 100).cast("long")
+                                        .alias("offset")), ["broker", "topic", "partition", "offset"], "left_semi")
+    found = producers.content_duplicates(producers.resends(read, pairs, min_records=min_records, tail=tail)).select(
         "kind", "severity", "partition", "file", "offset", "producer_id",
         *[F.get_json_object("details", f"$.{k}").alias(k) for k in RESEND_DETAILS])
     return sorted(tuple(r) for r in found.collect())
+
+
+def _one_record_batch(rec: tuple) -> tuple:
+    broker, topic, partition, offset, ts, pid, epoch = rec[:7]
+    row = _batch(offset, 1, offset, pid=pid, epoch=epoch)
+    row.update(partition=partition, base_timestamp=ts, max_timestamp=ts, timestamp_type="CreateTime")
+    return tuple(row[c] for c in COLUMNS)
+
+
+def test_resend_batches_are_the_heads_and_tails_only(spark):
+    """Producer 1 (100 records in batches of 10), then producer 2 (100 records): with a tail of 15, only the
+    two batches holding producer 1's last 15 records and the two holding producer 2's first 15 are read;
+    producer 3 wrote nothing afterwards and nobody before it, so none of its batches is."""
+    rows = [_batch(b * 10, 10, b * 10, pid=1) for b in range(10)]
+    rows += [_batch(100 + b * 10, 10, b * 10, pid=2) for b in range(10)]
+    rows += [_batch(200 + b * 10, 10, b * 10, pid=3) for b in range(3)]
+    for r in rows:
+        r.update(timestamp_type="CreateTime", base_timestamp=r["base_offset"], max_timestamp=r["last_offset"])
+    batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
+    spans = producers.producer_spans(batches)
+    pairs = producers.resend_candidates(spans, window_ms=0)
+    assert sorted((r.pid_a, r.pid_b) for r in pairs.collect()) == [(1, 2), (1, 3), (2, 3)]
+    only_1_2 = pairs.filter("pid_a = 1 and pid_b = 2")
+    selected = producers.resend_batches(batches, only_1_2, tail=15)
+    assert sorted(r.position // 100 for r in selected.collect()) == [80, 90, 100, 110]
+    assert {(r.producer_id, r.first_offset, r.last_offset, r.first_ts, r.last_ts, r.record_count)
+            for r in spans.collect()} == {(1, 0, 99, 0, 99, 100), (2, 100, 199, 100, 199, 100),
+                                          (3, 200, 229, 200, 229, 30)}
 
 
 def test_content_duplicates(spark):
