@@ -373,16 +373,11 @@ def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_
     cdef int64_t count = batch.count
     cdef int64_t position = batch.position
     cdef int64_t sequence, decoded
-    cdef int status
     cdef object key, value, control_type, coordinator_epoch
     for decoded in range(count):
-        c.decoded = decoded
-        status = c.next()
-        if status == 1:
-            out.append(_fewer_records(finding_type, path, position, base_offset, count, decoded))
-            return out
-        if status == 2:
-            out.append(_invalid_record(finding_type, path, position, base_offset, decoded, c.reason))
+        finding = _next_record(c, decoded, finding_type, path, position, base_offset, count)
+        if finding is not None:
+            out.append(finding)
             return out
         key = _bytes_or_none(c.d, c.key_start, c.key_len)
         value = _bytes_or_none(c.d, c.value_start, c.value_len)
@@ -424,17 +419,25 @@ def check_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t
     cdef int64_t count = batch.count
     cdef int64_t position = batch.position
     cdef int64_t decoded
-    cdef int status
     for decoded in range(count):
-        c.decoded = decoded
-        status = c.next()
-        if status == 1:
-            return [_fewer_records(finding_type, path, position, base_offset, count, decoded)]
-        if status == 2:
-            return [_invalid_record(finding_type, path, position, base_offset, decoded, c.reason)]
+        finding = _next_record(c, decoded, finding_type, path, position, base_offset, count)
+        if finding is not None:
+            return [finding]
     if c.i != c.n:
         return [_trailing_bytes(finding_type, path, position, base_offset, count, c.n - c.i)]
     return []
+
+
+cdef inline object _next_record(_V2Cursor c, int64_t decoded, object finding_type, str path, int64_t position,
+                               int64_t base_offset, int64_t count):
+    """Reads record number `decoded` into the cursor: None, or the finding that ends the batch's records."""
+    c.decoded = decoded
+    cdef int status = c.next()
+    if status == 1:
+        return _fewer_records(finding_type, path, position, base_offset, count, decoded)
+    if status == 2:
+        return _invalid_record(finding_type, path, position, base_offset, decoded, c.reason)
+    return None
 
 
 cdef object _fewer_records(object finding_type, str path, int64_t position, int64_t base_offset, int64_t count,
@@ -583,14 +586,10 @@ cdef class RecordColumns:
         cdef int32_t epoch = batch.producer_epoch
         cdef int64_t decoded
         cdef Py_ssize_t j
-        cdef int status
         for decoded in range(count):
-            c.decoded = decoded
-            status = c.next()
-            if status == 1:
-                return [_fewer_records(finding_type, path, position, base_offset, count, decoded)]
-            if status == 2:
-                return [_invalid_record(finding_type, path, position, base_offset, decoded, c.reason)]
+            finding = _next_record(c, decoded, finding_type, path, position, base_offset, count)
+            if finding is not None:
+                return [finding]
             self._reserve(1)
             j = self.n
             self.offset[j] = kf_add64(base_offset, c.offset_delta)
@@ -891,20 +890,14 @@ cdef class DumpLines:
         cdef bytes ts_label = (" LogAppendTime: " if log_append_time else " CreateTime: ").encode("ascii")
         cdef int64_t decoded, offset, sequence, k, klen, vlen
         cdef Py_ssize_t i
-        cdef int status
         cdef list gaps = []
         cdef bint first_header
         if batch.is_control:
             raise ValueError("control batches take the Python renderer")
         for decoded in range(count):
-            c.decoded = decoded
-            status = c.next()
-            if status == 1:
-                return [_fewer_records(finding_type, path, position, base_offset, count, decoded)], \
-                    last_offset, gaps
-            if status == 2:
-                return [_invalid_record(finding_type, path, position, base_offset, decoded, c.reason)], \
-                    last_offset, gaps
+            finding = _next_record(c, decoded, finding_type, path, position, base_offset, count)
+            if finding is not None:
+                return [finding], last_offset, gaps
             offset = kf_add64(base_offset, c.offset_delta)
             if last_offset != -1 and (last_offset == 9223372036854775807 or offset != last_offset + 1):
                 gaps.append((last_offset, offset))
@@ -960,11 +953,7 @@ cdef class DumpLines:
                         self._replaced_utf8(c.d + c.value_start, c.value_len, False)
                 self._raw("\n", 1)
         if c.i != c.n:
-            return [finding_type(
-                "record_count_mismatch", path, position,
-                f"batch at byte {position} (base offset {base_offset}) has {c.n - c.i} bytes after its {count} "
-                "declared records", {"declared": count, "trailing_bytes": c.n - c.i, "base_offset": base_offset})], \
-                last_offset, gaps
+            return [_trailing_bytes(finding_type, path, position, base_offset, count, c.n - c.i)], last_offset, gaps
         return [], last_offset, gaps
 
 
