@@ -7,6 +7,7 @@ imported only when a session starts here.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -112,6 +113,18 @@ def _on_server(inputs: list[tuple[str, str]], out: str, options: ScanOptions,
     return None if summary is None else scan_output.ScanSummary.from_dict(summary)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether `exc` was raised while a KeyboardInterrupt (Ctrl-C, or SIGTERM here) unwound."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master: str | None,
           spark_conf: dict[str, str], verbose: bool,
           progress: Callable[[int, int], None] | None) -> scan_output.ScanSummary:
@@ -129,6 +142,9 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     from kforensics.spark.session import build_session
 
     already_running = SparkSession.getActiveSession() is not None
+    if log_file is not None and not logging.getLogger().handlers:
+        # py4j logs through the root logger; unconfigured, that is a traceback on the operator's terminal
+        logging.getLogger().addHandler(logging.FileHandler(log_file, delay=True))
     spark = build_session(master, log_file=log_file, **spark_conf)
     try:
         return run_scan(spark, inputs, out, **options.to_dict(), progress=progress, manifest=manifest)
@@ -137,6 +153,8 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     except KeyboardInterrupt:
         raise
     except Exception as exc:
+        if _interrupted(exc):  # py4j fails the cleanup calls of an interrupted scan; the interrupt is the story
+            raise KeyboardInterrupt("the scan was interrupted") from exc
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         where = f"; Spark's log: {log_file}" if log_file else ""
         raise ScanFailed(f"the scan failed: {first_line}{where}") from exc

@@ -69,10 +69,28 @@ def test_sigterm_leaves_an_incomplete_out_that_reports_refuse(tmp_path: Path) ->
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode not in (0, 1, 2) or "Aborted" in stderr, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]  # py4j's report of the interrupt goes to the log file
     assert json.loads((out / MANIFEST).read_text())["completed"] is False
     refused = subprocess.run([sys.executable, "-m", "kforensics", "gaps", str(out)], cwd=REPO, env=_env(tmp_path),
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "did not complete" in refused.stderr
+
+
+def test_a_failure_while_an_interrupt_unwinds_is_the_interrupt() -> None:
+    from kforensics.scan_runner import _interrupted
+
+    def cleanup_after(interrupt: BaseException) -> BaseException:
+        try:
+            try:
+                raise interrupt
+            finally:
+                raise RuntimeError("Answer from Java side is empty")  # what py4j raises in a `finally`
+        except RuntimeError as exc:
+            return exc
+
+    assert _interrupted(cleanup_after(KeyboardInterrupt("SIGTERM")))
+    assert not _interrupted(cleanup_after(ValueError("a failed scan")))
+    assert not _interrupted(RuntimeError("no cause"))
 
 
 @pytest.mark.parametrize("what", ["fifo", "log_dir", "partition_dir"])
