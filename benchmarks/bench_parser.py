@@ -5,7 +5,7 @@ idempotent and transactional producers, written by kafka-python's builder, then 
 own process on the same file (page cache warm), and prints the table of issue 15 with its targets:
 
   raw read                   sequential 1 MiB reads of the file
-  ours headers+CRC           LogFile.batches(): every header, CRC-32C over every batch (compiled reader)
+  ours headers+CRC           LogFile.batches(): every header as a RecordBatch, CRC-32C over every batch (compiled)
   ours deep                  LogFile.records() for every batch: every record's offset, timestamp, key, value, headers
   pure headers+CRC / deep    the same with KFORENSICS_PURE_PYTHON=1 (the reference reader)
   kafka-python               kafka.record.MemoryRecords (pure Python), every record

@@ -8,7 +8,7 @@ reference; any exception or any difference between the two readers is a crash th
   decode    the v2 record decoder straight on the input (as a decompressed records section, any header)
   dump      DumpLines (the compiled dump formatter, text and JSON) against TextOut/JsonOut, and the bulk
             record rows (RecordColumns) of both readers
-  zeros     first_nonzero() against the reference's scan; crc32c() (SSE4.2 and table) against crc32c
+  zeros     first_nonzero() against the reference's scan; crc32c() (every path: vpclmulqdq, SSE4.2, table) against crc32c
 
 Seeds: every sample segment and, when present, every real segment under ../shared/realdata, written to a
 temporary corpus folder (the project's files are never written).
@@ -141,11 +141,12 @@ def test_one_input(raw: bytes) -> None:
         if CORE.first_nonzero(data, 0, len(data)) != stripped:
             raise AssertionError("first_nonzero differs")
         expected = crc32c_lib.crc32c(data)
-        CORE.force_table_crc(True)
-        table = CORE.crc32c(data)
-        CORE.force_table_crc(False)
-        if not (CORE.crc32c(data) == table == expected):
-            raise AssertionError("crc32c differs")
+        for path in CORE.CRC_PATHS:  # each path the CPU has (a missing one falls back to the next)
+            CORE.force_crc(path)
+            if CORE.crc32c(data) != expected:
+                raise AssertionError(f"crc32c ({CORE.crc_implementation()}) differs")
+            if len(data) > 4 and CORE.crc32c(data[3:], CORE.crc32c(data[:3])) != expected:
+                raise AssertionError(f"crc32c ({CORE.crc_implementation()}) does not chain")
 
 
 def _seed_corpus() -> str:

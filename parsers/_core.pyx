@@ -18,7 +18,7 @@ cdef extern from "_crc32c.h":
     void kf_crc_init()
     uint32_t kf_crc32c(uint32_t crc, const unsigned char *p, size_t n) nogil
     const char *kf_crc_implementation()
-    int kf_crc_force_sw
+    int kf_crc_force
 
 
 cdef extern from "_core_helpers.h":
@@ -55,15 +55,21 @@ def crc32c(const unsigned char[::1] data not None, uint32_t crc=0):
     return crc
 
 
+#: CRC-32C paths, fastest first (force_crc).
+CRC_PATHS = ("vpclmulqdq", "sse4.2", "table")
+
+
 def crc_implementation():
-    """'sse4.2' or 'table'."""
+    """The CRC-32C path in use: 'vpclmulqdq', 'sse4.2' or 'table'."""
     return kf_crc_implementation().decode("ascii")
 
 
-def force_table_crc(bint on):
-    """Use the portable table CRC even where the CPU has SSE4.2 (tests compare both)."""
-    global kf_crc_force_sw
-    kf_crc_force_sw = 1 if on else 0
+def force_crc(str path):
+    """Use at most the given CRC-32C path ('vpclmulqdq' is the fastest the CPU has, then 'sse4.2', 'table');
+    returns the path now in use (tests and the fuzzer compare them all)."""
+    global kf_crc_force
+    kf_crc_force = CRC_PATHS.index(path)
+    return crc_implementation()
 
 
 cdef inline void _put(object t, Py_ssize_t i, object v):
