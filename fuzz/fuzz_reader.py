@@ -3,7 +3,8 @@
 Every input runs through each entry point of the compiled core and, where there is one, its pure-Python
 reference; any exception or any difference between the two readers is a crash that atheris reports and saves.
 
-  walk      LogFile.batches() over the input as a segment (any start, max_bytes, CRC check on or off)
+  walk      LogFile.batches() over the input as a segment (any start, max_bytes, CRC check on or off), in memory
+            and as a file (the compiled reader's chunked walk, with chunk sizes that cut batches anywhere)
   records   LogFile.records() of every batch found (decompression by the codec libraries, then v2 decode)
   decode    the v2 record decoder straight on the input (as a decompressed records section, any header)
   dump      DumpLines (the compiled dump formatter, text and JSON) against TextOut/JsonOut, and the bulk
@@ -23,8 +24,10 @@ Build the core with AddressSanitizer first to catch out-of-bounds reads in C:
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -36,7 +39,7 @@ import crc32c as crc32c_lib
 from kforensics.dump_out import JsonOut, TextOut
 from kforensics.parsers import codecs, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
 from kforensics.parsers.findings import Finding
-from kforensics.parsers.record_batch import Record, RecordBatch, open_log_bytes
+from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
 # The package is imported through setuptools' editable finder, which atheris's import hook does not see:
 # instrument every loaded function instead.
@@ -50,9 +53,19 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_SEED = 1 << 20
 
 
-def _everything(data: bytes, compiled: bool, **kwargs: object) -> list[object]:
+#: the input as a file, for the compiled reader's chunked header walk (reads with pread, not the mapping)
+_ON_FILE_DIR = tempfile.mkdtemp(prefix="kforensics-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+atexit.register(shutil.rmtree, _ON_FILE_DIR, ignore_errors=True)
+ON_FILE = os.path.join(_ON_FILE_DIR, "fuzz.log")
+
+
+def _everything(data: bytes, compiled: bool, *, name: str = "fuzz.log", on_file: bool = False,
+                **kwargs: object) -> list[object]:
     out: list[object] = []
-    with open_log_bytes(data, "fuzz.log", compiled=compiled) as log:
+    if on_file:
+        Path(name).write_bytes(data)
+        record_batch.READ_CHUNK_BYTES = 61 + len(data) % 997  # chunk edges anywhere, batches larger than one
+    with (open_log(name, compiled=compiled) if on_file else open_log_bytes(data, name, compiled=compiled)) as log:
         for item in log.batches(**kwargs):
             out.append(item)
             if isinstance(item, RecordBatch):
@@ -123,6 +136,10 @@ def test_one_input(raw: bytes) -> None:
         fast = _everything(data, True, verify_crc=verify, max_bytes=max_bytes)
         if pure != fast:
             raise AssertionError(f"readers differ on {len(data)} bytes")
+        if entry == 0 and data:
+            if (_everything(data, False, name=ON_FILE, verify_crc=verify, max_bytes=max_bytes)
+                    != _everything(data, True, name=ON_FILE, on_file=True, verify_crc=verify, max_bytes=max_bytes)):
+                raise AssertionError(f"the chunked walk of the file differs on {len(data)} bytes")
         if entry == 3:
             _dump_lines(data, json=verify, print_data=max_bytes is None)
             _record_columns(data)

@@ -78,11 +78,12 @@ cdef inline void _put(object t, Py_ssize_t i, object v):
 
 
 def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t stop, Py_ssize_t end,
-            bint verify_crc, object batch_type, tuple codecs):
+            bint verify_crc, object batch_type, tuple codecs, int64_t base=0):
     """Whole, plausible v2 batches from `pos` while `pos < stop`: (batches, next position).
 
     A batch must fit before `end`; the walk stops at the first position that is not such a batch, and right
     after a batch whose CRC does not match (the caller reports it), exactly as `record_batch._walk_v2_py`.
+    buf[0] is byte `base` of the file (a chunk read from it): batch positions are `base + pos`.
     """
     cdef Py_ssize_t n = buf.shape[0]
     cdef list out = []
@@ -128,7 +129,7 @@ def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t st
             if last_sequence > INT32_MAX:
                 last_sequence -= 2147483648
         b = kf_alloc_tuple(batch_type, 22)
-        _put(b, 0, pos)
+        _put(b, 0, base + pos)
         _put(b, 1, size)
         _put(b, 2, 2)
         _put(b, 3, base_offset)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import io
 import mmap
 import os
 import struct
@@ -49,6 +50,7 @@ MAX_BATCH_SIZE = 1 << 30  # larger than any broker's message.max.bytes: a length
 RELEASE_BEHIND_BYTES = 64 << 20  # walk this far past the last release before releasing again
 RELEASE_LAG_BYTES = 8 << 20  # ... and keep the most recent bytes mapped (records() of recent batches)
 POPULATE_WINDOW_BYTES = 16 << 20
+READ_CHUNK_BYTES = 1 << 20  # batches() with CRCs reads the file in chunks of this size (cache-sized)
 _POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else None)
 ZERO_SCAN_CHUNK = 8 << 20  # a zero run is checked (and its pages released) this much at a time
 INT32_MAX = 2**31 - 1
@@ -168,8 +170,9 @@ class LogFile:
     """A read-only view of one segment file (or of a bytes buffer, for tests and remote reads)."""
 
     def __init__(self, path: str, data: bytes | mmap.mmap, closer: object | None = None, *,
-                 compiled: bool | None = None) -> None:
+                 compiled: bool | None = None, file: io.FileIO | None = None) -> None:
         self.path = path
+        self._file = file  # the open file under the mapping (owned), for the chunked header walk
         self._buf = data
         self._view = memoryview(data)  # zero-copy slices for CRCs
         self._closer = closer
@@ -187,6 +190,9 @@ class LogFile:
         self.close()
 
     def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
         self._view.release()
         if isinstance(self._buf, mmap.mmap):
             self._buf.close()
@@ -209,13 +215,24 @@ class LogFile:
         released = start
         populated = start
         walk = self._walk_v2
+        # With the CRC, every byte is read: a chunked read into a buffer that stays in cache beats the mapping,
+        # whose page-table setup costs more per page than the kernel's copy (measured: 0.45x -> 0.6x raw read).
+        chunk = (bytearray(min(READ_CHUNK_BYTES, end - pos)) if verify_crc and self._file is not None
+                 and self._core is not None and end > pos else None)
+        chunked = chunk is not None
         while pos < end:
-            if pos >= populated:
-                populated = self._populate(pos, end)
-            if pos - released > RELEASE_BEHIND_BYTES:
+            if pos - released > RELEASE_BEHIND_BYTES:  # records() of the batches read the mapping
                 released = self._release(released, pos - RELEASE_LAG_BYTES)
-            # Fast path: a run of whole, plausible v2 batches (nearly every batch of a real log).
-            run, pos_after = walk(pos, populated, end, verify_crc)
+            run = []
+            if chunked:
+                run, pos_after = self._walk_chunk(chunk, pos, end)  # type: ignore[arg-type]
+                chunked = bool(run)  # back to chunks after the mapping's next run of v2 batches
+            if not run:  # what stands at `pos` is not a v2 batch that fits in a chunk: on the mapping
+                if pos >= populated:
+                    populated = self._populate(pos, end)
+                # Fast path: a run of whole, plausible v2 batches (nearly every batch of a real log).
+                run, pos_after = walk(pos, populated, end, verify_crc)
+                chunked = chunk is not None and bool(run)
             if run:
                 yield from run
                 if not run[-1].crc_valid:
@@ -321,6 +338,15 @@ class LogFile:
         if piece == bytes(len(piece)):
             return stop
         return stop - len(piece.lstrip(b"\x00"))
+
+    def _walk_chunk(self, chunk: bytearray, pos: int, end: int) -> tuple[list[RecordBatch], int]:
+        """_walk_v2 (compiled, CRC verified) over the next chunk of the file read at `pos`: the batches that lie
+        whole in it."""
+        with memoryview(chunk) as whole, whole[:min(len(chunk), end - pos)] as want:
+            got = os.preadv(self._file.fileno(), [want], pos)  # type: ignore[union-attr]
+            with want[:got] as view:
+                run, pos_after = self._core.walk_v2(view, 0, got, got, True, RecordBatch, _CODEC_BY_ATTRIBUTE, pos)
+        return run, pos + pos_after
 
     def _walk_v2(self, pos: int, stop: int, end: int, verify_crc: bool) -> tuple[list[RecordBatch], int]:
         """Whole, plausible v2 batches from `pos` while `pos < stop` (each ending by `end`): (batches, next
@@ -676,9 +702,10 @@ def open_log(path: str | os.PathLike[str], *, compiled: bool | None = None) -> L
         if size == 0:
             return LogFile(path, b"", compiled=compiled)
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        file = open(os.dup(fh.fileno()), "rb", buffering=0)  # noqa: SIM115 - owned by the LogFile
     if hasattr(mmap, "MADV_SEQUENTIAL"):
         data.madvise(mmap.MADV_SEQUENTIAL)
-    return LogFile(path, data, compiled=compiled)
+    return LogFile(path, data, compiled=compiled, file=file)
 
 
 def open_log_bytes(data: bytes, name: str = "<bytes>", *, compiled: bool | None = None) -> LogFile:

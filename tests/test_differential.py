@@ -8,10 +8,13 @@ bad varints, unknown codecs). Findings are compared whole (kind, file, position,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,11 +52,18 @@ def read_all(log: record_batch.LogFile, **kwargs: object) -> list[object]:
     return out
 
 
-def assert_same(data: bytes, name: str = "seg.log", **kwargs: object) -> list[object]:
-    with open_log_bytes(data, name, compiled=False) as log:
-        pure = read_all(log, **kwargs)
-    with open_log_bytes(data, name, compiled=True) as log:
-        fast = read_all(log, **kwargs)
+@contextlib.contextmanager
+def read_chunk_bytes(size: int) -> Iterator[None]:
+    """The compiled header walk of a file on disk reads it in chunks of `size` bytes (default 1 MiB)."""
+    saved = record_batch.READ_CHUNK_BYTES
+    record_batch.READ_CHUNK_BYTES = size
+    try:
+        yield
+    finally:
+        record_batch.READ_CHUNK_BYTES = saved
+
+
+def _assert_identical(fast: list[object], pure: list[object]) -> None:
     assert len(fast) == len(pure)
     for a, b in zip(fast, pure, strict=True):
         assert type(a) is type(b), (a, b)
@@ -61,6 +71,21 @@ def assert_same(data: bytes, name: str = "seg.log", **kwargs: object) -> list[ob
         if isinstance(a, Finding):
             assert (a.kind, a.file, a.position, a.message, dict(a.details)) == (
                 b.kind, b.file, b.position, b.message, dict(b.details))
+
+
+def assert_same(data: bytes, name: str = "seg.log", **kwargs: object) -> list[object]:
+    """Both readers over the bytes in memory, and the compiled one over them as a file on disk (its chunked
+    header walk, with a chunk size that puts the chunk edges anywhere, batches larger than a chunk included)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, name)
+        with open_log_bytes(data, path, compiled=False) as log:
+            pure = read_all(log, **kwargs)
+        with open_log_bytes(data, path, compiled=True) as log:
+            _assert_identical(read_all(log, **kwargs), pure)
+        if data:
+            Path(path).write_bytes(data)
+            with read_chunk_bytes(61 + len(data) % 997), open_log(path, compiled=True) as log:
+                _assert_identical(read_all(log, **kwargs), pure)
     return pure
 
 
@@ -71,12 +96,17 @@ def test_suite_runs_on_the_compiled_reader() -> None:
     assert record_batch.READER == "compiled", record_batch.reader_description()
 
 
+#: chunk sizes of the compiled header walk: the default, one that cuts batches, one smaller than any batch
+CHUNKS = [1 << 20, 1000, 61]
+
+
 @compiled
+@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("path", SAMPLE_SEGMENTS, ids=lambda p: str(p.relative_to(SAMPLE_LOGS)))
-def test_sample_segments_identical(path: Path) -> None:
+def test_sample_segments_identical(path: Path, chunk: int) -> None:
     with open_log(path, compiled=False) as log:
         pure = read_all(log)
-    with open_log(path, compiled=True) as log:
+    with read_chunk_bytes(chunk), open_log(path, compiled=True) as log:
         fast = read_all(log)
     assert fast == pure and any(isinstance(x, Record) for x in pure)
     assert [f for f in fast if isinstance(f, Finding)] == [f for f in pure if isinstance(f, Finding)]
@@ -84,11 +114,12 @@ def test_sample_segments_identical(path: Path) -> None:
 
 @compiled
 @pytest.mark.skipif(not REAL_SEGMENTS, reason="../shared/realdata is absent (a plain clone): no real broker files")
+@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("path", REAL_SEGMENTS, ids=lambda p: str(p).split("realdata/")[-1])
-def test_real_segments_identical(path: Path) -> None:
+def test_real_segments_identical(path: Path, chunk: int) -> None:
     with open_log(path, compiled=False) as log:
         pure = read_all(log)
-    with open_log(path, compiled=True) as log:
+    with read_chunk_bytes(chunk), open_log(path, compiled=True) as log:
         fast = read_all(log)
     assert fast == pure
 
