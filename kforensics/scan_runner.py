@@ -142,9 +142,11 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     from kforensics.spark.session import build_session
 
     already_running = SparkSession.getActiveSession() is not None
-    if log_file is not None and not logging.getLogger().handlers:
-        # py4j logs through the root logger; unconfigured, that is a traceback on the operator's terminal
-        logging.getLogger().addHandler(logging.FileHandler(log_file, delay=True))
+    root = logging.getLogger()
+    # py4j logs through the root logger; unconfigured, that is a traceback on the operator's terminal
+    py4j_log = logging.FileHandler(log_file, delay=True) if log_file is not None and not root.handlers else None
+    if py4j_log is not None:
+        root.addHandler(py4j_log)
     spark = build_session(master, log_file=log_file, **spark_conf)
     try:
         return run_scan(spark, inputs, out, **options.to_dict(), progress=progress, manifest=manifest)
@@ -161,3 +163,6 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     finally:
         if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
             spark.stop()
+        if py4j_log is not None:
+            root.removeHandler(py4j_log)
+            py4j_log.close()

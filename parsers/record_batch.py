@@ -169,13 +169,12 @@ def _timestamp_type(magic: int, attributes: int) -> str:
 class LogFile:
     """A read-only view of one segment file (or of a bytes buffer, for tests and remote reads)."""
 
-    def __init__(self, path: str, data: bytes | mmap.mmap, closer: object | None = None, *,
-                 compiled: bool | None = None, file: io.FileIO | None = None) -> None:
+    def __init__(self, path: str, data: bytes | mmap.mmap, *, compiled: bool | None = None,
+                 file: io.FileIO | None = None) -> None:
         self.path = path
         self._file = file  # the open file under the mapping (owned), for the chunked header walk
         self._buf = data
         self._view = memoryview(data)  # zero-copy slices for CRCs
-        self._closer = closer
         self.size = len(data)
         if compiled is None:
             compiled = READER == "compiled"

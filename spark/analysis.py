@@ -77,7 +77,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
             resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
+    producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
     coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes and findings, each as a
     function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
