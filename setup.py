@@ -1,6 +1,8 @@
-"""Build of the compiled core (parsers/_core.pyx). Everything else is declared in pyproject.toml.
+"""Build of the compiled core: the reader's parts (parsers/_crc.pyx, _reader.pyx, _columns.pyx, sharing
+parsers/_layouts.pxd) and dump's line formatter (kforensics/_dump_lines.pyx). Everything else is declared in
+pyproject.toml.
 
-The extension is optional: when it cannot be built (no C compiler, no Python headers), the install still
+The extensions are optional: when it cannot be built (no C compiler, no Python headers), the install still
 succeeds and kforensics runs its pure-Python reader (`kforensics --version` says which one runs).
 `KFORENSICS_SANITIZE=address` builds it with AddressSanitizer (for the fuzz harness, see README).
 """
@@ -39,6 +41,15 @@ class OptionalBuildExt(build_ext):
         print(message)
 
 
+#: (module, source, extra headers); parsers/core.py loads them (and checks their API_VERSION).
+MODULES = [
+    ("kforensics.parsers._crc", "parsers/_crc.pyx", ["parsers/_crc32c.h"]),
+    ("kforensics.parsers._reader", "parsers/_reader.pyx", []),
+    ("kforensics.parsers._columns", "parsers/_columns.pyx", ["parsers/_blake2b.h"]),
+    ("kforensics._dump_lines", "kforensics/_dump_lines.pyx", []),
+]
+
+
 def extensions() -> list[Extension]:
     try:
         from Cython.Build import cythonize
@@ -50,11 +61,13 @@ def extensions() -> list[Extension]:
     if os.environ.get("KFORENSICS_SANITIZE") == "address":
         compile_args = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
         link_args = ["-fsanitize=address"]
-    ext = Extension("kforensics.parsers._core", ["parsers/_core.pyx"], include_dirs=["parsers"],
-                    depends=["parsers/_crc32c.h", "parsers/_core_helpers.h", "parsers/_blake2b.h"],
-                    extra_compile_args=compile_args, extra_link_args=link_args)
+    shared = ["parsers/_layouts.pxd", "parsers/_core_helpers.h"]
+    exts = [Extension(name, [source], include_dirs=["parsers"], depends=[*shared, *depends],
+                      extra_compile_args=compile_args, extra_link_args=link_args)
+            for name, source, depends in MODULES]
     try:
-        return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
+        # include_path: `from _layouts cimport ...` (declarations and inline functions only: nothing imported)
+        return cythonize(exts, include_path=["parsers"], compiler_directives={"language_level": "3"}, quiet=True)
     except Exception as exc:  # noqa: BLE001 - a Cython error must not fail the install either
         OptionalBuildExt._fallback(exc)
         return []

@@ -220,7 +220,7 @@ def main() -> None:
                         key=lambda r: r["seconds"]))
     tmp.rmdir()
     by = {r["case"]: r for r in rows if "error" not in r}
-    from kforensics.parsers.record_batch import reader_description
+    from kforensics.parsers.core import reader_description
 
     print(f"segment: {size_mb:.0f} MB, {n_records} records, {cpu_count()} cores, python {sys.version.split()[0]}, "
           f"{reader_description()}")

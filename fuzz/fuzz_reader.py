@@ -37,7 +37,8 @@ import atheris
 import crc32c as crc32c_lib
 
 from kforensics.dump_out import JsonOut, TextOut
-from kforensics.parsers import codecs, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
+from kforensics import dump_fast
+from kforensics.parsers import codecs, core, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
@@ -45,8 +46,9 @@ from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_
 # instrument every loaded function instead.
 atheris.instrument_all()
 
-CORE = record_batch._compiled_core
-if CORE is None:
+CORE, CRC, PURE = core.COMPILED, core.COMPILED_CRC, core.PURE
+DUMP_LINES = dump_fast._dump_lines
+if CORE is None or DUMP_LINES is None:
     sys.exit("the compiled core is not built: nothing to fuzz against the reference")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,12 +90,13 @@ def _dump_lines(data: bytes, json: bool, print_data: bool) -> None:
                     findings.append(r)
                 else:
                     out.record(b, r, print_data=print_data, decoded=None)
-            lines = CORE.DumpLines(json, print_data, "fuzz.log")
+            lines = DUMP_LINES.DumpLines(json, print_data, "fuzz.log")
             lines.batch(b)
             section = log.records_section(b)
             if isinstance(section, Finding):
                 continue
-            got, _last, _gaps = lines.records_v2(*section, b, "fuzz.log", Finding, -1)
+            problem, _last, _gaps = lines.records_v2(*section, b, -1)
+            got = [] if problem is None else [record_batch.record_problem_finding("fuzz.log", b, problem)]
             if lines.take() != text.getvalue().encode("utf-8") or got != findings:
                 raise AssertionError("dump lines differ")
 
@@ -146,24 +149,26 @@ def test_one_input(raw: bytes) -> None:
     elif entry == 2:  # decode
         batch = _header(fdp)
         body = fdp.ConsumeBytes(fdp.remaining_bytes())
-        pure = list(record_batch.decode_v2_records(body, batch, "fuzz.log"))
-        fast = CORE.decode_v2(body, 0, len(body), batch, "fuzz.log", Record, Finding, record_batch._control)
+        pure = PURE.decode_v2(body, 0, len(body), batch, Record, record_batch._control)
+        fast = CORE.decode_v2(body, 0, len(body), batch, Record, record_batch._control)
         if pure != fast:
             raise AssertionError("decoders differ")
-        if CORE.check_v2(body, 0, len(body), batch, "fuzz.log", Finding) != [f for f in pure if isinstance(f, Finding)]:
-            raise AssertionError("check_v2 differs from the decoder's findings")
+        if CORE.check_v2(body, 0, len(body), batch) != pure[1] or PURE.check_v2(body, 0, len(body), batch) != pure[1]:
+            raise AssertionError("check_v2 differs from the decoder's problem")
+        if pure[1] is not None:
+            record_batch.record_problem_finding("fuzz.log", batch, pure[1])  # every problem has its message
     else:  # zeros + crc
         data = fdp.ConsumeBytes(fdp.remaining_bytes())
         stripped = len(data) - len(data.lstrip(b"\x00"))
-        if CORE.first_nonzero(data, 0, len(data)) != stripped:
+        if CORE.first_nonzero(data, 0, len(data)) != stripped or PURE.first_nonzero(data, 0, len(data)) != stripped:
             raise AssertionError("first_nonzero differs")
         expected = crc32c_lib.crc32c(data)
-        for path in CORE.CRC_PATHS:  # each path the CPU has (a missing one falls back to the next)
-            CORE.force_crc(path)
-            if CORE.crc32c(data) != expected:
-                raise AssertionError(f"crc32c ({CORE.crc_implementation()}) differs")
-            if len(data) > 4 and CORE.crc32c(data[3:], CORE.crc32c(data[:3])) != expected:
-                raise AssertionError(f"crc32c ({CORE.crc_implementation()}) does not chain")
+        for path in CRC.CRC_PATHS:  # each path the CPU has (a missing one falls back to the next)
+            CRC.force_crc(path)
+            if CRC.crc32c(data) != expected:
+                raise AssertionError(f"crc32c ({CRC.crc_implementation()}) differs")
+            if len(data) > 4 and CRC.crc32c(data[3:], CRC.crc32c(data[:3])) != expected:
+                raise AssertionError(f"crc32c ({CRC.crc_implementation()}) does not chain")
 
 
 def _seed_corpus() -> str:

@@ -19,7 +19,7 @@ from kforensics.commands.serve import serve, warmup
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from kforensics.parsers.record_batch import reader_description  # only here: --help stays light
+    from kforensics.parsers.core import reader_description  # only here: --help stays light
 
     click.echo(f"kforensics, version {__version__}, {reader_description()}")
     ctx.exit()

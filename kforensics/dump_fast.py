@@ -12,16 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from kforensics.dump_out import JsonOut, TextOut
+from kforensics.parsers.core import load_compiled
 from kforensics.parsers.findings import Finding
+
+_dump_lines = load_compiled("kforensics._dump_lines")
 
 FLUSH_BYTES = 4 << 20
 
 
 def usable(out: Any, opts: Any) -> bool:
     """Whether this dump can take the compiled path (same bytes out, guaranteed by tests/test_differential.py)."""
-    from kforensics.parsers import record_batch
-
-    if record_batch.READER != "compiled" or opts.decoder is not None or opts.offsets != (None, None):
+    if _dump_lines is None or opts.decoder is not None or opts.offsets != (None, None):
         return False
     if isinstance(out, TextOut):
         ok = not out.iso_time and not out.skip_record_metadata
@@ -51,9 +52,9 @@ class _Writer:
 
 def dump_log_fast(path: Path, opts: Any, out: Any, state: Any, selected_fn: Any, report: Any) -> tuple[int, int]:
     """Batch (and record) lines of one segment: (file size, end of the last whole batch)."""
-    from kforensics.parsers.record_batch import Record, _compiled_core, open_log
+    from kforensics.parsers.record_batch import Record, open_log, record_problem_finding
 
-    writer = _Writer(out, _compiled_core.DumpLines(isinstance(out, JsonOut), opts.print_data_log, str(path)))
+    writer = _Writer(out, _dump_lines.DumpLines(isinstance(out, JsonOut), opts.print_data_log, str(path)))
     resolved = str(path.resolve())
     last_record_offset = -1
     valid_bytes = 0
@@ -77,14 +78,13 @@ def dump_log_fast(path: Path, opts: Any, out: Any, state: Any, selected_fn: Any,
                             report(section, out, state)
                             continue
                         buf, start, stop = section
-                        findings, last_record_offset, gaps = writer.lines.records_v2(
-                            buf, start, stop, batch, log.path, Finding, last_record_offset)
+                        problem, last_record_offset, gaps = writer.lines.records_v2(
+                            buf, start, stop, batch, last_record_offset)
                         if gaps:
                             state.non_consecutive.setdefault(resolved, []).extend(gaps)
-                        if findings:
+                        if problem is not None:
                             writer.flush()
-                            for f in findings:
-                                report(f, out, state)
+                            report(record_problem_finding(log.path, batch, problem), out, state)
                     else:
                         writer.flush()
                         for rec in log.records(batch):

@@ -8,34 +8,20 @@ the byte position of the batch, and iteration goes on wherever the framing still
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import io
 import mmap
 import os
 import struct
-import sys
 import zlib
 from collections.abc import Iterator
-from types import ModuleType
 from typing import NamedTuple
 
+from kforensics.parsers import core
+from kforensics.parsers._pure import (ATTR_TIMESTAMP_TYPE, LOG_OVERHEAD, MAGIC_POSITION, MAX_BATCH_SIZE,
+                                      V2_CRC_START, V2_HEADER, V2_MIN_BATCH_LENGTH, Problem, RecordProblem)
 from kforensics.parsers.codecs import CODEC_NAMES, CodecError, codec_name, decompress
 from kforensics.parsers.crc import crc32c
 from kforensics.parsers.findings import Finding
-
-# Every batch, any magic, starts with: [0] baseOffset/offset int64, [8] length int32 (bytes after it),
-# and has its magic byte at [16].
-LOG_OVERHEAD = struct.Struct(">qi")
-MAGIC_POSITION = 16
-
-# v2 header, 61 bytes:
-# [0] baseOffset q  [8] batchLength i  [12] partitionLeaderEpoch i  [16] magic b  [17] crc I
-# [21] attributes h  [23] lastOffsetDelta i  [27] baseTimestamp q  [35] maxTimestamp q
-# [43] producerId q  [51] producerEpoch h  [53] baseSequence i  [57] recordsCount i
-V2_HEADER = struct.Struct(">qiibIhiqqqhii")
-V2_CRC_START = 21
-V2_MIN_BATCH_LENGTH = V2_HEADER.size - LOG_OVERHEAD.size  # 49
 
 # Legacy message: [0] offset q [8] messageSize i [12] crc I [16] magic b [17] attributes b
 # then magic 1: [18] timestamp q; then key length i + key, value length i + value.
@@ -46,20 +32,12 @@ _INT32 = struct.Struct(">i")
 _INT16x2 = struct.Struct(">hh")
 _END_TXN = struct.Struct(">hi")
 
-MAX_BATCH_SIZE = 1 << 30  # larger than any broker's message.max.bytes: a length beyond it is garbage
 RELEASE_BEHIND_BYTES = 64 << 20  # walk this far past the last release before releasing again
 RELEASE_LAG_BYTES = 8 << 20  # ... and keep the most recent bytes mapped (records() of recent batches)
 POPULATE_WINDOW_BYTES = 16 << 20
 READ_CHUNK_BYTES = 1 << 20  # batches() with CRCs reads the file in chunks of this size (cache-sized)
 _POPULATE_READ = getattr(mmap, "MADV_POPULATE_READ", 22 if os.uname().sysname == "Linux" else None)
 ZERO_SCAN_CHUNK = 8 << 20  # a zero run is checked (and its pages released) this much at a time
-INT32_MAX = 2**31 - 1
-
-ATTR_TIMESTAMP_TYPE = 0x08
-ATTR_TRANSACTIONAL = 0x10
-ATTR_CONTROL = 0x20
-ATTR_DELETE_HORIZON = 0x40
-
 CONTROL_TYPES = ("ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHOT_FOOTER", "KRAFT_VERSION",
                  "KRAFT_VOTERS")
 
@@ -108,57 +86,6 @@ class Record(NamedTuple):
 
 _CODEC_BY_ATTRIBUTE = tuple(codec_name(code) for code in range(8))
 
-# The compiled core (parsers/_core.pyx) when it was built and KFORENSICS_PURE_PYTHON is not set; both readers
-# return the same batches, records and findings (tests/test_differential.py).
-CORE_API_VERSION = 1  # _core.API_VERSION this module was written for: a stale build is not used
-
-
-def _installed_core() -> ModuleType | None:
-    """The core of an installed kforensics when this copy of the package came from a zip (Spark's addPyFile
-    ships the Python files only): executors whose environment has the package still run compiled."""
-    name = "kforensics.parsers._core"
-    dirs = [d for d in (os.path.join(p, "kforensics", "parsers") for p in sys.path if isinstance(p, str))
-            if os.path.isdir(d)]
-    for finder in sys.meta_path:
-        try:
-            find = getattr(finder, "find_spec", None)
-            spec = find(name, dirs if finder is importlib.machinery.PathFinder else None) if find else None
-            if spec is None or spec.loader is None or not str(spec.origin).endswith(
-                    tuple(importlib.machinery.EXTENSION_SUFFIXES)):
-                continue
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            sys.modules[name] = module
-            return module
-        except (ImportError, OSError):
-            return None
-    return None
-
-
-def _load_core() -> tuple[ModuleType | None, str]:
-    try:
-        from kforensics.parsers import _core as core
-    except ImportError:  # no compiler at install time, or a zipped copy of the package
-        core = _installed_core()
-    if core is None:
-        return None, "the compiled core is not built"
-    if getattr(core, "API_VERSION", None) != CORE_API_VERSION:
-        return None, f"the compiled core at {core.__file__} is stale: rebuild it (pip install)"
-    return core, ""
-
-
-_compiled_core, _NO_CORE = _load_core()
-PURE_PYTHON_FORCED = os.environ.get("KFORENSICS_PURE_PYTHON", "") not in ("", "0")
-READER = "compiled" if _compiled_core is not None and not PURE_PYTHON_FORCED else "pure-python"
-
-
-def reader_description() -> str:
-    """Which reader runs, for `kforensics --version`."""
-    if READER == "compiled":
-        return f"compiled reader (CRC-32C: {_compiled_core.crc_implementation()})"
-    why = "KFORENSICS_PURE_PYTHON is set" if _compiled_core is not None else _NO_CORE
-    return f"pure-Python reader ({why})"
-
 
 def _timestamp_type(magic: int, attributes: int) -> str:
     if magic == 0:
@@ -176,11 +103,7 @@ class LogFile:
         self._buf = data
         self._view = memoryview(data)  # zero-copy slices for CRCs
         self.size = len(data)
-        if compiled is None:
-            compiled = READER == "compiled"
-        if compiled and _compiled_core is None:
-            raise RuntimeError("the compiled core of kforensics is not built")
-        self._core = _compiled_core if compiled else None
+        self._impl = core.implementation(compiled)  # the compiled or the pure-Python pieces (parsers/core.py)
 
     def __enter__(self) -> LogFile:
         return self
@@ -213,11 +136,10 @@ class LogFile:
         pos = start
         released = start
         populated = start
-        walk = self._walk_v2
         # With the CRC, every byte is read: a chunked read into a buffer that stays in cache beats the mapping,
         # whose page-table setup costs more per page than the kernel's copy (measured: 0.45x -> 0.6x raw read).
         chunk = (bytearray(min(READ_CHUNK_BYTES, end - pos)) if verify_crc and self._file is not None
-                 and self._core is not None and end > pos else None)
+                 and self._impl.chunked_walk and end > pos else None)
         chunked = chunk is not None
         while pos < end:
             if pos - released > RELEASE_BEHIND_BYTES:  # records() of the batches read the mapping
@@ -230,7 +152,8 @@ class LogFile:
                 if pos >= populated:
                     populated = self._populate(pos, end)
                 # Fast path: a run of whole, plausible v2 batches (nearly every batch of a real log).
-                run, pos_after = walk(pos, populated, end, verify_crc)
+                run, pos_after = self._impl.walk_v2(buf, pos, populated, end, verify_crc, RecordBatch,
+                                                    _CODEC_BY_ATTRIBUTE)
                 chunked = chunk is not None and bool(run)
             if run:
                 yield from run
@@ -323,61 +246,21 @@ class LogFile:
         start = pos
         while pos < self.size:
             stop = min(self.size, pos + chunk)
-            if self._first_nonzero(pos, stop) != stop:
+            if self._impl.first_nonzero(self._buf, pos, stop) != stop:
                 self._release(start, pos)
                 return False
             pos = stop
             start = self._release(start, pos)
         return True
 
-    def _first_nonzero(self, start: int, stop: int) -> int:
-        if self._core is not None:
-            return self._core.first_nonzero(self._buf, start, stop)
-        piece = self._buf[start:stop]
-        if piece == bytes(len(piece)):
-            return stop
-        return stop - len(piece.lstrip(b"\x00"))
-
     def _walk_chunk(self, chunk: bytearray, pos: int, end: int) -> tuple[list[RecordBatch], int]:
-        """_walk_v2 (compiled, CRC verified) over the next chunk of the file read at `pos`: the batches that lie
+        """walk_v2 (CRC verified) over the next chunk of the file read at `pos`: the batches that lie
         whole in it."""
         with memoryview(chunk) as whole, whole[:min(len(chunk), end - pos)] as want:
             got = os.preadv(self._file.fileno(), [want], pos)  # type: ignore[union-attr]
             with want[:got] as view:
-                run, pos_after = self._core.walk_v2(view, 0, got, got, True, RecordBatch, _CODEC_BY_ATTRIBUTE, pos)
+                run, pos_after = self._impl.walk_v2(view, 0, got, got, True, RecordBatch, _CODEC_BY_ATTRIBUTE, pos)
         return run, pos + pos_after
-
-    def _walk_v2(self, pos: int, stop: int, end: int, verify_crc: bool) -> tuple[list[RecordBatch], int]:
-        """Whole, plausible v2 batches from `pos` while `pos < stop` (each ending by `end`): (batches, next
-        position). Stops at the first position that is not such a batch, and right after a batch whose CRC
-        does not match, so that the caller reports it in place."""
-        if self._core is not None:
-            return self._core.walk_v2(self._buf, pos, stop, end, verify_crc, RecordBatch, _CODEC_BY_ATTRIBUTE)
-        buf = self._buf
-        out: list[RecordBatch] = []
-        while pos < stop and end - pos >= V2_HEADER.size and buf[pos + MAGIC_POSITION] == 2:
-            (base_offset, length, leader_epoch, _magic, crc, attributes, last_offset_delta, base_timestamp,
-             max_timestamp, producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(buf, pos)
-            size = length + LOG_OVERHEAD.size
-            if length < V2_MIN_BATCH_LENGTH or size > end - pos or size > MAX_BATCH_SIZE:
-                break
-            crc_valid = crc32c(self._view[pos + V2_CRC_START:pos + size]) == crc if verify_crc else True
-            if base_sequence < 0:
-                last_sequence = -1
-            else:
-                last_sequence = base_sequence + last_offset_delta
-                if last_sequence > INT32_MAX:
-                    last_sequence -= 2147483648
-            out.append(RecordBatch(
-                pos, size, 2, base_offset, _add64(base_offset, last_offset_delta), count, leader_epoch, producer_id,
-                producer_epoch, base_sequence, last_sequence, attributes, _CODEC_BY_ATTRIBUTE[attributes & 7],
-                _timestamp_type(2, attributes), base_timestamp, max_timestamp,
-                base_timestamp if attributes & ATTR_DELETE_HORIZON else None, bool(attributes & ATTR_TRANSACTIONAL),
-                bool(attributes & ATTR_CONTROL), crc, crc_valid, last_offset_delta))
-            pos += size
-            if not crc_valid:
-                break
-        return out, pos
 
     def _computed_crc(self, batch: RecordBatch) -> int:
         p = batch.position
@@ -443,22 +326,22 @@ class LogFile:
     def record_findings(self, batch: RecordBatch) -> list[Finding]:
         """What `records(batch)` reports about the batch's records, without building them (a full scan checks
         every record of every batch this way)."""
-        if batch.magic == 2 and self._core is not None:
+        if batch.magic == 2:
             section = self.records_section(batch)
             if isinstance(section, Finding):
                 return [section]
-            buf, start, stop = section
-            return self._core.check_v2(buf, start, stop, batch, self.path, Finding)
+            problem = self._impl.check_v2(*section, batch)
+            return [] if problem is None else [record_problem_finding(self.path, batch, problem)]
         return [r for r in self.records(batch) if isinstance(r, Finding)]
 
     def _v2_records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
         section = self.records_section(batch)
         if isinstance(section, Finding):
             return iter([section])
-        buf, start, stop = section
-        if self._core is not None:
-            return iter(self._core.decode_v2(buf, start, stop, batch, self.path, Record, Finding, _control))
-        return decode_v2_records(buf[start:stop], batch, self.path)
+        records, problem = self._impl.decode_v2(*section, batch, Record, _control)
+        if problem is not None:
+            records.append(record_problem_finding(self.path, batch, problem))
+        return iter(records)
 
     def records_section(self, batch: RecordBatch) -> tuple[bytes | mmap.mmap, int, int] | Finding:
         """Where a v2 batch's records lie once decompressed: (buffer, start, stop), or the finding that says
@@ -565,119 +448,37 @@ def _legacy_message(buf: bytes | mmap.mmap, pos: int, size: int, magic: int) -> 
     return Record(offset, timestamp, -1, key, value, (), None, None, crc, crc_valid)
 
 
-class _RecordError(Exception):
-    pass
+def _reason(problem: Problem) -> str:
+    code, decoded, value = problem
+    return {
+        RecordProblem.VARINT_PAST_END: "varint runs past the end of the records",
+        RecordProblem.VARINT_TOO_LONG: f"varint longer than {value} bytes",
+        RecordProblem.RECORD_LENGTH: f"record {decoded} declares length {value}",
+        RecordProblem.KEY_OVERRUN: f"record {decoded} key length {value} overruns the record",
+        RecordProblem.VALUE_OVERRUN: f"record {decoded} value length {value} overruns the record",
+        RecordProblem.HEADER_COUNT: f"record {decoded} has header count {value}",
+        RecordProblem.HEADER_KEY_OVERRUN: f"record {decoded} header key overruns the record",
+        RecordProblem.HEADER_VALUE_OVERRUN: f"record {decoded} header value overruns the record",
+        RecordProblem.LENGTH_DISAGREES: f"record {decoded} length {value} disagrees with its fields",
+    }[RecordProblem(code)]
 
 
-_MASK32 = (1 << 32) - 1
-_MASK64 = (1 << 64) - 1
-
-
-def _varint(data: bytes, i: int, max_bytes: int = 5) -> tuple[int, int]:
-    """The zigzag varint at data[i]: (value, next index). Kafka's int32 varint takes at most 5 bytes and its
-    int64 varlong 10; bits beyond 32 (64) are dropped, as Java's ByteUtils does."""
-    raw = 0
-    n = len(data)
-    for k in range(max_bytes):
-        if i >= n:
-            raise _RecordError("varint runs past the end of the records")
-        b = data[i]
-        i += 1
-        raw |= (b & 0x7F) << (7 * k)
-        if b < 0x80:
-            raw &= _MASK32 if max_bytes == 5 else _MASK64
-            return (raw >> 1) ^ -(raw & 1), i
-    raise _RecordError(f"varint longer than {max_bytes} bytes")
-
-
-def _add64(a: int, b: int) -> int:
-    """a + b with Java's long wrap-around."""
-    return ((a + b + (1 << 63)) & _MASK64) - (1 << 63)
-
-
-def decode_v2_records(data: bytes, batch: RecordBatch, path: str) -> Iterator[Record | Finding]:
-    """Decode the (decompressed) records section of a v2 batch: records, then at most one finding."""
-    n = len(data)
-    i = 0
-    base_offset = batch.base_offset
-    count = batch.count
-    decoded = 0
-    try:
-        for decoded in range(count):  # noqa: B007 - `decoded` is read in the findings
-            if i >= n:
-                yield Finding("record_count_mismatch", path, batch.position,
-                              f"batch at byte {batch.position} (base offset {base_offset}) declares {count} records "
-                              f"but holds {decoded}", {"declared": count, "decoded": decoded,
-                                                       "base_offset": base_offset})
-                return
-            length, i = _varint(data, i)
-            end = i + length
-            if length < 6 or end > n:
-                raise _RecordError(f"record {decoded} declares length {length}")
-            i += 1  # attributes: unused
-            ts_delta, i = _varint(data, i, 10)
-            offset_delta, i = _varint(data, i)
-            key, i = _length_prefixed(data, i, end, f"record {decoded} key")
-            value, i = _length_prefixed(data, i, end, f"record {decoded} value")
-            header_count, i = _varint(data, i)
-            if header_count < 0 or header_count > max(end - i, 0):
-                raise _RecordError(f"record {decoded} has header count {header_count}")
-            headers = []
-            for _ in range(header_count):
-                hk_len, i = _varint(data, i)
-                if hk_len < 0 or i + hk_len > end:
-                    raise _RecordError(f"record {decoded} header key overruns the record")
-                hkey = data[i:i + hk_len].decode("utf-8", "replace")
-                i += hk_len
-                hv_len, i = _varint(data, i)
-                hvalue = None
-                if hv_len >= 0:  # any negative length is a null value, as in Java
-                    if i + hv_len > end:
-                        raise _RecordError(f"record {decoded} header value overruns the record")
-                    hvalue = data[i:i + hv_len]
-                    i += hv_len
-                headers.append((hkey, hvalue))
-            if i != end:
-                raise _RecordError(f"record {decoded} length {length} disagrees with its fields")
-            yield _record(batch, offset_delta, ts_delta, key, value, tuple(headers))
-    except _RecordError as exc:
-        reason = str(exc)
-        yield Finding("invalid_record", path, batch.position,
-                      f"batch at byte {batch.position} (base offset {base_offset}): {reason}",
-                      {"base_offset": base_offset, "record_index": decoded, "reason": reason})
-        return
-    if i != n:
-        yield Finding("record_count_mismatch", path, batch.position,
-                      f"batch at byte {batch.position} (base offset {base_offset}) has {n - i} bytes after its "
-                      f"{count} declared records", {"declared": count, "trailing_bytes": n - i,
-                                                    "base_offset": base_offset})
-
-
-def _length_prefixed(data: bytes, i: int, end: int, what: str) -> tuple[bytes | None, int]:
-    """A key or value: varint length (-1 for null), then that many bytes within the record."""
-    length, i = _varint(data, i)
-    if length == -1:
-        return None, i
-    if length < 0 or i + length > end:
-        raise _RecordError(f"{what} length {length} overruns the record")
-    return data[i:i + length], i + length
-
-
-def _record(batch: RecordBatch, offset_delta: int, ts_delta: int, key: bytes | None, value: bytes | None,
-            headers: tuple[tuple[str, bytes | None], ...]) -> Record:
-    if batch.base_sequence < 0:
-        sequence = -1
-    else:
-        sequence = batch.base_sequence + offset_delta
-        if sequence > INT32_MAX:  # Kafka's DefaultRecordBatch.incrementSequence
-            sequence -= 2147483648
-    log_append_time = batch.timestamp_type == "LogAppendTime"
-    timestamp = batch.max_timestamp if log_append_time else _add64(batch.base_timestamp, ts_delta)
-    control_type = coordinator_epoch = None
-    if batch.is_control:
-        control_type, coordinator_epoch = _control(key, value)
-    return Record(_add64(batch.base_offset, offset_delta), timestamp, sequence, key, value, headers, control_type,
-                  coordinator_epoch)
+def record_problem_finding(path: str, batch: RecordBatch, problem: Problem) -> Finding:
+    """The finding of a problem that ended a v2 batch's records, (code, record number, value) as both readers'
+    decode_v2 and check_v2 return it: the one place these findings and their messages are built."""
+    code, decoded, value = problem
+    pos, base_offset, count = batch.position, batch.base_offset, batch.count
+    if code == RecordProblem.RECORDS_MISSING:
+        return Finding("record_count_mismatch", path, pos,
+                       f"batch at byte {pos} (base offset {base_offset}) declares {count} records but holds {decoded}",
+                       {"declared": count, "decoded": decoded, "base_offset": base_offset})
+    if code == RecordProblem.TRAILING_BYTES:
+        return Finding("record_count_mismatch", path, pos,
+                       f"batch at byte {pos} (base offset {base_offset}) has {value} bytes after its {count} "
+                       "declared records", {"declared": count, "trailing_bytes": value, "base_offset": base_offset})
+    reason = _reason(problem)
+    return Finding("invalid_record", path, pos, f"batch at byte {pos} (base offset {base_offset}): {reason}",
+                   {"base_offset": base_offset, "record_index": decoded, "reason": reason})
 
 
 def _control(key: bytes | None, value: bytes | None) -> tuple[str, int | None]:
@@ -694,7 +495,7 @@ def _control(key: bytes | None, value: bytes | None) -> tuple[str, int | None]:
 
 def open_log(path: str | os.PathLike[str], *, compiled: bool | None = None) -> LogFile:
     """Open a segment read-only (mmap; an empty file needs no mapping). `compiled` picks the reader (default:
-    `READER`)."""
+    `core.READER`)."""
     path = os.fspath(path)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size

@@ -211,10 +211,10 @@ def record_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: batches named by (broker, topic, partition, file, position, size), in file order -> one row
     per record of those batches, with content hashes (`parsers/record_rows.py`: decoded in bulk into columns,
     C buffers with the compiled reader). Only the batches asked for are read."""
-    from kforensics.parsers.record_batch import READER, RecordBatch, open_log
+    from kforensics.parsers.record_batch import RecordBatch, open_log
     from kforensics.parsers.record_rows import RecordColumns
 
-    columns = RecordColumns(compiled=READER == "compiled")
+    columns = RecordColumns()
     for chunk in chunks:
         for uri, rows in _by_file(chunk.to_pylist()):
             task = rows[0]

@@ -26,11 +26,12 @@ from hypothesis import strategies as st
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kforensics.parsers import record_batch
+from kforensics import dump_fast
+from kforensics.parsers import core, record_batch
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
-compiled = pytest.mark.skipif(record_batch._compiled_core is None, reason="the compiled core is not built")
+compiled = pytest.mark.skipif(core.COMPILED is None, reason="the compiled core is not built")
 
 SAMPLE_SEGMENTS = sorted(p for p in SAMPLE_LOGS.rglob("*") if p.suffix in (".log", ".checkpoint")
                          and p.name[0].isdigit())
@@ -91,9 +92,9 @@ def assert_same(data: bytes, name: str = "seg.log", **kwargs: object) -> list[ob
 
 def test_suite_runs_on_the_compiled_reader() -> None:
     """CI builds the extension from a clean clone: the rest of the suite must exercise it, not the fallback."""
-    if record_batch.PURE_PYTHON_FORCED:
+    if core.PURE_PYTHON_FORCED:
         pytest.skip("KFORENSICS_PURE_PYTHON is set: this run checks the pure-Python reader")
-    assert record_batch.READER == "compiled", record_batch.reader_description()
+    assert core.READER == "compiled", core.reader_description()
 
 
 #: chunk sizes of the compiled header walk: the default, one that cuts batches, one smaller than any batch
@@ -259,7 +260,7 @@ def test_bad_varints_identical(lie: bytes) -> None:
 def test_sparse_zero_filled_segment(tmp_path: Path, reader: str) -> None:
     """A segment whose tail is a 64 MiB hole (a preallocated file): one zero_filled_tail at the end of the
     last batch, after every batch; the scan goes through the zero run chunk by chunk."""
-    if reader == "compiled" and record_batch._compiled_core is None:
+    if reader == "compiled" and core.COMPILED is None:
         pytest.skip("the compiled core is not built")
     source = SAMPLE_LOGS / "broker-1" / "payments-0" / "00000000000000000000.log"
     path = tmp_path / "00000000000000000000.log"
@@ -280,7 +281,7 @@ def test_sparse_zero_filled_segment(tmp_path: Path, reader: str) -> None:
 @pytest.mark.parametrize("reader", ["pure-python", "compiled"])
 def test_zero_run_followed_by_data_is_not_a_tail(tmp_path: Path, reader: str) -> None:
     """Zeros and then a non-zero byte 20 MiB later (past the scan's chunk): not a zero-filled tail."""
-    if reader == "compiled" and record_batch._compiled_core is None:
+    if reader == "compiled" and core.COMPILED is None:
         pytest.skip("the compiled core is not built")
     path = tmp_path / "00000000000000000000.log"
     with path.open("wb") as fh:
@@ -302,7 +303,9 @@ DUMP_FILES = [p for p in SAMPLE_SEGMENTS if p.suffix == ".log"]
 def _dump(monkeypatch: pytest.MonkeyPatch, reader: str, args: list[str]) -> tuple[int, str, str]:
     from kforensics.cli import main
 
-    monkeypatch.setattr(record_batch, "READER", reader)
+    monkeypatch.setattr(core, "READER", reader)
+    if reader == "pure-python":  # as with KFORENSICS_PURE_PYTHON: no compiled code at all
+        monkeypatch.setattr(dump_fast, "_dump_lines", None)
     result = CliRunner().invoke(main, ["dump", *args])
     return result.exit_code, result.stdout, result.stderr
 
@@ -334,7 +337,7 @@ def test_version_names_the_reader() -> None:
     assert out.returncode == 0 and "pure-Python reader (KFORENSICS_PURE_PYTHON is set)" in out.stdout
     env.pop("KFORENSICS_PURE_PYTHON")
     out = subprocess.run([sys.executable, "-m", "kforensics", "--version"], capture_output=True, text=True, env=env)
-    expected = "compiled reader" if record_batch._compiled_core is not None else "pure-Python reader"
+    expected = "compiled reader" if core.COMPILED is not None else "pure-Python reader"
     assert out.returncode == 0 and expected in out.stdout
 
 
@@ -389,7 +392,7 @@ def test_scan_record_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
     tasks = pa.RecordBatch.from_pylist(wanted)
     out = {}
     for reader in ("compiled", "pure-python"):
-        monkeypatch.setattr(record_batch, "READER", reader)
+        monkeypatch.setattr(core, "READER", reader)
         out[reader] = pa.Table.from_batches(list(read.record_rows(iter([tasks]))), schema=S.RECORD_ROWS).to_pylist()
     assert out["compiled"] == out["pure-python"] and len(out["compiled"]) > 100
 
@@ -408,7 +411,7 @@ def test_scan_segment_rows_identical(monkeypatch: pytest.MonkeyPatch) -> None:
                                          "headers_only": True} for p in paths], schema=S.TASKS)
     out = {}
     for reader in ("compiled", "pure-python"):
-        monkeypatch.setattr(record_batch, "READER", reader)
+        monkeypatch.setattr(core, "READER", reader)
         rows = pa.Table.from_batches(list(read.segment_rows(iter([tasks]))), schema=S.SEGMENT_ROWS).to_pylist()
         out[reader] = sorted(rows, key=lambda r: (r["row_kind"], r["file"], r["position"] or -1, r["kind"] or ""))
     assert out["compiled"] == out["pure-python"]
@@ -439,20 +442,20 @@ if sys.argv[2] == "no-core":
 
     class NoCore(importlib.abc.MetaPathFinder):  # as on an executor whose environment lacks kforensics
         def find_spec(self, name, path=None, target=None):
-            if name.endswith("._core"):
+            if name.rpartition(".")[2] in ("_crc", "_reader", "_columns", "_dump_lines"):
                 raise ImportError("no compiled core here")
             return None
 
     sys.meta_path.insert(0, NoCore())
 sys.path.insert(0, sys.argv[1])
-from kforensics.parsers import record_batch
+from kforensics.parsers import core, record_batch
 from kforensics.parsers.record_batch import RecordBatch, open_log
 n = 0
 with open_log(sys.argv[3]) as log:
     for b in log.batches():
         if isinstance(b, RecordBatch):
             n += sum(1 for _ in log.records(b))
-print(record_batch.READER, record_batch.__file__.startswith(sys.argv[1]), n)
+print(core.READER, record_batch.__file__.startswith(sys.argv[1]), n)
 """
 
 
@@ -472,7 +475,7 @@ def test_zipped_package_finds_the_installed_core_or_falls_back(tmp_path: Path, w
     with open_log(segment) as log:
         expected = sum(1 for b in log.batches() if isinstance(b, RecordBatch) for _ in log.records(b))
     assert from_zip == "True" and int(records) == expected > 0
-    if where == "no-core" or record_batch._compiled_core is None:
+    if where == "no-core" or core.COMPILED is None:
         assert reader == "pure-python"
     else:
         assert reader == "compiled"

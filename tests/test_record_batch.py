@@ -15,7 +15,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kforensics.parsers.codecs import CODEC_NAMES
 from kforensics.parsers.crc import crc32c, crc32c_crcmod
-from kforensics.parsers import record_batch
+from kforensics.parsers import core, record_batch
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
@@ -292,28 +292,28 @@ def test_crc32c_implementations_agree() -> None:
         assert crc32c(blob) == crc32c_crcmod(blob) == hw_crc32c(blob)
 
 
-@pytest.mark.skipif(record_batch._compiled_core is None, reason="the compiled core is not built")
+@pytest.mark.skipif(core.COMPILED_CRC is None, reason="the compiled core is not built")
 def test_compiled_crc32c_paths_agree_with_the_crc32c_library() -> None:
     """Every CRC-32C path of the compiled core this CPU has (AVX-512 carry-less folding, SSE4.2 crc32q, table)
     over every length to 1100 bytes and random ones to 200 KB, at every start alignment to 63, from random
     initial CRCs, and chained in two calls."""
     import random
 
-    core = record_batch._compiled_core
+    crc = core.COMPILED_CRC
     rng = random.Random(32)
     blob = rng.randbytes(300_000)
     lengths = [*range(1100), *(rng.randrange(1100, 200_000) for _ in range(200))]
     used = set()
     try:
-        for path in core.CRC_PATHS:
-            used.add(core.force_crc(path))
+        for path in crc.CRC_PATHS:
+            used.add(crc.force_crc(path))
             for n in lengths:
                 start = rng.randrange(64)
                 data = blob[start:start + n]
                 initial = rng.getrandbits(32) if n % 2 else 0
-                assert core.crc32c(data, initial) == hw_crc32c(data, initial), (path, n, start)
+                assert crc.crc32c(data, initial) == hw_crc32c(data, initial), (path, n, start)
                 cut = rng.randrange(n + 1)
-                assert core.crc32c(data[cut:], core.crc32c(data[:cut], initial)) == hw_crc32c(data, initial)
+                assert crc.crc32c(data[cut:], crc.crc32c(data[:cut], initial)) == hw_crc32c(data, initial)
     finally:
-        core.force_crc(core.CRC_PATHS[0])
-    assert "table" in used and core.crc_implementation() in used
+        crc.force_crc(crc.CRC_PATHS[0])
+    assert "table" in used and crc.crc_implementation() in used

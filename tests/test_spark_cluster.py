@@ -106,8 +106,8 @@ ship_package(spark)  # the zip a scan ships: Python files only
 
 
 def reader(_rows):
-    from kforensics.parsers import record_batch
-    yield f"{record_batch.READER} {'kforensics.zip' in record_batch.__file__}"
+    from kforensics.parsers import core
+    yield f"{core.READER} {'kforensics.zip' in core.__file__}"
 
 
 print("READER", *spark.sparkContext.parallelize([0], 1).mapPartitions(reader).collect())
@@ -118,9 +118,9 @@ spark.stop()
 def test_cluster_executors_run_the_compiled_reader(standalone_cluster: str, tmp_path: Path) -> None:
     """Workers started from this environment import the package from the shipped zip and its compiled core
     from the environment (the zip carries no .so)."""
-    from kforensics.parsers import record_batch
+    from kforensics.parsers import core
 
-    if record_batch._compiled_core is None:
+    if core.COMPILED is None:
         pytest.skip("the compiled core is not built in this environment")
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
            "PYSPARK_DRIVER_PYTHON": sys.executable}

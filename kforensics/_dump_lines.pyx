@@ -1,0 +1,318 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""`kforensics dump`'s compiled line formatter: kafka-dump-log text or JSON lines of v2 batches and their
+records, formatted in C into one growing buffer; exactly the bytes `dump_out.TextOut` / `JsonOut` write.
+
+It reads records with the reader's cursor (parsers/_layouts.pxd) and knows nothing of findings: it returns
+the reader's problem tuple, which `record_batch.record_problem_finding` turns into the finding.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy
+
+from _layouts cimport INT32_MAX, V2Cursor, cursor_end, cursor_init, cursor_step, kf_add64, varint
+
+import binascii as _binascii
+
+#: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
+API_VERSION = 2
+
+
+cdef class DumpLines:
+    """Lines of `kforensics dump` for v2 batches and their records, formatted into one growing buffer; exactly
+    the bytes `dump_out.TextOut` / `JsonOut` write (UTF-8) for the same batches and records when neither
+    --iso-time, --skip-record-metadata nor a decoder is given, and for non-control records."""
+
+    cdef char *buf
+    cdef Py_ssize_t n, cap
+    cdef bint json
+    cdef bint print_data
+    cdef bytes file_json
+
+    def __cinit__(self, bint json, bint print_data, str file):
+        self.json = json
+        self.print_data = print_data
+        import json as _json
+        self.file_json = _json.dumps(file, ensure_ascii=False).encode("utf-8")
+
+    def __dealloc__(self):
+        free(self.buf)
+
+    def __len__(self):
+        return self.n
+
+    def take(self):
+        """The bytes formatted so far; the buffer starts empty again."""
+        out = PyBytes_FromStringAndSize(self.buf, self.n) if self.n else b""
+        self.n = 0
+        return out
+
+    cdef int _reserve(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t cap = self.cap
+        cdef char *p
+        if self.n + extra <= cap:
+            return 0
+        while cap < self.n + extra:
+            cap = cap * 2 if cap else 1 << 20
+        p = <char *>realloc(self.buf, cap)
+        if p == NULL:
+            raise MemoryError()
+        self.buf = p
+        self.cap = cap
+        return 0
+
+    cdef int _raw(self, const char *s, Py_ssize_t n) except -1:
+        self._reserve(n)
+        memcpy(self.buf + self.n, s, n)
+        self.n += n
+        return 0
+
+    cdef int _lit(self, bytes s) except -1:
+        return self._raw(s, len(s))
+
+    cdef int _int(self, int64_t v) except -1:
+        cdef char tmp[24]
+        cdef int i = 24
+        cdef uint64_t u = (<uint64_t>0 - <uint64_t>v) if v < 0 else <uint64_t>v
+        while True:
+            i -= 1
+            tmp[i] = <char>(48 + u % 10)
+            u //= 10
+            if u == 0:
+                break
+        if v < 0:
+            i -= 1
+            tmp[i] = 45  # '-'
+        return self._raw(tmp + i, 24 - i)
+
+    cdef int _bool(self, bint v) except -1:
+        if v:
+            return self._raw("true", 4)
+        return self._raw("false", 5)
+
+    cdef int _str(self, str s) except -1:
+        cdef Py_ssize_t size
+        cdef const char *p = PyUnicode_AsUTF8AndSize(s, &size)
+        return self._raw(p, size)
+
+    cdef int _json_escaped(self, const unsigned char *p, Py_ssize_t n) except -1:
+        """A JSON string of valid UTF-8 bytes, escaped as json.dumps(ensure_ascii=False) does."""
+        cdef Py_ssize_t i
+        cdef unsigned char c
+        cdef const char *hexdigits = "0123456789abcdef"
+        self._reserve(n * 6 + 2)
+        cdef char *o = self.buf + self.n
+        o[0] = 34
+        o += 1
+        for i in range(n):
+            c = p[i]
+            if c == 34 or c == 92:
+                o[0] = 92
+                o[1] = c
+                o += 2
+            elif c >= 0x20:
+                o[0] = c
+                o += 1
+            elif c == 10:
+                o[0] = 92; o[1] = 110; o += 2
+            elif c == 13:
+                o[0] = 92; o[1] = 114; o += 2
+            elif c == 9:
+                o[0] = 92; o[1] = 116; o += 2
+            elif c == 8:
+                o[0] = 92; o[1] = 98; o += 2
+            elif c == 12:
+                o[0] = 92; o[1] = 102; o += 2
+            else:
+                o[0] = 92; o[1] = 117; o[2] = 48; o[3] = 48
+                o[4] = hexdigits[c >> 4]
+                o[5] = hexdigits[c & 15]
+                o += 6
+        o[0] = 34
+        o += 1
+        self.n = o - self.buf
+        return 0
+
+    cdef int _replaced_utf8(self, const unsigned char *p, Py_ssize_t n, bint json) except -1:
+        """bytes.decode('utf-8', 'replace'), written as UTF-8 (JSON-escaped when `json`)."""
+        cdef Py_ssize_t size
+        cdef const char *q
+        if _is_ascii(p, n):
+            if json:
+                return self._json_escaped(p, n)
+            return self._raw(<const char *>p, n)
+        text = PyUnicode_DecodeUTF8(<const char *>p, n, "replace")
+        q = PyUnicode_AsUTF8AndSize(text, &size)
+        if json:
+            return self._json_escaped(<const unsigned char *>q, size)
+        return self._raw(q, size)
+
+    cdef int _json_data(self, const unsigned char *p, int64_t n) except -1:
+        """dump_out.data_text(): the UTF-8 text when valid, else "base64:..."; null for None (n == -1)."""
+        cdef Py_ssize_t consumed
+        if n < 0:
+            return self._raw("null", 4)
+        if not _is_ascii(p, n):
+            try:
+                PyUnicode_DecodeUTF8(<const char *>p, n, NULL)
+            except UnicodeDecodeError:
+                encoded = _binascii.b2a_base64(PyBytes_FromStringAndSize(<const char *>p, n), newline=False)
+                self._raw("\"base64:", 8)
+                self._lit(encoded)
+                return self._raw("\"", 1)
+        return self._json_escaped(p, n)
+
+    def batch(self, object b):
+        """One batch line (any magic; batch header fields only). `b` is a RecordBatch: its fields are read by
+        position."""
+        if not isinstance(b, tuple) or len(b) != 22:
+            raise ValueError("not a RecordBatch")
+        cdef tuple t = <tuple>b  # a NamedTuple is a tuple subclass: the exact-type check of `cdef tuple t = b` fails
+        cdef int magic = t[2]
+        if self.json:
+            self._raw("{\"type\":\"batch\",\"file\":", 23)
+            self._lit(self.file_json)
+            self._raw(",\"position\":", 12); self._int(t[0])
+            self._raw(",\"size\":", 8); self._int(t[1])
+            self._raw(",\"magic\":", 9); self._int(magic)
+            self._raw(",\"base_offset\":", 15); self._int(t[3])
+            self._raw(",\"last_offset\":", 15); self._int(t[4])
+            self._raw(",\"count\":", 9); self._int(t[5])
+            self._raw(",\"partition_leader_epoch\":", 26); self._int(t[6])
+            self._raw(",\"producer_id\":", 15); self._int(t[7])
+            self._raw(",\"producer_epoch\":", 18); self._int(t[8])
+            self._raw(",\"base_sequence\":", 17); self._int(t[9])
+            self._raw(",\"last_sequence\":", 17); self._int(t[10])
+            self._raw(",\"is_transactional\":", 20); self._bool(t[17])
+            self._raw(",\"is_control\":", 14); self._bool(t[18])
+            self._raw(",\"codec\":", 9); self._json_str(t[12])
+            self._raw(",\"timestamp_type\":", 18); self._json_str(t[13])
+            self._raw(",\"base_timestamp\":", 18); self._int(t[14])
+            self._raw(",\"max_timestamp\":", 17); self._int(t[15])
+            self._raw(",\"crc\":", 7); self._int(t[19])
+            self._raw(",\"crc_valid\":", 13); self._bool(t[20])
+            self._raw("}\n", 2)
+            return
+        if magic >= 2:
+            self._raw("baseOffset: ", 12); self._int(t[3])
+            self._raw(" lastOffset: ", 13); self._int(t[4])
+            self._raw(" count: ", 8); self._int(t[5])
+            self._raw(" baseSequence: ", 15); self._int(t[9])
+            self._raw(" lastSequence: ", 15); self._int(t[10])
+            self._raw(" producerId: ", 13); self._int(t[7])
+            self._raw(" producerEpoch: ", 16); self._int(t[8])
+            self._raw(" partitionLeaderEpoch: ", 23); self._int(t[6])
+            self._raw(" isTransactional: ", 18); self._bool(t[17])
+            self._raw(" isControl: ", 12); self._bool(t[18])
+            horizon = t[16]
+            if horizon is None:
+                self._raw(" deleteHorizonMs: OptionalLong.empty", 36)
+            else:
+                self._raw(" deleteHorizonMs: OptionalLong[", 31); self._int(horizon); self._raw("]", 1)
+        else:
+            self._raw("offset: ", 8); self._int(t[4])
+        self._raw(" position: ", 11); self._int(t[0])
+        self._raw(" ", 1); self._str(t[13]); self._raw(": ", 2); self._int(t[15])
+        self._raw(" size: ", 7); self._int(t[1])
+        self._raw(" magic: ", 8); self._int(magic)
+        self._raw(" compresscodec: ", 16); self._str(t[12])
+        self._raw(" crc: ", 6); self._int(t[19])
+        self._raw(" isvalid: ", 10); self._bool(t[20])
+        self._raw("\n", 1)
+
+    cdef int _json_str(self, str s) except -1:
+        cdef Py_ssize_t size
+        cdef const char *p = PyUnicode_AsUTF8AndSize(s, &size)
+        return self._json_escaped(<const unsigned char *>p, size)
+
+    def records_v2(self, const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t stop, object batch,
+                   int64_t last_offset):
+        """The record lines of a non-control v2 batch's (decompressed) records section.
+
+        Returns (problem, last record offset, non-consecutive pairs): the problem the reader's `decode_v2` would
+        return (or None), the offset of the last record read (`last_offset` when none), and each (previous,
+        next) pair of record offsets that do not follow each other (-1 as the previous offset starts no pair)."""
+        cdef V2Cursor c
+        cursor_init(&c, buf, start, stop)
+        cdef int64_t base_offset = batch.base_offset
+        cdef int64_t base_timestamp = batch.base_timestamp
+        cdef int64_t max_timestamp = batch.max_timestamp
+        cdef int64_t base_sequence = batch.base_sequence
+        cdef bint log_append_time = batch.timestamp_type == "LogAppendTime"
+        cdef int64_t count = batch.count
+        cdef bytes ts_label = (" LogAppendTime: " if log_append_time else " CreateTime: ").encode("ascii")
+        cdef int64_t decoded, offset, sequence, k, klen, vlen
+        cdef Py_ssize_t i
+        cdef list gaps = []
+        cdef bint first_header
+        if batch.is_control:
+            raise ValueError("control batches take the Python renderer")
+        for decoded in range(count):
+            problem = cursor_step(&c, decoded)
+            if problem is not None:
+                return problem, last_offset, gaps
+            offset = kf_add64(base_offset, c.offset_delta)
+            if last_offset != -1 and (last_offset == 9223372036854775807 or offset != last_offset + 1):
+                gaps.append((last_offset, offset))
+            last_offset = offset
+            if base_sequence >= 0:
+                sequence = base_sequence + c.offset_delta
+                if sequence > INT32_MAX:
+                    sequence -= 2147483648
+            else:
+                sequence = -1
+            if self.json:
+                self._raw("{\"type\":\"record\",\"offset\":", 26); self._int(offset)
+                self._raw(",\"timestamp\":", 13)
+                self._int(max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta))
+                self._raw(",\"sequence\":", 12); self._int(sequence)
+                self._raw(",\"key_size\":", 12); self._int(c.key_len)
+                self._raw(",\"value_size\":", 14); self._int(c.value_len)
+                self._raw(",\"header_keys\":[", 16)
+            else:
+                self._raw("| offset: ", 10); self._int(offset)
+                self._lit(ts_label)
+                self._int(max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta))
+                self._raw(" keySize: ", 10); self._int(c.key_len)
+                self._raw(" valueSize: ", 12); self._int(c.value_len)
+                self._raw(" sequence: ", 11); self._int(sequence)
+                self._raw(" headerKeys: [", 14)
+            i = c.headers_start
+            for k in range(c.header_count):
+                if k:
+                    self._raw(",", 1)
+                varint(c.d, c.n, &i, &klen)
+                self._replaced_utf8(c.d + i, klen, self.json)
+                i += klen
+                varint(c.d, c.n, &i, &vlen)
+                if vlen > 0:
+                    i += vlen
+            if self.json:
+                self._raw("],\"control_type\":null,\"coordinator_epoch\":null", 46)
+                if self.print_data:
+                    self._raw(",\"key\":", 7)
+                    self._json_data(c.d + c.key_start, c.key_len)
+                    self._raw(",\"value\":", 9)
+                    self._json_data(c.d + c.value_start, c.value_len)
+                self._raw("}\n", 2)
+            else:
+                self._raw("]", 1)
+                if self.print_data:
+                    if c.key_len >= 0:
+                        self._raw(" key: ", 6)
+                        self._replaced_utf8(c.d + c.key_start, c.key_len, False)
+                    if c.value_len >= 0:
+                        self._raw(" payload: ", 10)
+                        self._replaced_utf8(c.d + c.value_start, c.value_len, False)
+                self._raw("\n", 1)
+        return cursor_end(&c, count), last_offset, gaps
+
+
+cdef inline bint _is_ascii(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef unsigned char acc = 0
+    for i in range(n):
+        acc |= p[i]
+    return acc < 0x80
