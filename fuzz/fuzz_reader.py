@@ -37,7 +37,7 @@ import atheris
 import crc32c as crc32c_lib
 
 from kforensics.dump_out import JsonOut, TextOut
-from kforensics import dump_fast
+from kforensics import dump_out
 from kforensics.parsers import codecs, core, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
@@ -47,7 +47,7 @@ from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_
 atheris.instrument_all()
 
 CORE, CRC, PURE = core.COMPILED, core.COMPILED_CRC, core.PURE
-DUMP_LINES = dump_fast._dump_lines
+DUMP_LINES = dump_out.compiled_dump_lines()
 if CORE is None or DUMP_LINES is None:
     sys.exit("the compiled core is not built: nothing to fuzz against the reference")
 

@@ -2,17 +2,33 @@
 
 Text output follows DumpLogSegments' templates field for field so that an operator can diff our dump
 against kafka-dump-log's. JSON field names are a contract (see README, "JSON lines").
+
+`TextOut` and `JsonOut` write every line from Python; `CompiledLines` (kforensics/_dump_lines.pyx) formats
+v2 batch and record lines in C, the same bytes, behind the same interface, and hands everything else to the
+Python renderer it wraps. `log_sink` picks the one that writes a segment's lines.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import sys
 from datetime import UTC, datetime
-from typing import IO, Any
+from types import ModuleType
+from typing import IO, TYPE_CHECKING, Any
 
 from kforensics.parsers.findings import Finding
+
+if TYPE_CHECKING:
+    from kforensics.parsers._pure import Problem
+    from kforensics.parsers.record_batch import Record, RecordBatch
+
+#: A records section as LogFile.records_section() gives it: (buffer, start, stop)
+Section = tuple[Any, int, int]
+#: record_lines(): (the problem that ended the records or None, last record offset, non-consecutive pairs)
+RecordLines = tuple["Problem | None", int, list[tuple[int, int]]]
+FLUSH_BYTES = 4 << 20  # CompiledLines writes its buffer in blocks of about this size
 
 
 def _optional_long(value: int | None) -> str:
@@ -39,11 +55,39 @@ def data_text(data: bytes | None) -> str | None:
         return "base64:" + base64.b64encode(data).decode("ascii")
 
 
-class TextOut:
-    """kafka-dump-log's text templates on stdout; findings on stderr."""
+class Renderer:
+    """What `kforensics dump` writes to. Only the parts a segment's lines use are declared here; TextOut and
+    JsonOut render every file type."""
 
     #: Whether the renderer takes structured values (a decoder's dict) or text lines.
     structured = False
+
+    def line(self, text: str) -> None:
+        raise NotImplementedError
+
+    def batch(self, b: RecordBatch, file: str) -> None:
+        raise NotImplementedError
+
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Any) -> None:
+        raise NotImplementedError
+
+    def finding(self, f: Finding) -> None:
+        raise NotImplementedError
+
+    def formats_records(self, batch: RecordBatch) -> bool:
+        """Whether record_lines() writes this batch's record lines itself, from its records section."""
+        return False
+
+    def record_lines(self, batch: RecordBatch, section: Section, last_offset: int) -> RecordLines:
+        """The lines of every record of `batch` (see formats_records), with the reader's bookkeeping."""
+        raise TypeError(f"{type(self).__name__} renders records one by one")
+
+    def close(self) -> None:
+        """Write out whatever is buffered."""
+
+
+class TextOut(Renderer):
+    """kafka-dump-log's text templates on stdout; findings on stderr."""
 
     def __init__(self, stream: IO[str] | None = None, err: IO[str] | None = None, *, iso_time: bool = False,
                  skip_record_metadata: bool = False) -> None:
@@ -58,7 +102,7 @@ class TextOut:
     def line(self, text: str) -> None:
         self.stream.write(text + "\n")
 
-    def batch(self, b: Any, file: str) -> None:
+    def batch(self, b: RecordBatch, file: str) -> None:
         if b.magic >= 2:
             head = (
                 f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.count} "
@@ -74,7 +118,8 @@ class TextOut:
             f"magic: {b.magic} compresscodec: {b.codec} crc: {b.crc} isvalid: {_jbool(b.crc_valid)}"
         )
 
-    def record(self, b: Any, r: Any, *, print_data: bool, decoded: tuple[str | None, str | None] | None) -> None:
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool,
+               decoded: tuple[str | None, str | None] | None) -> None:
         parts = ["|"]
         sep = " "
         if not self.skip_record_metadata:
@@ -149,7 +194,7 @@ class TextOut:
         self.err.write(f"{f.effective_severity.upper()} {f.kind}: {where}: {f.message}\n")
 
 
-class JsonOut:
+class JsonOut(Renderer):
     """One JSON object per line; field names are the documented contract."""
 
     structured = True
@@ -171,7 +216,7 @@ class JsonOut:
                     obj[name + "_iso"] = iso(obj[name])
         return obj
 
-    def batch(self, b: Any, file: str) -> None:
+    def batch(self, b: RecordBatch, file: str) -> None:
         self.emit(self._iso({
             "type": "batch", "file": file, "position": b.position, "size": b.size, "magic": b.magic,
             "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count,
@@ -183,7 +228,7 @@ class JsonOut:
             "crc_valid": b.crc_valid,
         }, "base_timestamp", "max_timestamp"))
 
-    def record(self, b: Any, r: Any, *, print_data: bool, decoded: tuple[Any, Any] | None) -> None:
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Any) -> None:
         obj: dict[str, Any] = {
             "type": "record", "offset": r.offset, "timestamp": r.timestamp, "sequence": r.sequence,
             "key_size": _size(r.key), "value_size": _size(r.value),
@@ -231,6 +276,82 @@ class JsonOut:
 
     def finding(self, f: Finding) -> None:
         self.emit(f.to_json())
+
+
+class CompiledLines(Renderer):
+    """kforensics/_dump_lines.pyx's DumpLines as a renderer of one segment: batch lines and the record lines of
+    non-control v2 batches formatted in C into a buffer, written in blocks; everything else (control records,
+    legacy messages, findings, text lines) goes to the Python renderer it wraps, after the buffer, so that
+    lines keep their order. Same bytes as that renderer (tests/test_differential.py, fuzz/fuzz_reader.py)."""
+
+    def __init__(self, python: TextOut | JsonOut, lines: Any) -> None:
+        self.python = python
+        self.structured = python.structured
+        self._lines = lines
+        self._out = python.stream.buffer  # type: ignore[union-attr]
+
+    def _flush(self) -> None:
+        if len(self._lines):
+            self.python.stream.flush()
+            self._out.write(self._lines.take())
+
+    def _flush_when_full(self) -> None:
+        if len(self._lines) >= FLUSH_BYTES:
+            self._flush()
+
+    def line(self, text: str) -> None:
+        self._flush()
+        self.python.line(text)
+
+    def batch(self, b: RecordBatch, file: str) -> None:
+        self._lines.batch(b)
+        self._flush_when_full()
+
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Any) -> None:
+        self._flush()
+        self.python.record(b, r, print_data=print_data, decoded=decoded)
+
+    def finding(self, f: Finding) -> None:
+        self._flush()
+        self.python.finding(f)
+
+    def formats_records(self, batch: RecordBatch) -> bool:
+        return batch.magic == 2 and not batch.is_control
+
+    def record_lines(self, batch: RecordBatch, section: Section, last_offset: int) -> RecordLines:
+        result = self._lines.records_v2(*section, batch, last_offset)
+        self._flush_when_full()
+        return result
+
+    def close(self) -> None:
+        self._flush()
+
+
+@functools.cache
+def compiled_dump_lines() -> ModuleType | None:
+    """kforensics/_dump_lines.pyx, when built and KFORENSICS_PURE_PYTHON is not set (loaded on first use:
+    `--help` stays light)."""
+    from kforensics.parsers.core import load_compiled
+
+    return load_compiled("kforensics._dump_lines")
+
+
+Output = TextOut | JsonOut  # the Python renderers: every file type
+
+
+def log_sink(out: Output, file: str, *, print_data: bool, python_per_record: bool) -> Renderer:
+    """The renderer of one segment's batch and record lines: the compiled lines where they write the same bytes
+    as `out` (no --iso-time or --skip-record-metadata, nothing needing Python per record such as --offsets or a
+    decoder, a UTF-8 stream with a byte buffer), else `out` itself."""
+    module = compiled_dump_lines()
+    if module is None or python_per_record or out.iso_time:
+        return out
+    if isinstance(out, TextOut) and out.skip_record_metadata:
+        return out
+    encoding = (getattr(out.stream, "encoding", None) or "").lower().replace("-", "")
+    if encoding != "utf8" or not hasattr(out.stream, "buffer"):
+        return out
+    return CompiledLines(out, module.DumpLines(isinstance(out, JsonOut), print_data, file))
 
 
 def _jbool(value: bool) -> str:

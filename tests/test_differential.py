@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kforensics import dump_fast
+from kforensics import dump_out
 from kforensics.parsers import core, record_batch
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
@@ -305,7 +305,7 @@ def _dump(monkeypatch: pytest.MonkeyPatch, reader: str, args: list[str]) -> tupl
 
     monkeypatch.setattr(core, "READER", reader)
     if reader == "pure-python":  # as with KFORENSICS_PURE_PYTHON: no compiled code at all
-        monkeypatch.setattr(dump_fast, "_dump_lines", None)
+        monkeypatch.setattr(dump_out, "compiled_dump_lines", lambda: None)
     result = CliRunner().invoke(main, ["dump", *args])
     return result.exit_code, result.stdout, result.stderr
 
@@ -329,6 +329,28 @@ def test_dump_of_mutated_input_identical(data: bytes, options: list[str], tmp_pa
     path.write_bytes(data)
     assert _dump(monkeypatch, "compiled", [*options, str(path)]) == _dump(monkeypatch, "pure-python",
                                                                            [*options, str(path)])
+
+
+@compiled
+def test_dump_writes_segment_lines_through_the_compiled_sink_where_it_can() -> None:
+    """The compiled lines stand in for the Python renderer exactly where they write the same bytes (the tests
+    above compare the two; they would compare Python with Python if the compiled sink were never chosen)."""
+    import io
+
+    def sink(out: dump_out.Output, python_per_record: bool = False) -> dump_out.Renderer:
+        return dump_out.log_sink(out, "f.log", print_data=True, python_per_record=python_per_record)
+
+    def utf8() -> io.TextIOWrapper:
+        return io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+
+    assert isinstance(sink(dump_out.TextOut(utf8(), io.StringIO())), dump_out.CompiledLines)
+    assert isinstance(sink(dump_out.JsonOut(utf8())), dump_out.CompiledLines)
+    for out in (dump_out.TextOut(utf8(), io.StringIO(), iso_time=True), dump_out.JsonOut(utf8(), iso_time=True),
+                dump_out.TextOut(utf8(), io.StringIO(), skip_record_metadata=True), dump_out.JsonOut(io.StringIO()),
+                dump_out.TextOut(io.TextIOWrapper(io.BytesIO(), encoding="latin-1"), io.StringIO())):
+        assert sink(out) is out
+    out = dump_out.TextOut(utf8(), io.StringIO())
+    assert sink(out, python_per_record=True) is out
 
 
 def test_version_names_the_reader() -> None:

@@ -12,12 +12,15 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from kforensics.dump_out import JsonOut, TextOut
+from kforensics.dump_out import JsonOut, Output, Renderer, TextOut, log_sink
 from kforensics.parsers.findings import Finding, is_problem
+
+if TYPE_CHECKING:
+    from kforensics.parsers.record_batch import Record, RecordBatch
 
 FILE_TYPES = (
     "log", "metadata_snapshot", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint",
@@ -179,7 +182,7 @@ def _is_log_dir(path: Path) -> bool:
         return any((e.is_dir() and parse_partition_dir_name(e.name)) or e.name in BROKER_FILES for e in entries)
 
 
-def dump_dir(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_dir(path: Path, file_type: str | None, opts: DumpOptions, out: Output, state: DumpState) -> None:
     """Dump a partition directory's files in offset order; any other directory is named for what it is."""
     try:
         listed = partition_dir_files(path)
@@ -220,7 +223,7 @@ def _what_it_is(path: Path) -> str:
     return "not readable (permission denied)" if stat.S_ISREG(mode) else "not a regular file"
 
 
-def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Output, state: DumpState) -> None:
     """Dump one file of any known type; unreadable or unknown files are reported, never raised."""
     out.line(f"Dumping {path}")
     kind = file_type or detect_type(path)
@@ -242,12 +245,12 @@ def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, st
         _report(Finding("unreadable_file", str(path), None, f"cannot read {path}: {exc.strerror or exc}"), out, state)
 
 
-def _report(finding: Finding, out: Any, state: DumpState) -> None:
+def _report(finding: Finding, out: Renderer, state: DumpState) -> None:
     state.findings.append(finding)
     out.finding(finding)
 
 
-def _emit_all(items: Iterable[Any], emit: Callable[[Any], None], out: Any, state: DumpState) -> int:
+def _emit_all(items: Iterable[Any], emit: Callable[[Any], None], out: Output, state: DumpState) -> int:
     count = 0
     for item in items:
         if isinstance(item, Finding):
@@ -260,7 +263,7 @@ def _emit_all(items: Iterable[Any], emit: Callable[[Any], None], out: Any, state
 
 # --- record batches: *.log and KRaft metadata snapshots -------------------------------------------
 
-def _batch_selected(b: Any, opts: DumpOptions) -> bool:
+def _batch_selected(b: RecordBatch, opts: DumpOptions) -> bool:
     if opts.pids and b.producer_id not in opts.pids:
         return False
     if opts.producer_epoch is not None and b.producer_epoch != opts.producer_epoch:
@@ -273,12 +276,12 @@ def _batch_selected(b: Any, opts: DumpOptions) -> bool:
     return not (hi is not None and b.base_offset > hi)
 
 
-def _record_selected(r: Any, opts: DumpOptions) -> bool:
+def _record_selected(r: Record, opts: DumpOptions) -> bool:
     lo, hi = opts.offsets
     return (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)
 
 
-def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_log(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
     name = path.name
     if name.endswith(".log"):
         out.line(f"Log starting offset: {_base_offset_from_name(name)}")
@@ -286,54 +289,67 @@ def dump_log(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
         out.line("KRaft bootstrap snapshot")
     elif m := _METADATA_SNAPSHOT.match(name):
         out.line(f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}")
-    from kforensics import dump_fast
-
-    if dump_fast.usable(out, opts):  # batch and record lines formatted by the compiled core
-        size, valid_bytes = dump_fast.dump_log_fast(path, opts, out, state, _batch_selected, _report)
-    else:
-        size, valid_bytes = _dump_log_batches(path, opts, out, state)
+    size, valid_bytes = _dump_log_batches(path, opts, out, state)
     trailing = size - valid_bytes
     if trailing > 0 and opts.max_bytes is None:
         out.line(f"Found {trailing} invalid bytes at the end of {name}")
 
 
-def _dump_log_batches(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> tuple[int, int]:
-    """Batch and record lines through the Python renderer: (file size, end of the last whole batch)."""
-    from kforensics.parsers.record_batch import open_log
+def _dump_log_batches(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> tuple[int, int]:
+    """The batch and record lines of one segment (the one traversal: selection by --pid, --producer-epoch,
+    --leader-epoch and --offsets, the record offsets' bookkeeping for the epilogue), written by the compiled
+    lines or by `out` (dump_out.log_sink): (file size, end of the last whole batch)."""
+    from kforensics.parsers.record_batch import open_log, record_problem_finding
 
     decode = _decoder(opts.decoder, as_json=out.structured) if opts.print_data_log else None
+    sink = log_sink(out, str(path), print_data=opts.print_data_log,
+                    python_per_record=decode is not None or opts.offsets != (None, None))
+    resolved = str(path.resolve())
     last_record_offset = -1
     valid_bytes = 0
-    with open_log(path) as log:
-        for item in log.batches(max_bytes=opts.max_bytes):
-            if isinstance(item, Finding):
-                _report(item, out, state)
-                continue
-            batch = item
-            valid_bytes = batch.position + batch.size
-            selected = _batch_selected(batch, opts)
-            if selected:
-                out.batch(batch, str(path))
-            if not opts.deep_iteration:
-                continue
-            for rec in log.records(batch):
-                if isinstance(rec, Finding):
-                    _report(rec, out, state)
+    try:
+        with open_log(path) as log:
+            for item in log.batches(max_bytes=opts.max_bytes):
+                if isinstance(item, Finding):
+                    _report(item, sink, state)
                     continue
-                if last_record_offset != -1 and rec.offset != last_record_offset + 1:
-                    state.non_consecutive.setdefault(str(path.resolve()), []).append(
-                        (last_record_offset, rec.offset))
-                last_record_offset = rec.offset
-                if selected and _record_selected(rec, opts):
-                    decoded = error = None
-                    if decode is not None and not batch.is_control:
-                        decoded, error = decode(rec, batch)
-                    if error is not None:
-                        _report(Finding("internal_record_undecodable", str(path), batch.position,
-                                        f"record at offset {rec.offset} could not be decoded: {error}",
-                                        {"offset": rec.offset, "error": error}), out, state)
-                    out.record(batch, rec, print_data=opts.print_data_log, decoded=decoded)
-        return log.size, valid_bytes
+                batch = item
+                valid_bytes = batch.position + batch.size
+                selected = _batch_selected(batch, opts)
+                if selected:
+                    sink.batch(batch, str(path))
+                if not opts.deep_iteration:
+                    continue
+                if selected and sink.formats_records(batch):  # every record line in one call
+                    section = log.records_section(batch)
+                    if isinstance(section, Finding):
+                        _report(section, sink, state)
+                        continue
+                    problem, last_record_offset, gaps = sink.record_lines(batch, section, last_record_offset)
+                    if gaps:
+                        state.non_consecutive.setdefault(resolved, []).extend(gaps)
+                    if problem is not None:
+                        _report(record_problem_finding(log.path, batch, problem), sink, state)
+                    continue
+                for rec in log.records(batch):
+                    if isinstance(rec, Finding):
+                        _report(rec, sink, state)
+                        continue
+                    if last_record_offset != -1 and rec.offset != last_record_offset + 1:
+                        state.non_consecutive.setdefault(resolved, []).append((last_record_offset, rec.offset))
+                    last_record_offset = rec.offset
+                    if selected and _record_selected(rec, opts):
+                        decoded = error = None
+                        if decode is not None and not batch.is_control:
+                            decoded, error = decode(rec, batch)
+                        if error is not None:
+                            _report(Finding("internal_record_undecodable", str(path), batch.position,
+                                            f"record at offset {rec.offset} could not be decoded: {error}",
+                                            {"offset": rec.offset, "error": error}), sink, state)
+                        sink.record(batch, rec, print_data=opts.print_data_log, decoded=decoded)
+            return log.size, valid_bytes
+    finally:
+        sink.close()
 
 
 def _base_offset_from_name(name: str) -> int | str:
@@ -366,7 +382,7 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[[Any, Any],
 
 # --- index files -----------------------------------------------------------------------------------
 
-def _sibling_log_bounds(path: Path, out: Any, state: DumpState) -> list[Any] | None:
+def _sibling_log_bounds(path: Path, out: Output, state: DumpState) -> list[Any] | None:
     """Batch bounds of the .log beside an index file (None when there is no such log)."""
     from kforensics.parsers.index_check import BatchBounds
     from kforensics.parsers.record_batch import open_log
@@ -382,10 +398,10 @@ def _sibling_log_bounds(path: Path, out: Any, state: DumpState) -> list[Any] | N
     return bounds
 
 
-def _index_dumper(kind: str) -> Callable[[Path, DumpOptions, Any, DumpState], None]:
+def _index_dumper(kind: str) -> Callable[[Path, DumpOptions, Output, DumpState], None]:
     """The dumper of `.index` or `.timeindex`: read the entries, check them against the log, print them."""
 
-    def dump_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+    def dump_index(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
         from kforensics.parsers.index_check import check_index_file
 
         bounds = None if opts.index_sanity_check else _sibling_log_bounds(path, out, state)
@@ -417,14 +433,14 @@ def _index_dumper(kind: str) -> Callable[[Path, DumpOptions, Any, DumpState], No
 
 # --- small files -----------------------------------------------------------------------------------
 
-def dump_txn_index(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_txn_index(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
     from kforensics.parsers.txn_index import iter_txn_index
 
     _emit_all((t for t in iter_txn_index(path) if isinstance(t, Finding) or not opts.pids
                or t.producer_id in opts.pids), out.aborted_txn, out, state)
 
 
-def dump_producer_snapshot(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_producer_snapshot(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
     from kforensics.parsers.producer_snapshot import read_producer_snapshot
 
     snapshot, findings = read_producer_snapshot(path)
@@ -436,22 +452,22 @@ def dump_producer_snapshot(path: Path, opts: DumpOptions, out: Any, state: DumpS
                 out.producer_state(entry)
 
 
-def dump_leader_epoch_checkpoint(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_leader_epoch_checkpoint(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
     from kforensics.parsers.checkpoints import read_leader_epoch_checkpoint
 
     entries, findings = read_leader_epoch_checkpoint(path)
     _emit_all([*findings, *entries], out.leader_epoch, out, state)
 
 
-def dump_offset_checkpoint(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def dump_offset_checkpoint(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
     from kforensics.parsers.checkpoints import read_offset_checkpoint
 
     entries, findings = read_offset_checkpoint(path)
     _emit_all([*findings, *entries], out.checkpoint_entry, out, state)
 
 
-def _properties_dumper(reader_name: str, kind: str) -> Callable[[Path, DumpOptions, Any, DumpState], None]:
-    def dump_props(path: Path, opts: DumpOptions, out: Any, state: DumpState) -> None:
+def _properties_dumper(reader_name: str, kind: str) -> Callable[[Path, DumpOptions, Output, DumpState], None]:
+    def dump_props(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> None:
         from kforensics.parsers import checkpoints
 
         props, findings = getattr(checkpoints, reader_name)(path)
@@ -463,7 +479,7 @@ def _properties_dumper(reader_name: str, kind: str) -> Callable[[Path, DumpOptio
     return dump_props
 
 
-DUMPERS: dict[str, Callable[[Path, DumpOptions, Any, DumpState], None]] = {
+DUMPERS: dict[str, Callable[[Path, DumpOptions, Output, DumpState], None]] = {
     "log": dump_log,
     "metadata_snapshot": dump_log,
     "index": _index_dumper("index"),
