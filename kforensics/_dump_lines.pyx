@@ -12,7 +12,8 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
-from _layouts cimport INT32_MAX, V2Cursor, cursor_end, cursor_init, cursor_step, kf_add64, varint
+from _layouts cimport (V2Cursor, cursor_end, cursor_init, cursor_step, record_offset, record_sequence,
+                       record_timestamp, varint)
 
 import binascii as _binascii
 
@@ -235,38 +236,27 @@ cdef class DumpLines:
         return (or None), the offset of the last record read (`last_offset` when none), and each (previous,
         next) pair of record offsets that do not follow each other (-1 as the previous offset starts no pair)."""
         cdef V2Cursor c
-        cursor_init(&c, buf, start, stop)
-        cdef int64_t base_offset = batch.base_offset
-        cdef int64_t base_timestamp = batch.base_timestamp
-        cdef int64_t max_timestamp = batch.max_timestamp
-        cdef int64_t base_sequence = batch.base_sequence
-        cdef bint log_append_time = batch.timestamp_type == "LogAppendTime"
-        cdef int64_t count = batch.count
-        cdef bytes ts_label = (" LogAppendTime: " if log_append_time else " CreateTime: ").encode("ascii")
+        cursor_init(&c, buf, start, stop, batch)
+        cdef bytes ts_label = (" LogAppendTime: " if c.log_append_time else " CreateTime: ").encode("ascii")
         cdef int64_t decoded, offset, sequence, k, klen, vlen
         cdef Py_ssize_t i
         cdef list gaps = []
         cdef bint first_header
         if batch.is_control:
             raise ValueError("control batches take the Python renderer")
-        for decoded in range(count):
+        for decoded in range(c.count):
             problem = cursor_step(&c, decoded)
             if problem is not None:
                 return problem, last_offset, gaps
-            offset = kf_add64(base_offset, c.offset_delta)
+            offset = record_offset(&c)
             if last_offset != -1 and (last_offset == 9223372036854775807 or offset != last_offset + 1):
                 gaps.append((last_offset, offset))
             last_offset = offset
-            if base_sequence >= 0:
-                sequence = base_sequence + c.offset_delta
-                if sequence > INT32_MAX:
-                    sequence -= 2147483648
-            else:
-                sequence = -1
+            sequence = record_sequence(&c)
             if self.json:
                 self._raw("{\"type\":\"record\",\"offset\":", 26); self._int(offset)
                 self._raw(",\"timestamp\":", 13)
-                self._int(max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta))
+                self._int(record_timestamp(&c))
                 self._raw(",\"sequence\":", 12); self._int(sequence)
                 self._raw(",\"key_size\":", 12); self._int(c.key_len)
                 self._raw(",\"value_size\":", 14); self._int(c.value_len)
@@ -274,7 +264,7 @@ cdef class DumpLines:
             else:
                 self._raw("| offset: ", 10); self._int(offset)
                 self._lit(ts_label)
-                self._int(max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta))
+                self._int(record_timestamp(&c))
                 self._raw(" keySize: ", 10); self._int(c.key_len)
                 self._raw(" valueSize: ", 12); self._int(c.value_len)
                 self._raw(" sequence: ", 11); self._int(sequence)
@@ -307,7 +297,7 @@ cdef class DumpLines:
                         self._raw(" payload: ", 10)
                         self._replaced_utf8(c.d + c.value_start, c.value_len, False)
                 self._raw("\n", 1)
-        return cursor_end(&c, count), last_offset, gaps
+        return cursor_end(&c), last_offset, gaps
 
 
 cdef inline bint _is_ascii(const unsigned char *p, Py_ssize_t n) noexcept nogil:

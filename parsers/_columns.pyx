@@ -8,7 +8,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.stdint cimport int32_t, int64_t
 
-from _layouts cimport V2Cursor, cursor_end, cursor_init, cursor_step, kf_add64
+from _layouts cimport V2Cursor, cursor_end, cursor_init, cursor_step, record_offset, record_timestamp
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
 API_VERSION = 2
@@ -123,35 +123,27 @@ cdef class RecordColumns:
         """Decode buf[start:stop], the (decompressed) records section of v2 `batch`, into rows; returns the
         decoder's problem (the same as `decode_v2`'s) or None, with the rows of the records read before it kept."""
         cdef V2Cursor c
-        cursor_init(&c, buf, start, stop)
-        cdef int64_t base_offset = batch.base_offset
-        cdef int64_t base_timestamp = batch.base_timestamp
-        cdef int64_t max_timestamp = batch.max_timestamp
-        cdef bint log_append_time = batch.timestamp_type == "LogAppendTime"
-        cdef int64_t count = batch.count
-        cdef int64_t position = batch.position
-        cdef int64_t pid = batch.producer_id
-        cdef int32_t epoch = batch.producer_epoch
+        cursor_init(&c, buf, start, stop, batch)
         cdef int64_t decoded
         cdef Py_ssize_t j
-        for decoded in range(count):
+        for decoded in range(c.count):
             problem = cursor_step(&c, decoded)
             if problem is not None:
                 return problem
             self._reserve(1)
             j = self.n
-            self.offset[j] = kf_add64(base_offset, c.offset_delta)
-            self.timestamp[j] = max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta)
-            self.producer_id[j] = pid
-            self.producer_epoch[j] = epoch
-            self.batch_position[j] = position
+            self.offset[j] = record_offset(&c)
+            self.timestamp[j] = record_timestamp(&c)
+            self.producer_id[j] = c.producer_id
+            self.producer_epoch[j] = c.producer_epoch
+            self.batch_position[j] = c.position
             self.key_size[j] = <int32_t>c.key_len
             self.value_size[j] = <int32_t>c.value_len
             with nogil:
                 self._hash_into(&self.key_hash[j], c.d + c.key_start, c.key_len)
                 self._hash_into(&self.value_hash[j], c.d + c.value_start, c.value_len)
             self.n = j + 1
-        return cursor_end(&c, count)
+        return cursor_end(&c)
 
     def take(self):
         """The columns as pyarrow arrays (name -> array), and empty columns for the next rows."""

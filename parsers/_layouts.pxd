@@ -99,9 +99,25 @@ ctypedef struct V2Cursor:
     int64_t key_len, value_len, header_count
     int problem  # a problem code when cursor_next() returns 2
     int64_t problem_value
+    # the batch's fields the records are computed from
+    int64_t base_offset, base_timestamp, max_timestamp, base_sequence, count, position, producer_id
+    int32_t producer_epoch
+    bint log_append_time, is_control
 
 
-cdef inline int cursor_init(V2Cursor *c, const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop) except -1:
+cdef inline int cursor_init(V2Cursor *c, const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop,
+                            object batch) except -1:
+    """A cursor over buf[start:stop], the (decompressed) records section of v2 `batch` (a RecordBatch)."""
+    c.base_offset = batch.base_offset
+    c.base_timestamp = batch.base_timestamp
+    c.max_timestamp = batch.max_timestamp
+    c.base_sequence = batch.base_sequence
+    c.count = batch.count
+    c.position = batch.position
+    c.producer_id = batch.producer_id
+    c.producer_epoch = batch.producer_epoch
+    c.log_append_time = batch.timestamp_type == "LogAppendTime"
+    c.is_control = batch.is_control
     cdef Py_ssize_t n = buf.shape[0]
     if stop > n:
         stop = n
@@ -204,8 +220,31 @@ cdef inline object cursor_step(V2Cursor *c, int64_t decoded):
     return None
 
 
-cdef inline object cursor_end(V2Cursor *c, int64_t count):
+cdef inline object cursor_end(V2Cursor *c):
     """After the declared records: None, or the TRAILING_BYTES problem."""
     if c.i != c.n:
-        return (TRAILING_BYTES, count, c.n - c.i)
+        return (TRAILING_BYTES, c.count, c.n - c.i)
     return None
+
+
+cdef inline int64_t record_offset(V2Cursor *c) noexcept nogil:
+    """The offset of the record just read (Java's long wrap-around)."""
+    return kf_add64(c.base_offset, c.offset_delta)
+
+
+cdef inline int64_t record_timestamp(V2Cursor *c) noexcept nogil:
+    """The timestamp of the record just read: the batch's max timestamp under LogAppendTime."""
+    if c.log_append_time:
+        return c.max_timestamp
+    return kf_add64(c.base_timestamp, c.ts_delta)
+
+
+cdef inline int64_t record_sequence(V2Cursor *c) noexcept nogil:
+    """The sequence of the record just read (-1 without one; wraps as DefaultRecordBatch.incrementSequence)."""
+    cdef int64_t sequence
+    if c.base_sequence < 0:
+        return -1
+    sequence = c.base_sequence + c.offset_delta
+    if sequence > INT32_MAX:
+        sequence -= 2147483648
+    return sequence

@@ -12,7 +12,7 @@ import hashlib
 import struct
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import Any
 
 from kforensics.parsers.crc import crc32c
 
@@ -215,15 +215,9 @@ def decode_v2(buf: Buffer, start: int, stop: int, batch: Any, record_type: Calla
     return out, None
 
 
-class _Row(NamedTuple):
-    offset: int
-    timestamp: int
-    sequence: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...]
-    control_type: str | None = None
-    coordinator_epoch: int | None = None
+def _fields(*fields: Any) -> tuple[Any, ...]:
+    """A record as the plain tuple of its fields (offset, timestamp, sequence, key, value, headers, ...)."""
+    return fields
 
 
 def _no_control(key: bytes | None, value: bytes | None) -> tuple[str, int | None]:
@@ -232,7 +226,7 @@ def _no_control(key: bytes | None, value: bytes | None) -> tuple[str, int | None
 
 def check_v2(buf: Buffer, start: int, stop: int, batch: Any) -> Problem | None:
     """The problem `decode_v2` gives for buf[start:stop], or None."""
-    return decode_v2(buf, start, stop, batch, _Row, _no_control)[1]
+    return decode_v2(buf, start, stop, batch, _fields, _no_control)[1]
 
 
 def content_hash(data: bytes | None) -> int | None:
@@ -267,10 +261,9 @@ class RecordColumns:
 
     def add_v2(self, buf: Buffer, start: int, stop: int, batch: Any) -> Problem | None:
         """Decode a v2 batch's records section into rows: the decoder's problem or None."""
-        records, problem = decode_v2(buf, start, stop, batch, _Row, _no_control)
-        for r in records:
-            self.add_record(r.offset, r.timestamp, batch.producer_id, batch.producer_epoch, r.key, r.value,
-                            batch.position)
+        records, problem = decode_v2(buf, start, stop, batch, _fields, _no_control)
+        for offset, timestamp, _sequence, key, value, *_rest in records:
+            self.add_record(offset, timestamp, batch.producer_id, batch.producer_epoch, key, value, batch.position)
         return problem
 
     def take(self) -> dict[str, Any]:

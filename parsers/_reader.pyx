@@ -16,7 +16,8 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t
 
 from _layouts cimport (INT32_MAX, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER_SIZE, V2_MIN_BATCH_LENGTH, V2Cursor,
                        crc32c_fn, cursor_end, cursor_init, cursor_step, kf_add64, kf_alloc_tuple, kf_be16, kf_be32,
-                       kf_be64, kf_first_nonzero, kf_untrack, varint)
+                       kf_be64, kf_first_nonzero, kf_untrack, record_offset, record_sequence, record_timestamp,
+                       varint)
 
 from kforensics.parsers._crc import CRC32C as _CRC32C
 
@@ -170,33 +171,21 @@ def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_
     """The records of buf[start:stop], a v2 batch's (decompressed) records section: (records, problem), the
     problem (code, record number, value) that ended them or None, exactly as `_pure.decode_v2`."""
     cdef V2Cursor c
-    cursor_init(&c, buf, start, stop)
+    cursor_init(&c, buf, start, stop, batch)
     cdef list out = []
-    cdef int64_t base_offset = batch.base_offset
-    cdef int64_t base_timestamp = batch.base_timestamp
-    cdef int64_t max_timestamp = batch.max_timestamp
-    cdef int64_t base_sequence = batch.base_sequence
-    cdef bint log_append_time = batch.timestamp_type == "LogAppendTime"
-    cdef bint is_control = batch.is_control
-    cdef int64_t count = batch.count
-    cdef int64_t sequence, decoded
+    cdef bint is_control = c.is_control
+    cdef int64_t decoded
     cdef object key, value, control_type, coordinator_epoch
-    for decoded in range(count):
+    for decoded in range(c.count):
         problem = cursor_step(&c, decoded)
         if problem is not None:
             return out, problem
         key = _bytes_or_none(c.d, c.key_start, c.key_len)
         value = _bytes_or_none(c.d, c.value_start, c.value_len)
-        if base_sequence >= 0:
-            sequence = base_sequence + c.offset_delta
-            if sequence > INT32_MAX:
-                sequence -= 2147483648
-        else:
-            sequence = -1
         r = kf_alloc_tuple(record_type, 10)
-        _put(r, 0, kf_add64(base_offset, c.offset_delta))
-        _put(r, 1, max_timestamp if log_append_time else kf_add64(base_timestamp, c.ts_delta))
-        _put(r, 2, sequence)
+        _put(r, 0, record_offset(&c))
+        _put(r, 1, record_timestamp(&c))
+        _put(r, 2, record_sequence(&c))
         _put(r, 3, key)
         _put(r, 4, value)
         _put(r, 5, _headers(&c))
@@ -211,18 +200,17 @@ def decode_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_
         if not is_control:  # control types come from Python: keep those records tracked
             kf_untrack(r)
         out.append(r)
-    return out, cursor_end(&c, count)
+    return out, cursor_end(&c)
 
 
 def check_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t stop, object batch):
     """The problem `decode_v2` gives for buf[start:stop] (or None), without building the records: a full scan
     checks every record of every batch this way."""
     cdef V2Cursor c
-    cursor_init(&c, buf, start, stop)
-    cdef int64_t count = batch.count
+    cursor_init(&c, buf, start, stop, batch)
     cdef int64_t decoded
-    for decoded in range(count):
+    for decoded in range(c.count):
         problem = cursor_step(&c, decoded)
         if problem is not None:
             return problem
-    return cursor_end(&c, count)
+    return cursor_end(&c)

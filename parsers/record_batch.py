@@ -13,8 +13,8 @@ import mmap
 import os
 import struct
 import zlib
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from kforensics.parsers import core
 from kforensics.parsers._pure import (ATTR_TIMESTAMP_TYPE, LOG_OVERHEAD, MAGIC_POSITION, MAX_BATCH_SIZE,
@@ -327,12 +327,18 @@ class LogFile:
         """What `records(batch)` reports about the batch's records, without building them (a full scan checks
         every record of every batch this way)."""
         if batch.magic == 2:
-            section = self.records_section(batch)
-            if isinstance(section, Finding):
-                return [section]
-            problem = self._impl.check_v2(*section, batch)
-            return [] if problem is None else [record_problem_finding(self.path, batch, problem)]
+            return self.v2_section_findings(batch, self._impl.check_v2)
         return [r for r in self.records(batch) if isinstance(r, Finding)]
+
+    def v2_section_findings(self, batch: RecordBatch,
+                            piece: Callable[[Any, int, int, RecordBatch], Problem | None]) -> list[Finding]:
+        """Run `piece` (check_v2, or RecordColumns.add_v2) over a v2 batch's records section: the findings of
+        the section (it cannot be decompressed) or of the problem the piece returns."""
+        section = self.records_section(batch)
+        if isinstance(section, Finding):
+            return [section]
+        problem = piece(*section, batch)
+        return [] if problem is None else [record_problem_finding(self.path, batch, problem)]
 
     def _v2_records(self, batch: RecordBatch) -> Iterator[Record | Finding]:
         section = self.records_section(batch)

@@ -16,7 +16,7 @@ from kforensics.parsers import core
 from kforensics.parsers._pure import COLUMNS as _COLUMN_TYPES
 from kforensics.parsers._pure import content_hash
 from kforensics.parsers.findings import Finding
-from kforensics.parsers.record_batch import LogFile, Record, RecordBatch, record_problem_finding
+from kforensics.parsers.record_batch import LogFile, Record, RecordBatch
 
 __all__ = ["COLUMNS", "RecordColumns", "content_hash"]
 
@@ -36,11 +36,7 @@ class RecordColumns:
     def add(self, log: LogFile, batch: RecordBatch) -> list[Finding]:
         """Decode `batch` of `log` into rows; returns its record findings."""
         if batch.magic == 2:
-            section = log.records_section(batch)
-            if isinstance(section, Finding):
-                return [section]
-            problem = self._c.add_v2(*section, batch)
-            return [] if problem is None else [record_problem_finding(log.path, batch, problem)]
+            return log.v2_section_findings(batch, self._c.add_v2)
         findings = []
         for r in log.records(batch):
             if isinstance(r, Record):
