@@ -52,12 +52,6 @@ def input_problem(inputs: list[tuple[str, str]], out: str | None, *, files: bool
     return None
 
 
-def join_uri(uri: str, name: str) -> str:
-    """`uri`/`name`, keeping a URI's query string (`?endpoint_override=...`) at the end."""
-    base, sep, query = uri.partition("?") if "://" in uri else (uri, "", "")
-    return base.rstrip("/") + "/" + name + sep + query
-
-
 def check_uri(uri: str, *, files: bool = True) -> str | None:
     """None when `uri` names a readable directory (or, `files`, a file); else one sentence saying why not."""
     import pyarrow.fs as pafs

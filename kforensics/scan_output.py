@@ -1,5 +1,7 @@
 """A scan's output folder (OUT): its tables, its manifest, and the rules that keep an operator's files safe.
 
+ScanOptions: what a scan was asked to do, as its manifest records it.
+
 A scan writes OUT only when it is absent, empty, or the output of an earlier kforensics scan, recognised by the
 manifest `_kforensics.json` the scan writes there first. The manifest says `"completed": false` until every
 table is written; readers refuse an OUT whose scan did not complete. Replacing an earlier scan's output removes
@@ -20,14 +22,15 @@ import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from kforensics import __version__
+from kforensics import __version__, defaults
 from kforensics.parsers.findings import is_problem
+from kforensics.parsers.uris import filesystem, join_uri
 
 MANIFEST = "_kforensics.json"
 #: Spark's and the JVM's log of an embedded scan, when OUT is local.
@@ -44,15 +47,25 @@ OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")
 
 
+@dataclass(frozen=True)
+class ScanOptions:
+    """What a scan is asked to do besides its inputs and OUT (the manifest records them)."""
+
+    headers_only: bool = False
+    topic_glob: str | None = None
+    txn_timeout_ms: int = defaults.DEFAULT_TXN_TIMEOUT_MS
+    transaction_state_partitions: int = defaults.DEFAULT_TRANSACTION_STATE_PARTITIONS
+    remote_stuck_after_ms: int = defaults.DEFAULT_REMOTE_STUCK_AFTER_MS
+    resend_min_records: int = defaults.DEFAULT_RESEND_MIN_RECORDS
+    resend_tail: int = defaults.DEFAULT_RESEND_TAIL
+    resend_window_ms: int = defaults.DEFAULT_RESEND_WINDOW_MS
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class OutputError(Exception):
     """OUT cannot be written or read as asked (a usage error: exit code 2). The message says why and what to do."""
-
-
-def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The filesystem and path of a local path or a URI (file://, s3://, hdfs://, ...)."""
-    if "://" in uri:
-        return pafs.FileSystem.from_uri(uri)
-    return pafs.LocalFileSystem(), os.path.abspath(uri)
 
 
 def _now() -> str:
@@ -88,24 +101,20 @@ class Manifest:
                    version=str(data.get("version")))
 
 
-def _join(base: str, *names: str) -> str:
-    return "/".join([base.rstrip("/"), *names])
-
-
 def read_manifest(out: str) -> Manifest | None:
     """OUT's manifest; None when OUT has none. Raises OutputError when the file is there but is not ours."""
     fs, root = filesystem(out)
-    path = _join(root, MANIFEST)
+    path = join_uri(root, MANIFEST)
     if fs.get_file_info(path).type != pafs.FileType.File:
         return None
     try:
         with fs.open_input_stream(path) as stream:
             data = json.loads(stream.read(1 << 20).decode("utf-8"))
     except (OSError, ValueError) as exc:
-        raise OutputError(f"{_join(out, MANIFEST)} cannot be read as a kforensics manifest ({exc}); kforensics "
+        raise OutputError(f"{join_uri(out, MANIFEST)} cannot be read as a kforensics manifest ({exc}); kforensics "
                           "leaves this folder alone: choose another --out") from exc
     if not isinstance(data, dict) or data.get("tool") != "kforensics":
-        raise OutputError(f"{_join(out, MANIFEST)} was not written by kforensics; kforensics leaves this folder "
+        raise OutputError(f"{join_uri(out, MANIFEST)} was not written by kforensics; kforensics leaves this folder "
                           "alone: choose another --out")
     return Manifest.from_dict(data)
 
@@ -114,7 +123,7 @@ def write_manifest(out: str, manifest: Manifest) -> None:
     """Write the manifest (atomically on a local filesystem: a crash leaves the old one or the new one)."""
     fs, root = filesystem(out)
     text = json.dumps(manifest.to_dict(), indent=1).encode("utf-8")
-    final = _join(root, MANIFEST)
+    final = join_uri(root, MANIFEST)
     if isinstance(fs, pafs.LocalFileSystem):
         partial = f"{final}.{os.getpid()}.partial"
         with open(partial, "wb") as fh:
@@ -162,7 +171,7 @@ def prepare(out: str, *, inputs: list[tuple[str, str]], options: dict[str, Any],
                     "folder, or move its contents away.")
             doomed, folders = _earlier_files(fs, root, out, earlier, present)
             in_the_way = [name for name in (*tables, SPARK_LOG) if name in present
-                          and _join(root, name) not in folders and _join(root, name) not in doomed]
+                          and join_uri(root, name) not in folders and join_uri(root, name) not in doomed]
             if in_the_way:
                 raise OutputError(f"--out {out} holds {', '.join(in_the_way)}, which the earlier kforensics scan "
                                   "there did not write and this scan would write: move it away or choose another "
@@ -182,16 +191,16 @@ def prepare(out: str, *, inputs: list[tuple[str, str]], options: dict[str, Any],
 def _earlier_files(fs: pafs.FileSystem, root: str, out: str, earlier: Manifest,
                    present: dict[str, pafs.FileInfo]) -> tuple[list[str], list[str]]:
     """The files and folders an earlier scan wrote under OUT; OutputError when its table folders hold other files."""
-    doomed = [_join(root, MANIFEST)]
+    doomed = [join_uri(root, MANIFEST)]
     if earlier.spark_log and earlier.spark_log in present:
-        doomed.append(_join(root, earlier.spark_log))
+        doomed.append(join_uri(root, earlier.spark_log))
     written = set(earlier.files)
     folders: list[str] = []
     strangers: list[str] = []
     for table in earlier.tables:
         if table not in present:
             continue
-        folder = _join(root, table)
+        folder = join_uri(root, table)
         if present[table].type != pafs.FileType.Directory:
             strangers.append(table)
             continue
@@ -216,7 +225,7 @@ def complete(out: str, manifest: Manifest) -> Manifest:
     fs, root = filesystem(out)
     files = []
     for table in manifest.tables:
-        folder = _join(root, table)
+        folder = join_uri(root, table)
         if fs.get_file_info(folder).type == pafs.FileType.Directory:
             files += sorted(_relative(root, e.path) for e in _entries(fs, folder, recursive=True)
                             if e.type == pafs.FileType.File)
@@ -237,7 +246,7 @@ def require_complete(out: str) -> Manifest:
         fs, root = filesystem(out)
         if fs.get_file_info(root).type != pafs.FileType.Directory:
             raise OutputError(f"{out} is not a folder")
-        if fs.get_file_info(_join(root, "findings")).type == pafs.FileType.Directory:
+        if fs.get_file_info(join_uri(root, "findings")).type == pafs.FileType.Directory:
             raise OutputError(f"{out} holds scan tables but no {MANIFEST}: it was written by a kforensics older "
                               "than the manifest, or copied in part. Scan again to get an output that can be trusted")
         raise OutputError(f"{out} holds no {MANIFEST}: it is not the output of a kforensics scan")
@@ -251,7 +260,7 @@ def require_complete(out: str) -> Manifest:
 def is_scan_output(path: str) -> bool:
     """Does `path` look like a scan's OUT (a manifest, or the tables of a pre-manifest scan)?"""
     fs, root = filesystem(path)
-    return any(fs.get_file_info(_join(root, name)).type != pafs.FileType.NotFound for name in (MANIFEST, "findings"))
+    return any(fs.get_file_info(join_uri(root, name)).type != pafs.FileType.NotFound for name in (MANIFEST, "findings"))
 
 
 def _known(table: str) -> None:
@@ -271,7 +280,7 @@ def read_table(out: str, table: str, columns: list[str] | None = None,
 
     _known(table)
     fs, root = filesystem(out)
-    folder = _join(root, table)
+    folder = join_uri(root, table)
     if fs.get_file_info(folder).type != pafs.FileType.Directory:
         return []
     files = sorted(e.path for e in _entries(fs, folder)
@@ -293,7 +302,7 @@ def table_batches(out: str, table: str, columns: list[str]) -> Iterator[pa.Recor
 
     _known(table)
     fs, root = filesystem(out)
-    folder = _join(root, table)
+    folder = join_uri(root, table)
     if fs.get_file_info(folder).type != pafs.FileType.Directory:
         return
     for entry in sorted(_entries(fs, folder), key=lambda e: e.path):

@@ -12,36 +12,11 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from kforensics import scan_output
-from kforensics.defaults import (
-    DEFAULT_REMOTE_STUCK_AFTER_MS,
-    DEFAULT_RESEND_MIN_RECORDS,
-    DEFAULT_RESEND_TAIL,
-    DEFAULT_RESEND_WINDOW_MS,
-    DEFAULT_TRANSACTION_STATE_PARTITIONS,
-    DEFAULT_TXN_TIMEOUT_MS,
-)
 from kforensics.paths import log_dir
-
-
-@dataclass(frozen=True)
-class ScanOptions:
-    """What a scan is asked to do besides its inputs and OUT (the manifest records them)."""
-
-    headers_only: bool = False
-    topic_glob: str | None = None
-    txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS
-    transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS
-    remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS
-    resend_min_records: int = DEFAULT_RESEND_MIN_RECORDS
-    resend_tail: int = DEFAULT_RESEND_TAIL
-    resend_window_ms: int = DEFAULT_RESEND_WINDOW_MS
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+from kforensics.scan_output import ScanOptions  # the commands import it from here
 
 
 class ScanFailed(Exception):

@@ -11,6 +11,7 @@ import threading
 
 import cramjam
 import lz4.frame
+import xxhash
 import zstandard
 
 try:  # ISA-L's inflate: the same streams as zlib's, about twice as fast
@@ -142,43 +143,8 @@ def _fix_lz4_header_checksum(data: bytes) -> bytes | None:
     hc_pos = 4 + descriptor_len
     if hc_pos >= len(data):
         return None
-    hc = (_xxh32(data[4:hc_pos]) >> 8) & 0xFF
+    hc = (xxhash.xxh32_intdigest(data[4:hc_pos]) >> 8) & 0xFF  # LZ4 frame format: HC = (xxh32(descriptor) >> 8) & 0xFF
     return data[:hc_pos] + bytes([hc]) + data[hc_pos + 1:]
-
-
-def _xxh32(data: bytes, seed: int = 0) -> int:
-    """xxHash32, only for the few bytes of an LZ4 frame descriptor."""
-    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-    mask = 0xFFFFFFFF
-
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & mask
-
-    n = len(data)
-    i = 0
-    if n >= 16:
-        v = [(seed + p1 + p2) & mask, (seed + p2) & mask, seed & mask, (seed - p1) & mask]
-        while i + 16 <= n:
-            for k in range(4):
-                lane = int.from_bytes(data[i:i + 4], "little")
-                v[k] = (rotl((v[k] + lane * p2) & mask, 13) * p1) & mask
-                i += 4
-        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & mask
-    else:
-        h = (seed + p5) & mask
-    h = (h + n) & mask
-    while i + 4 <= n:
-        h = (rotl((h + int.from_bytes(data[i:i + 4], "little") * p3) & mask, 17) * p4) & mask
-        i += 4
-    while i < n:
-        h = (rotl((h + data[i] * p5) & mask, 11) * p1) & mask
-        i += 1
-    h ^= h >> 15
-    h = (h * p2) & mask
-    h ^= h >> 13
-    h = (h * p3) & mask
-    h ^= h >> 16
-    return h
 
 
 _local = threading.local()

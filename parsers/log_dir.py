@@ -7,13 +7,18 @@ scan's listing share it.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import pyarrow.fs as pafs
+from typing import TYPE_CHECKING, Any
 
 from kforensics.parsers.findings import Finding
+from kforensics.parsers.uris import filesystem, join_uri
+
+if TYPE_CHECKING:  # pyarrow.fs is imported by the listings only: `kforensics dump --help` stays light
+    import pyarrow.fs as pafs
 
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
 TRANSIENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)\.(deleted|cleaned|swap)$")
@@ -26,27 +31,72 @@ OFFSET_CHECKPOINTS = ("replication-offset-checkpoint", "recovery-point-offset-ch
 BROKER_FILES = (*OFFSET_CHECKPOINTS, "meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint", ".lock")
 
 
+@dataclass(frozen=True)
+class FileType:
+    """A kind of file a broker writes: its name (`kforensics dump --type`), the file names it goes by, and the
+    parser that reads it ("module:function" in kforensics.parsers, imported when asked for)."""
+
+    name: str
+    names: re.Pattern[str]
+    reader: str
+
+    def read(self) -> Callable[..., Any]:
+        """The parser of this type of file."""
+        module, _, function = self.reader.partition(":")
+        return getattr(importlib.import_module(f"kforensics.parsers.{module}"), function)
+
+
+def _names(*names: str) -> re.Pattern[str]:
+    return re.compile("^(" + "|".join(re.escape(n) for n in names) + ")$")
+
+
+#: The one registry of file names -> file type -> parser; `kforensics dump`, the scan's listing and executors
+#: and `locate` go through it. Segment files and their companions first (by base offset), then the rest.
+FILE_TYPES: tuple[FileType, ...] = (
+    FileType("log", re.compile(r"^(\d{20})\.log$"), "record_batch:open_log"),
+    FileType("index", re.compile(r"^(\d{20})\.index$"), "offset_index:iter_offset_index"),
+    FileType("timeindex", re.compile(r"^(\d{20})\.timeindex$"), "time_index:iter_time_index"),
+    FileType("txnindex", re.compile(r"^(\d{20})\.txnindex$"), "txn_index:iter_txn_index"),
+    FileType("snapshot", re.compile(r"^(\d{20})\.snapshot$"), "producer_snapshot:read_producer_snapshot"),
+    FileType("metadata_snapshot", re.compile(r"^(\d{20})-(\d{10})\.checkpoint$|^bootstrap\.checkpoint$"),
+             "record_batch:open_log"),
+    FileType("leader_epoch_checkpoint", _names("leader-epoch-checkpoint"), "checkpoints:read_leader_epoch_checkpoint"),
+    FileType("offset_checkpoint", _names(*OFFSET_CHECKPOINTS), "checkpoints:read_offset_checkpoint"),
+    FileType("partition_metadata", _names("partition.metadata"), "checkpoints:read_partition_metadata"),
+    FileType("meta_properties", _names("meta.properties"), "checkpoints:read_meta_properties"),
+    FileType("quorum_state", _names("quorum-state"), "checkpoints:read_quorum_state"),
+    FileType("clean_shutdown", _names(".kafka_cleanshutdown"), "checkpoints:read_clean_shutdown"),
+)
+FILE_TYPE = {t.name: t for t in FILE_TYPES}
+
+
+def file_type_of(name: str) -> FileType | None:
+    """The type of a file a broker writes under this name (exactly as the broker names it), or None."""
+    for file_type in FILE_TYPES:
+        if file_type.names.match(name):
+            return file_type
+    return None
+
+
 def detect_file_type(path: str | os.PathLike[str]) -> str | None:
-    """The kind of broker file a name denotes, or None."""
+    """The kind of broker file a name denotes (a FILE_TYPES name), or None. Segment files renamed by the broker
+    (`.deleted`, `.cleaned`, `.swap`) and segment files with another base name keep the type of their suffix."""
     name = os.path.basename(os.fspath(path))
-    m = SEGMENT_FILE.match(name) or TRANSIENT_FILE.match(name)
-    if m:
-        return m.group(2)
-    if METADATA_SNAPSHOT.match(name) or name == "bootstrap.checkpoint":
-        return "metadata_snapshot"
-    simple = {
-        "leader-epoch-checkpoint": "leader_epoch_checkpoint", "partition.metadata": "partition_metadata",
-        "meta.properties": "meta_properties", "quorum-state": "quorum_state",
-        ".kafka_cleanshutdown": "clean_shutdown",
-    }
-    if name in simple:
-        return simple[name]
-    if name in OFFSET_CHECKPOINTS:
-        return "offset_checkpoint"
+    transient = TRANSIENT_FILE.match(name)
+    if transient:
+        return transient.group(2)
+    file_type = file_type_of(name)
+    if file_type is not None:
+        return file_type.name
     for suffix in (".log", ".index", ".timeindex", ".txnindex", ".snapshot"):
         if name.endswith(suffix):
             return suffix[1:]
     return None
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    """The name of a live partition directory: `<topic>-<partition>` (parse_partition_dir_name reads it back)."""
+    return f"{topic}-{partition}"
 
 
 def parse_partition_dir_name(name: str) -> tuple[str, int, str] | None:
@@ -96,19 +146,9 @@ class LogDir:
     other_files: list[str] = field(default_factory=list)
 
 
-def filesystem(uri: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str]:
-    """The filesystem and path of a local path or a URI pyarrow.fs understands (file://, s3://, hdfs://)."""
-    uri = os.fspath(uri)
-    if "://" in uri:
-        return pafs.FileSystem.from_uri(uri)
-    return pafs.LocalFileSystem(), os.path.abspath(uri)
-
-
-def _join(base: str, name: str) -> str:
-    return base.rstrip("/") + "/" + name
-
-
 def _listing(fs: pafs.FileSystem, path: str) -> list[pafs.FileInfo]:
+    import pyarrow.fs as pafs
+
     return sorted(fs.get_file_info(pafs.FileSelector(path)), key=lambda e: e.base_name)
 
 
@@ -116,6 +156,8 @@ def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live"
                        fs: pafs.FileSystem | None = None, uri: str | None = None) -> tuple[PartitionDir, list[Finding]]:
     """List one `<topic>-<partition>` dir: its segments by base offset and its other files. `path` is on `fs`
     (local by default); files are named by `uri` (the dir as the user gave it) joined with their names."""
+    import pyarrow.fs as pafs
+
     fs = fs or pafs.LocalFileSystem()
     base = uri or path
     part = PartitionDir(base, topic, partition, kind)
@@ -123,7 +165,7 @@ def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live"
     segments: dict[int, Segment] = {}
     for entry in _listing(fs, path):
         name = entry.base_name
-        full = _join(base, name)
+        full = join_uri(base, name)
         if entry.type != pafs.FileType.File:
             part.other_files.append(full)
             continue
@@ -155,6 +197,8 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
     """List one broker log dir (the parent of `<topic>-<partition>` dirs), local or any URI pyarrow.fs
     understands: its broker files, its partition dirs and their files, and findings for what is not a broker's.
     Raises FileNotFoundError when it is not a readable directory."""
+    import pyarrow.fs as pafs
+
     uri = os.fspath(uri)
     fs, path = filesystem(uri)
     base = uri.rstrip("/") if "://" in uri else path
@@ -164,7 +208,7 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
     findings: list[Finding] = []
     for entry in _listing(fs, path):
         name = entry.base_name
-        full = _join(base, name)
+        full = join_uri(base, name)
         if entry.type == pafs.FileType.Directory:
             parsed = parse_partition_dir_name(name)
             if parsed is None:

@@ -27,7 +27,9 @@ def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: dump-text tasks -> batch, segment and finding rows (SEGMENT_ROWS)."""
     from kforensics.parsers.dump_text import DumpBatch, DumpSegment, iter_dump_text
     from kforensics.parsers.findings import Finding
-    from kforensics.spark.read import _finding_row, _Rows, local_file
+    from kforensics.spark.executor_files import Rows as _Rows
+    from kforensics.spark.executor_files import finding_row as _finding_row
+    from kforensics.spark.executor_files import local_file
 
     out = _Rows(S.SEGMENT_ROWS)
     for chunk in tasks:

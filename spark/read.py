@@ -8,13 +8,9 @@ Executors emit Arrow record batches through mapInArrow with the schemas of `sche
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import functools
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +21,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
-from kforensics.parsers.log_dir import filesystem, scan_log_dir
+from kforensics.parsers.log_dir import file_type_of, scan_log_dir
+from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
-
-FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
+from kforensics.spark.executor_files import FLUSH_ROWS, local_file
+from kforensics.spark.executor_files import Rows as _Rows
+from kforensics.spark.executor_files import finding_row as _finding_row
+from kforensics.spark.executor_files import relocated as _relocated
 
 
 # --- driver: listing ---------------------------------------------------------------------------
@@ -61,60 +60,6 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
 
 
 # --- executors: parsing ------------------------------------------------------------------------
-
-def local_path(uri: str) -> str | None:
-    """The path of a plain path or file:// URI; None for a URI of another filesystem."""
-    if uri.startswith("file://"):
-        return uri[len("file://"):]
-    return None if "://" in uri else uri
-
-
-@contextlib.contextmanager
-def local_file(uri: str) -> Iterator[str | None]:
-    """A local path for a file (remote files are streamed to a temporary copy); None if absent."""
-    path = local_path(uri)
-    if path is not None:
-        yield path if os.path.isfile(path) else None
-        return
-    fs, path = pafs.FileSystem.from_uri(uri)
-    if fs.get_file_info(path).type != pafs.FileType.File:
-        yield None
-        return
-    fd, tmp = tempfile.mkstemp(prefix="kforensics-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as out, fs.open_input_stream(path) as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-        yield tmp
-    finally:
-        os.unlink(tmp)
-
-
-class _Rows:
-    """Accumulates dict rows and yields Arrow record batches of a fixed schema."""
-
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.rows: list[dict[str, Any]] = []
-
-    def add(self, row: dict[str, Any]) -> Iterator[pa.RecordBatch]:
-        self.rows.append(row)
-        if len(self.rows) >= FLUSH_ROWS:
-            yield from self.flush()
-
-    def flush(self) -> Iterator[pa.RecordBatch]:
-        if self.rows:
-            yield pa.RecordBatch.from_pylist(self.rows, schema=self.schema)
-            self.rows = []
-
-
-def _finding_row(task: dict[str, Any], f: Finding, **extra: Any) -> dict[str, Any]:
-    details = {k: v for k, v in f.details.items()}
-    offset = details.get("base_offset", details.get("offset"))
-    return {"row_kind": "finding", "broker": task["broker"], "topic": task["topic"], "partition": task["partition"],
-            "kind": f.kind, "severity": f.effective_severity, "file": f.file, "position": f.position,
-            "offset": offset if isinstance(offset, int) else None, "message": f.message,
-            "details": json.dumps(details, default=str), **extra}
-
 
 _BATCH_ROW_COLUMNS = [name for name, _ in S.BATCH_FIELDS if name not in ("file", "segment_base_offset", "control_type",
                                                                           "coordinator_epoch")]
@@ -200,11 +145,6 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
                     for f in (*checked.read_findings, *checked.log_findings):
                         yield from out.add(_finding_row(task, f))
     yield from out.flush()
-
-
-def _relocated(f: Finding, uri: str) -> Finding:
-    """A finding of a local (maybe temporary) copy, named by the file's URI."""
-    return Finding(f.kind, uri, f.position, f.message, f.details, f.severity)
 
 
 def record_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -325,38 +265,35 @@ def small_file_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
     yield from out.flush()
 
 
-def _join(uri: str, name: str) -> str:
-    return uri.rstrip("/") + "/" + name
-
-
 def _list_files(uri: str) -> list[str]:
     fs, root = filesystem(uri)
     base = uri if "://" in uri else root
-    return sorted(_join(base, f.base_name) for f in fs.get_file_info(pafs.FileSelector(root))
+    return sorted(join_uri(base, f.base_name) for f in fs.get_file_info(pafs.FileSelector(root))
                   if f.type == pafs.FileType.File)
 
 
 def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    from kforensics.parsers.checkpoints import read_leader_epoch_checkpoint
-    from kforensics.parsers.producer_snapshot import read_producer_snapshot
-    from kforensics.parsers.txn_index import iter_txn_index
-
+    """The rows of a partition directory's small files, each read by its type's parser (log_dir.FILE_TYPES)."""
     key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
     for uri in _list_files(task["path"]):
         name = uri.rsplit("/", 1)[-1]
+        file_type = file_type_of(name)
+        if file_type is None or file_type.name not in PARTITION_FILE_TYPES:
+            continue
+        kind, read = file_type.name, file_type.read()
         with local_file(uri) as path:
             if path is None:
                 continue
-            if name.endswith(".txnindex"):
-                for item in iter_txn_index(path):
+            if kind == "txnindex":
+                for item in read(path):
                     if isinstance(item, Finding):
                         yield _finding_row(task, _relocated(item, uri))
                     else:
                         yield {"row_kind": "txnindex", **key, "file": uri, "version": item.version,
                                "producer_id": item.producer_id, "first_offset": item.first_offset,
                                "last_offset": item.last_offset, "last_stable_offset": item.last_stable_offset}
-            elif name.endswith(".snapshot"):
-                snapshot, findings = read_producer_snapshot(path)
+            elif kind == "snapshot":
+                snapshot, findings = read(path)
                 for f in findings:
                     yield _finding_row(task, _relocated(f, uri))
                 if snapshot is not None:
@@ -368,16 +305,14 @@ def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
                                "offset_delta": e.offset_delta, "timestamp": e.timestamp,
                                "coordinator_epoch": e.coordinator_epoch,
                                "current_txn_first_offset": e.current_txn_first_offset}
-            elif name == "partition.metadata":
-                from kforensics.parsers.checkpoints import read_partition_metadata
-
-                props, findings = read_partition_metadata(path)
+            elif kind == "partition_metadata":
+                props, findings = read(path)
                 for f in findings:
                     yield _finding_row(task, _relocated(f, uri))
                 if props.get("topic_id"):
                     yield {"row_kind": "topic_id", **key, "file": uri, "topic_id": str(props["topic_id"])}
-            elif name == "leader-epoch-checkpoint":
-                entries, findings = read_leader_epoch_checkpoint(path)
+            elif kind == "leader_epoch_checkpoint":
+                entries, findings = read(path)
                 for f in findings:
                     yield _finding_row(task, _relocated(f, uri))
                 for e in entries:
@@ -385,6 +320,9 @@ def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
                            "start_offset": e.start_offset}
 
 
+#: The small files of a partition directory the executors read (segments, indexes and metadata snapshots are
+#: segment tasks).
+PARTITION_FILE_TYPES = ("txnindex", "snapshot", "partition_metadata", "leader_epoch_checkpoint")
 CHECKPOINT_COLUMNS = {"replication-offset-checkpoint": "high_watermark",
                       "recovery-point-offset-checkpoint": "recovery_point",
                       "log-start-offset-checkpoint": "log_start_offset", "cleaner-offset-checkpoint": "cleaner_offset"}
@@ -393,14 +331,14 @@ CHECKPOINT_COLUMNS = {"replication-offset-checkpoint": "high_watermark",
 def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     from kforensics.parsers.checkpoints import read_meta_properties, read_offset_checkpoint
 
-    with local_file(_join(task["path"], "meta.properties")) as path:
+    with local_file(join_uri(task["path"], "meta.properties")) as path:
         props = read_meta_properties(path)[0] if path is not None else {}
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
     yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id")}
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
-        uri = _join(task["path"], name)
+        uri = join_uri(task["path"], name)
         with local_file(uri) as path:
             if path is None:
                 continue

@@ -23,12 +23,13 @@ from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
 from kforensics.spark.findings import fmt, to_findings
+from kforensics.spark.replicas import TP, with_cluster_id
 
 TOPIC = "__remote_log_metadata"
 FINISHED = "COPY_SEGMENT_FINISHED"
 STARTED_STATES = ("COPY_SEGMENT_STARTED", "DELETE_SEGMENT_STARTED")
-#: A data partition across the remote and local tiers (topic ids are compared separately: either may be unknown).
-TP = ["cluster_id", "topic", "partition"]
+# TP (replicas.TP): a data partition across the remote and local tiers (topic ids are compared separately:
+# either may be unknown).
 
 #: What one `__remote_log_metadata` segment task emits: an event (one record), or a finding. `topic` and
 #: `partition` of an event are the data partition it is about; `metadata_partition` is where it was read.
@@ -55,7 +56,7 @@ def event_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks of `__remote_log_metadata` -> one row per record (an event) or finding."""
     from kforensics.parsers.findings import Finding
     from kforensics.parsers.remote_log_metadata import iter_remote_log_metadata, remote_log_event
-    from kforensics.spark.read import local_file
+    from kforensics.spark.executor_files import local_file
 
     rows: list[dict] = []
     for chunk in tasks:
@@ -153,12 +154,6 @@ def remote_segment_stuck(segments: DataFrame, stuck_after_ms: int = DEFAULT_REMO
         details={"remote_segment_id": "remote_segment_id", "state": "state", "start_offset": "start_offset",
                  "end_offset": "end_offset", "stuck_since": "last_event_at", "newest_event_at": "newest_event_at",
                  "stuck_ms": "stuck_ms", "stuck_after_ms": F.lit(stuck_after_ms)})
-
-
-def with_cluster_id(df: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Needs `broker` and the brokers table; adds cluster_id ("" when unknown)."""
-    return (df.join(F.broadcast(brokers.select("broker", "cluster_id")), "broker", "left")
-            .withColumn("cluster_id", F.coalesce("cluster_id", F.lit(""))))
 
 
 def finished_copies(segments: DataFrame, brokers: DataFrame) -> DataFrame:

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_LOGS, realdata_files
-from crc32c import crc32c as hw_crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from mutations import fix_crc, mutate
 
 from kforensics import dump_out
 from kforensics.parsers import core, record_batch
@@ -159,61 +159,11 @@ def _seed_files() -> list[Path]:
 SEEDS = _seed_files()
 
 
-def _fix_crc(data: bytearray, pos: int) -> None:
-    """Recompute the CRC of the v2 batch at pos (so that damage inside it reaches the record decoder)."""
-    if pos + 61 <= len(data) and data[pos + 16] == 2:
-        size = struct.unpack_from(">i", data, pos + 8)[0] + 12
-        if 61 <= size and pos + size <= len(data):
-            struct.pack_into(">I", data, pos + 17, hw_crc32c(bytes(data[pos + 21:pos + size])))
-
-
-def _batch_starts(data: bytes) -> list[int]:
-    starts, pos = [], 0
-    while pos + 12 <= len(data):
-        starts.append(pos)
-        length = struct.unpack_from(">i", data, pos + 8)[0]
-        if length <= 0:
-            break
-        pos += 12 + length
-    return starts
-
-
 @st.composite
 def mutated(draw: st.DrawFn) -> bytes:
     if SEEDS and draw(st.booleans()):
-        data = bytearray(draw(st.sampled_from(SEEDS)).read_bytes())
-    else:
-        data = bytearray(draw(built_batches()))
-    starts = _batch_starts(bytes(data)) or [0]
-    for _ in range(draw(st.integers(1, 4))):
-        if not data:
-            break
-        op = draw(st.sampled_from(["flip", "truncate", "zero", "length", "varint", "codec", "count"]))
-        batch = draw(st.sampled_from(starts))
-        pos = draw(st.integers(0, len(data) - 1))
-        if op == "flip":
-            data[pos] ^= 1 << draw(st.integers(0, 7))
-        elif op == "truncate":
-            del data[pos:]
-        elif op == "zero":
-            end = min(len(data), pos + draw(st.integers(1, 200)))
-            data[pos:end] = bytes(end - pos)
-        elif op == "length" and pos + 4 <= len(data):
-            where = draw(st.sampled_from([pos, batch + 8]))
-            if where + 4 <= len(data):
-                value = draw(st.sampled_from([-1, 0, 1, 11, 48, 49, 60, 2**31 - 1, -(2**31), len(data)]))
-                struct.pack_into(">i", data, where, value)
-        elif op == "varint":
-            # a run of continuation bytes (too long, or running past the end) inside the records section
-            where = min(len(data), batch + 61 + draw(st.integers(0, 40)))
-            data[where:where + draw(st.integers(1, 12))] = b"\xff" * draw(st.integers(1, 12))
-        elif op == "codec" and batch + 23 <= len(data):
-            data[batch + 22] = (data[batch + 22] & 0xF8) | draw(st.integers(0, 7))
-        elif op == "count" and batch + 61 <= len(data):
-            struct.pack_into(">i", data, batch + 57, draw(st.sampled_from([-1, 0, 1, 5, 2**31 - 1])))
-        if draw(st.booleans()):
-            _fix_crc(data, batch)
-    return bytes(data)
+        return mutate(draw, draw(st.sampled_from(SEEDS)).read_bytes())
+    return mutate(draw, draw(built_batches()))
 
 
 @compiled
@@ -248,7 +198,7 @@ def test_bad_varints_identical(lie: bytes) -> None:
     builder.append(0, timestamp=1, key=b"k", value=b"v", headers=[])
     batch = bytearray(builder.build()[:61]) + lie
     struct.pack_into(">i", batch, 8, len(batch) - 12)
-    _fix_crc(batch, 0)
+    fix_crc(batch, 0)
     items = assert_same(bytes(batch))
     (finding,) = [f for f in items if isinstance(f, Finding)]
     assert finding.kind == "invalid_record" and finding.position == 0

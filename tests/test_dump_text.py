@@ -326,7 +326,7 @@ def test_mutated_dump_text_never_raises_and_always_fits_the_tables() -> None:
 
     from kforensics.spark import schemas as S
     from kforensics.spark.dump_input import _batch_row, _segment_row
-    from kforensics.spark.read import _finding_row
+    from kforensics.spark.executor_files import finding_row as _finding_row
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(data=_mutations())

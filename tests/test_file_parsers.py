@@ -302,3 +302,26 @@ def test_undecodable_internal_records_do_not_raise() -> None:
         for key, value in ((None, None), (b"\x00", b"\x00"), (b"\x00\x00\x7f\xff", b"\xff" * 3)):
             assert "error" in fn(key, value)
     assert format_transaction_state(None, None)[0].startswith("Error")
+
+
+def test_the_file_type_registry_names_a_parser_and_a_dumper_for_every_type() -> None:
+    """log_dir.FILE_TYPES is the one name -> type -> parser registry: every type's parser imports, every type
+    has a `kforensics dump` dumper (its --type choices are the registry's names), and each name pattern takes
+    the broker's own file names of that type and no other type's."""
+    from kforensics.commands.dump import DUMPERS, FILE_TYPES
+    from kforensics.parsers.log_dir import FILE_TYPE, file_type_of
+
+    assert set(DUMPERS) == set(FILE_TYPE) == set(FILE_TYPES)
+    for file_type in FILE_TYPE.values():
+        assert callable(file_type.read())
+    examples = {"00000000000000000042.log": "log", "00000000000000000042.index": "index",
+                "00000000000000000042.timeindex": "timeindex", "00000000000000000042.txnindex": "txnindex",
+                "00000000000000000042.snapshot": "snapshot", "00000000000000000042-0000000003.checkpoint":
+                "metadata_snapshot", "bootstrap.checkpoint": "metadata_snapshot",
+                "leader-epoch-checkpoint": "leader_epoch_checkpoint", "cleaner-offset-checkpoint": "offset_checkpoint",
+                "partition.metadata": "partition_metadata", "meta.properties": "meta_properties",
+                "quorum-state": "quorum_state", ".kafka_cleanshutdown": "clean_shutdown"}
+    assert {name: getattr(file_type_of(name), "name", None) for name in examples} == examples
+    for name in ("00000000000000000042.log.deleted", "42.log", "partition.metadata.tmp", "leader-epoch-checkpoint2"):
+        assert file_type_of(name) is None
+    assert detect_file_type("00000000000000000042.log.deleted") == "log"  # dump still names renamed segments

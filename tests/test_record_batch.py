@@ -15,7 +15,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kforensics.parsers.codecs import CODEC_NAMES
 from kforensics.parsers.crc import crc32c, crc32c_crcmod
-from kforensics.parsers import core, record_batch
+from kforensics.parsers import core
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
@@ -317,3 +317,24 @@ def test_compiled_crc32c_paths_agree_with_the_crc32c_library() -> None:
     finally:
         crc.force_crc(crc.CRC_PATHS[0])
     assert "table" in used and crc.crc_implementation() in used
+
+
+@pytest.mark.parametrize("size", [0, 10, 5000])
+def test_lz4_frame_with_the_pre_kafka_3160_header_checksum_decompresses(size: int) -> None:
+    """Magic-0 writers before KAFKA-3160 computed the lz4 frame's header checksum over the magic bytes too: the
+    reader recomputes it (XXH32 of the descriptor, xxhash) and reads the frame; a frame damaged elsewhere still
+    fails."""
+    import lz4.frame
+    import xxhash
+
+    from kforensics.parsers.codecs import CodecError, decompress
+
+    payload = os.urandom(size // 2) * 2
+    frame = bytearray(lz4.frame.compress(payload))
+    hc_pos = 4 + 2 + (8 if frame[4] & 0x08 else 0) + (4 if frame[4] & 0x01 else 0)
+    assert frame[hc_pos] == (xxhash.xxh32_intdigest(bytes(frame[4:hc_pos])) >> 8) & 0xFF  # the right checksum
+    frame[hc_pos] = (xxhash.xxh32_intdigest(bytes(frame[0:hc_pos])) >> 8) & 0xFF  # the old writers' checksum
+    assert decompress(3, bytes(frame), magic=0) == payload
+    frame[hc_pos + 1:hc_pos + 5] = b"\xff\xff\xff\x7f"  # a block size far past the frame
+    with pytest.raises(CodecError):
+        decompress(3, bytes(frame), magic=0)

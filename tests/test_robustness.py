@@ -1,20 +1,21 @@
 """Hypothesis-driven mutation of real broker files: no exception escapes, every run ends.
 
-Mutations: bit flips, truncation at any byte, zero fills, and lying length fields, applied to real
-segments (../shared/realdata when present, else sample_logs), producer snapshots and indexes.
+Mutations (tests/mutations.py, shared with the differential tests): bit flips, truncation at any byte, zero
+fills, lying length fields, varints, codec bits and record counts, applied to real segments
+(../shared/realdata when present, else sample_logs), producer snapshots and indexes.
 Memory stays bounded by construction (mmap, one batch at a time); here we check that no mutation
 makes a parser loop, raise or yield an unbounded number of items.
 """
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_LOGS, realdata_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutations import mutate
 
 from kforensics.parsers.findings import Finding
 
@@ -35,23 +36,7 @@ INDEXES = _pick("*.index") + _pick("*.timeindex")
 @st.composite
 def mutated(draw: st.DrawFn, files: list[Path]) -> tuple[str, bytes]:
     path = draw(st.sampled_from(files))
-    data = bytearray(path.read_bytes())
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["flip", "truncate", "zero", "length"]))
-        if not data:
-            break
-        pos = draw(st.integers(0, len(data) - 1))
-        if op == "flip":
-            data[pos] ^= 1 << draw(st.integers(0, 7))
-        elif op == "truncate":
-            del data[pos:]
-        elif op == "zero":
-            end = min(len(data), pos + draw(st.integers(1, 64)))
-            data[pos:end] = bytes(end - pos)
-        elif pos + 4 <= len(data):
-            value = draw(st.sampled_from([-1, 0, 1, 11, 48, 60, 2**31 - 1, -(2**31), len(data)]))
-            struct.pack_into(">i", data, pos, value)
-    return path.name, bytes(data)
+    return path.name, mutate(draw, path.read_bytes())
 
 
 def _drain(items, limit: int) -> int:

@@ -7,7 +7,6 @@ entities to a renderer (:mod:`kforensics.dump_out`).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,17 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kforensics.dump_out import JsonOut, Output, Renderer, TextOut, log_sink
+from kforensics.parsers import log_dir
 from kforensics.parsers.findings import Finding, is_problem
 
 if TYPE_CHECKING:
     from kforensics.parsers.record_batch import Record, RecordBatch
 
-FILE_TYPES = (
-    "log", "metadata_snapshot", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint",
-    "offset_checkpoint", "partition_metadata", "meta_properties", "quorum_state", "clean_shutdown",
-)
+FILE_TYPES = tuple(t.name for t in log_dir.FILE_TYPES)  # --type: the registry's names
 DECODERS = ("offsets", "transaction_log", "cluster_metadata", "remote_log_metadata")
-_METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -78,9 +74,7 @@ def _parse_offsets(value: str | None) -> tuple[int | None, int | None]:
 
 
 def detect_type(path: Path) -> str | None:
-    from kforensics.parsers.log_dir import detect_file_type
-
-    return detect_file_type(path)
+    return log_dir.detect_file_type(path)
 
 
 @click.command("dump")
@@ -287,7 +281,7 @@ def dump_log(path: Path, opts: DumpOptions, out: Output, state: DumpState) -> No
         out.line(f"Log starting offset: {_base_offset_from_name(name)}")
     elif name == "bootstrap.checkpoint":
         out.line("KRaft bootstrap snapshot")
-    elif m := _METADATA_SNAPSHOT.match(name):
+    elif m := log_dir.FILE_TYPE["metadata_snapshot"].names.match(name):
         out.line(f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}")
     size, valid_bytes = _dump_log_batches(path, opts, out, state)
     trailing = size - valid_bytes

@@ -23,10 +23,10 @@ def _holds(path: str, name: str) -> str | None:
         return full if os.path.isdir(full) else None
     import pyarrow.fs as pafs
 
-    from kforensics.inputs import join_uri
+    from kforensics.parsers.uris import join_uri
 
     fs, root = pafs.FileSystem.from_uri(path)
-    if fs.get_file_info(root.rstrip("/") + "/" + name).type == pafs.FileType.Directory:
+    if fs.get_file_info(join_uri(root, name)).type == pafs.FileType.Directory:
         return join_uri(path, name)
     return None
 
@@ -34,13 +34,14 @@ def _holds(path: str, name: str) -> str | None:
 def locate_ids(ids: list[tuple[str, str]], partitions: int, dirs: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """One row per (kind, id): kind, id, topic, partition, found ([{broker, path}] among `dirs`)."""
     from kforensics.parsers.coordinator_partition import TOPIC_OF, partition_for
+    from kforensics.parsers.log_dir import partition_dir_name
 
     rows = []
     for kind, coordinator_id in ids:
         topic, partition = TOPIC_OF[kind], partition_for(coordinator_id, partitions)
         found = []
         for broker, path in dirs:
-            held = _holds(path, f"{topic}-{partition}")
+            held = _holds(path, partition_dir_name(topic, partition))
             if held is not None:
                 found.append({"broker": broker, "path": held})
         rows.append({"kind": kind, "id": coordinator_id, "topic": topic, "partition": partition, "found": found})
