@@ -16,7 +16,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from types import ModuleType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from kforensics.parsers.findings import Finding
 
@@ -24,11 +24,24 @@ if TYPE_CHECKING:
     from kforensics.parsers._pure import Problem
     from kforensics.parsers.record_batch import Record, RecordBatch
 
-#: A records section as LogFile.records_section() gives it: (buffer, start, stop)
-Section = tuple[Any, int, int]
-#: record_lines(): (the problem that ended the records or None, last record offset, non-consecutive pairs)
-RecordLines = tuple["Problem | None", int, list[tuple[int, int]]]
+    #: A records section as LogFile.records_section() gives it: (buffer, start, stop)
+    Section = tuple[Any, int, int]
+    #: record_lines(): (the problem that ended the records or None, last record offset, non-consecutive pairs)
+    RecordLines = tuple[Problem | None, int, list[tuple[int, int]]]
+
 FLUSH_BYTES = 4 << 20  # CompiledLines writes its buffer in blocks of about this size
+
+
+class DumpLines(Protocol):
+    """kforensics/_dump_lines.pyx's DumpLines: batch and record lines formatted into a growing buffer."""
+
+    def __len__(self) -> int: ...
+
+    def take(self) -> bytes: ...
+
+    def batch(self, b: RecordBatch) -> None: ...
+
+    def records_v2(self, buf: Any, start: int, stop: int, batch: RecordBatch, last_offset: int) -> RecordLines: ...
 
 
 def _optional_long(value: int | None) -> str:
@@ -284,7 +297,7 @@ class CompiledLines(Renderer):
     legacy messages, findings, text lines) goes to the Python renderer it wraps, after the buffer, so that
     lines keep their order. Same bytes as that renderer (tests/test_differential.py, fuzz/fuzz_reader.py)."""
 
-    def __init__(self, python: TextOut | JsonOut, lines: Any) -> None:
+    def __init__(self, python: TextOut | JsonOut, lines: DumpLines) -> None:
         self.python = python
         self.structured = python.structured
         self._lines = lines
