@@ -22,9 +22,9 @@ from kforensics.parsers.uris import filesystem, join_uri
 if TYPE_CHECKING:  # pyarrow.fs is imported by the listings only: `kforensics dump --help` stays light
     import pyarrow.fs as pafs
 
-SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
+#: The files of a segment, named by its base offset (Segment's fields).
+SEGMENT_FILE_TYPES = ("log", "index", "timeindex", "txnindex", "snapshot")
 TRANSIENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)\.(deleted|cleaned|swap)$")
-METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 # `<topic>-<partition>`, or `<topic>-<partition>.<uniqueId>-delete|-future|-stray` (Kafka 4.1 `LocalLog`:
 # logDirNameWithSuffix / logDirNameWithSuffixCappedLength; uniqueId is a dashless random UUID after the LAST '.';
 # for -delete and -stray the topic is cut so that the name stays within 255 characters).
@@ -235,21 +235,17 @@ def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "
             findings.append(Finding("unknown_file", full, None, f"{name} is {entry.what}, not a file a broker "
                                                                  "writes in a partition dir", {"entry": entry.kind}))
             continue
-        m = SEGMENT_FILE.match(name)
-        if m:
-            offset, suffix = int(m.group(1)), m.group(2)
-            if suffix == "snapshot":
+        file_type = file_type_of(name)
+        kind = file_type.name if file_type is not None else None
+        if file_type is not None and kind in SEGMENT_FILE_TYPES:
+            offset = int(file_type.names.match(name).group(1))  # type: ignore[union-attr]
+            if kind == "snapshot":
                 part.snapshots.append(full)
-            seg = segments.setdefault(offset, Segment(offset))
-            setattr(seg, suffix, full)
-        elif METADATA_SNAPSHOT.match(name):
+            setattr(segments.setdefault(offset, Segment(offset)), kind, full)
+        elif kind == "metadata_snapshot" and name != "bootstrap.checkpoint":  # the bootstrap is the log dir's
             part.metadata_snapshots.append(full)
-        elif name == "leader-epoch-checkpoint":
-            part.leader_epoch_checkpoint = full
-        elif name == "partition.metadata":
-            part.partition_metadata = full
-        elif name == "quorum-state":
-            part.quorum_state = full
+        elif kind in ("leader_epoch_checkpoint", "partition_metadata", "quorum_state"):
+            setattr(part, kind, full)
         else:
             part.other_files.append(full)
             if not TRANSIENT_FILE.match(name) and not name.endswith((".tmp", ".deleted", ".cleaned", ".swap")):
@@ -299,11 +295,9 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
             what = "a folder that is not a topic-partition directory" if entry.kind == "dir" else entry.what
             findings.append(Finding("unknown_file", full, None, f"{name} is {what}; the scan leaves it alone",
                                     {"entry": entry.kind}))
-        elif name == "meta.properties":
-            log_dir.meta_properties = full
-        elif name == ".kafka_cleanshutdown":
-            log_dir.clean_shutdown = full
-        elif name in OFFSET_CHECKPOINTS:
+        elif (kind := getattr(file_type_of(name), "name", None)) in ("meta_properties", "clean_shutdown"):
+            setattr(log_dir, kind, full)
+        elif kind == "offset_checkpoint":
             log_dir.checkpoints[name] = full
         elif name in BROKER_FILES or name.endswith(".tmp"):
             log_dir.other_files.append(full)
