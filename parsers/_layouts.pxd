@@ -246,5 +246,5 @@ cdef inline int64_t record_sequence(V2Cursor *c) noexcept nogil:
         return -1
     sequence = c.base_sequence + c.offset_delta
     if sequence > INT32_MAX:
-        sequence -= 2147483648
+        sequence -= <int64_t>INT32_MAX + 1
     return sequence
