@@ -76,3 +76,38 @@ def encode_metadata_record(type_name: str, version: int, data: dict[str, Any]) -
     if message is None:
         raise ValueError(f"no metadata record type {type_name}")
     return write_frame(message.api_key, version) + encode(message, version, data)  # type: ignore[arg-type]
+
+
+#: ControlRecordType ids (clients/.../record/ControlRecordType.java) of the KRaft control records.
+CONTROL_TYPE_IDS = {"LEADER_CHANGE": 2, "SNAPSHOT_HEADER": 3, "SNAPSHOT_FOOTER": 4, "KRAFT_VERSION": 5,
+                    "KRAFT_VOTERS": 6}
+
+
+def decode_control_record(control_type: str, value: bytes | memoryview | None) -> SchemaRecord:
+    """A KRaft control record (LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS) as a
+    SchemaRecord: `api_key` the ControlRecordType id, `type_name` the control type, `version` the record's own
+    `Version` field (what ControlRecordUtils writes). A version above the tables' comes back `newer`.
+
+    Raises MessageDecodeError when the value does not read, ValueError for another control type."""
+    from kforensics.parsers.message_schema import Reader
+    from kforensics.parsers.schemas_raft import MESSAGES as CONTROL_MESSAGES
+
+    message = CONTROL_MESSAGES.get(control_type)
+    if message is None:
+        raise ValueError(f"{control_type} is no KRaft control record")
+    if value is None:
+        raise MessageDecodeError(f"{control_type} control record has no value", 0)
+    version = Reader(value).fixed("int16")
+    if version < 0:
+        raise MessageDecodeError(f"{control_type} version {version}", 0)
+    decoded = decode_versioned(message, value, version)
+    return SchemaRecord(CONTROL_TYPE_IDS[control_type], control_type, version, decoded.data, decoded.newer,
+                        message.valid, decoded.unknown_tags)
+
+
+def encode_control_record(control_type: str, data: dict[str, Any]) -> bytes:
+    """The value of a KRaft control record, written at `data["version"]` (default 0)."""
+    from kforensics.parsers.schemas_raft import MESSAGES as CONTROL_MESSAGES
+
+    version = int(data.get("version", 0))
+    return encode(CONTROL_MESSAGES[control_type], version, {**data, "version": version})
