@@ -112,8 +112,8 @@ class NewerVersions:
     """Remembers which (topic, record type, version) were reported, so that each gets one
     `internal_record_newer_version` finding."""
 
-    def __init__(self) -> None:
-        self.seen: set[tuple[str, str, int]] = set()
+    def __init__(self, seen: set[tuple[str, str, int]] | None = None) -> None:
+        self.seen: set[tuple[str, str, int]] = set() if seen is None else seen
 
     def finding(self, topic: str, file: str, position: int | None, offset: int, record_type: str,
                 api_key: int, version: int, known_versions: str) -> Any:
