@@ -139,6 +139,25 @@ def _error(exc: Exception, key: bytes | None, value: bytes | None) -> dict[str, 
     return {"error": str(exc), "key": _b64(key), "value": _b64(value)}
 
 
+def _marked(out: dict[str, Any], rec: CoordinatorRecord) -> dict[str, Any]:
+    """`out` with `newer` and `known_versions` where the record is newer than the tables."""
+    if rec.newer:
+        out["newer"] = True
+        out["known_versions"] = rec.known_versions
+    return out
+
+
+def _generic(topic: str, key: bytes | None, value: bytes | None) -> tuple[CoordinatorRecord | None, dict[str, Any]]:
+    """(record, {"key": {"type", "version", key fields...}, "value": {"version", value fields...} | None}), or
+    (None, the error dict)."""
+    try:
+        rec = decode_coordinator_record(topic, key, value)
+    except MessageDecodeError as exc:
+        return None, _error(exc, key, value)
+    return rec, {"key": {"type": record_type_name(rec.key_name), "version": rec.record_type, **rec.key},
+                 "value": None if rec.value is None else {"version": rec.value_version, **rec.value}}
+
+
 # --- __consumer_offsets ------------------------------------------------------------------------
 
 def decode_consumer_offsets(key: bytes | None, value: bytes | None) -> dict[str, Any]:
@@ -148,21 +167,15 @@ def decode_consumer_offsets(key: bytes | None, value: bytes | None) -> dict[str,
     Key fields keep Kafka's names (`group`, `topic`, `partition` for offset commits and group metadata;
     `groupId`, `memberId`, ... for the others, with `group` repeating `groupId`). A newer record type or value
     version adds `"newer": true` and `known_versions`."""
-    try:
-        rec = decode_coordinator_record(CONSUMER_OFFSETS, key, value)
-    except MessageDecodeError as exc:
-        return _error(exc, key, value)
-    k: dict[str, Any] = {"type": record_type_name(rec.key_name), "version": rec.record_type, **rec.key}
+    rec, out = _generic(CONSUMER_OFFSETS, key, value)
+    if rec is None:
+        return out
+    k = out["key"]
     if rec.record_type in (0, 1):
         k["type"] = "offset_commit"
     if "groupId" in k:
         k["group"] = k["groupId"]
-    out: dict[str, Any] = {"key": k, "value": None if rec.value is None else {"version": rec.value_version,
-                                                                               **rec.value}}
-    if rec.newer:
-        out["newer"] = True
-        out["known_versions"] = rec.known_versions
-    return out
+    return _marked(out, rec)
 
 
 def _consumer_protocol(data: dict[str, Any]) -> dict[str, Any]:
@@ -255,11 +268,7 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
                            ("clientTransactionVersion", "client_transaction_version")):
         if name in v:
             out[out_name] = v[name]
-    result: dict[str, Any] = {"key": k, "value": out}
-    if rec.newer:
-        result["newer"] = True
-        result["known_versions"] = rec.known_versions
-    return result
+    return _marked({"key": k, "value": out}, rec)
 
 
 def format_transaction_state(key: bytes | None, value: bytes | None,
@@ -274,16 +283,8 @@ def format_transaction_state(key: bytes | None, value: bytes | None,
 def decode_share_group_state(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     """{"key": {"type": "share_snapshot"|"share_update", "version": record type, "groupId", "topicId",
     "partition"}, "value": {"version", value fields...} | None}, or {"error", "key", "value"}."""
-    try:
-        rec = decode_coordinator_record(SHARE_GROUP_STATE, key, value)
-    except MessageDecodeError as exc:
-        return _error(exc, key, value)
-    out: dict[str, Any] = {"key": {"type": record_type_name(rec.key_name), "version": rec.record_type, **rec.key},
-                           "value": None if rec.value is None else {"version": rec.value_version, **rec.value}}
-    if rec.newer:
-        out["newer"] = True
-        out["known_versions"] = rec.known_versions
-    return out
+    rec, out = _generic(SHARE_GROUP_STATE, key, value)
+    return out if rec is None else _marked(out, rec)
 
 
 def format_share_group_state(key: bytes | None, value: bytes | None,

@@ -15,18 +15,21 @@ from kforensics.parsers.message_schema import Field as F, Message
 _TOPIC_ID_PARTITION = (F("Name", "string"), F("Id", "uuid"), F("Partition", "int32"))
 _SEGMENT_ID = (F("TopicIdPartition", "TopicIdPartitionEntry", fields=_TOPIC_ID_PARTITION), F("Id", "uuid"))
 _LEADER_EPOCHS = (F("LeaderEpoch", "int32"), F("Offset", "int64"))
+#: The fields after the segment's id, the same in RemoteLogSegmentMetadataRecord and ...SnapshotRecord.
+_SEGMENT_FIELDS = (
+    F("StartOffset", "int64"), F("EndOffset", "int64"), F("BrokerId", "int32"),
+    F("MaxTimestampMs", "int64"), F("EventTimestampMs", "int64"),
+    F("SegmentLeaderEpochs", "[]SegmentLeaderEpochEntry", fields=_LEADER_EPOCHS),
+    F("SegmentSizeInBytes", "int32"),
+    F("CustomMetadata", "bytes", nullable="0+", default=None),
+    F("RemoteLogSegmentState", "int8"),
+    F("TxnIndexEmpty", "bool", tagged="0+", tag=0),
+    F("BrokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
+)
 
 MESSAGES: tuple[Message, ...] = (
     Message("RemoteLogSegmentMetadataRecord", 0, "0-1", "0+", (
-        F("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=_SEGMENT_ID),
-        F("StartOffset", "int64"), F("EndOffset", "int64"), F("BrokerId", "int32"),
-        F("MaxTimestampMs", "int64"), F("EventTimestampMs", "int64"),
-        F("SegmentLeaderEpochs", "[]SegmentLeaderEpochEntry", fields=_LEADER_EPOCHS),
-        F("SegmentSizeInBytes", "int32"),
-        F("CustomMetadata", "bytes", nullable="0+", default=None),
-        F("RemoteLogSegmentState", "int8"),
-        F("TxnIndexEmpty", "bool", tagged="0+", tag=0),
-        F("BrokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
+        F("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=_SEGMENT_ID), *_SEGMENT_FIELDS,
     )),
     Message("RemoteLogSegmentMetadataUpdateRecord", 1, "0-1", "0+", (
         F("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=_SEGMENT_ID),
@@ -43,14 +46,7 @@ MESSAGES: tuple[Message, ...] = (
         F("EndOffset", "int64", "1+", tagged="1+", tag=1),
     )),
     Message("RemoteLogSegmentMetadataSnapshotRecord", 3, "0-1", "0+", (
-        F("SegmentId", "uuid"), F("StartOffset", "int64"), F("EndOffset", "int64"), F("BrokerId", "int32"),
-        F("MaxTimestampMs", "int64"), F("EventTimestampMs", "int64"),
-        F("SegmentLeaderEpochs", "[]SegmentLeaderEpochEntry", fields=_LEADER_EPOCHS),
-        F("SegmentSizeInBytes", "int32"),
-        F("CustomMetadata", "bytes", nullable="0+", default=None),
-        F("RemoteLogSegmentState", "int8"),
-        F("TxnIndexEmpty", "bool", tagged="0+", tag=0),
-        F("BrokerLeaderEpoch", "int32", "1+", tagged="1+", tag=1),
+        F("SegmentId", "uuid"), *_SEGMENT_FIELDS,
     )),
 )
 
