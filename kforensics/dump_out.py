@@ -269,7 +269,7 @@ def _control_suffix(r: Any) -> str:
              "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}
     decoded = control_data(r) if kind in names else None
     if decoded is not None:
-        return f" {names[kind]} {json.dumps(decoded, separators=(',', ':'))}"
+        return f" {names[kind]} {json.dumps(decoded, separators=(',', ':'), ensure_ascii=False)}"
     type_id = CONTROL_TYPE_IDS.get(kind)
     return f" controlType: {kind}" if type_id is None else f" controlType: {kind}({type_id})"
 

@@ -225,7 +225,8 @@ def _coordinator_text(topic: str, key: bytes | None, value: bytes | None, offset
 
 
 def _json(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"))
+    """Compact JSON as Jackson's ObjectNode.toString writes it (non-ASCII characters as they are)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def format_consumer_offsets(key: bytes | None, value: bytes | None,
