@@ -256,13 +256,8 @@ def _value(r: Reader, f: Field, kind: str, version: int, flexible: bool, unknown
             return raw.decode("utf-8", errors="replace")
         return base64.b64encode(raw).decode()
     # a struct
-    if nullable:
-        at = r.pos
-        marker = r.fixed("int8")
-        if marker < 0:
-            return None
-        if marker != 1:
-            raise MessageDecodeError(f"struct {f.name} presence byte {marker}", at)
+    if nullable and r.fixed("int8") < 0:  # the presence byte: negative is null, anything else a struct (Kafka's rule)
+        return None
     return _read_struct(r, f.fields, version, flexible, unknown, path)
 
 

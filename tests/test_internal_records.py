@@ -192,7 +192,7 @@ def test_dump_reports_a_newer_version_once_and_decodes_what_it_can(tmp_path: Pat
         ("internal_record_newer_version", 7), ("internal_record_undecodable", None)]
     assert findings[0]["record_type"] == "OffsetCommitValue" and findings[0]["known_versions"] == "0-4"
     records = [line for line in lines if line["type"] == "record"]
-    assert records[0]["decoded"] == {"key": {"type": "1", "data": {"group": "g", "topic": "t", "partition": 0}},
+    assert records[0]["decoded"] == {"record_type": "offset_commit", "key": {"type": "1", "data": {"group": "g", "topic": "t", "partition": 0}},
                                      "value": {"version": "7", "data": {"offset": 42, "leaderEpoch": 7,
                                                                         "metadata": "m", "commitTimestamp": 1000}}}
     assert "error" in records[2]["decoded"]
@@ -244,3 +244,24 @@ def test_locate_share_group_finds_the_sample_partition() -> None:
     assert json.loads(again.stdout)["partition"] == row["partition"]
     bad = CliRunner().invoke(main, ["locate", "--share-group", "g", "--partition", "0"])
     assert bad.exit_code == 2 and "--topic-id" in bad.output
+
+
+def test_garbage_never_raises_anything_but_a_decode_error() -> None:
+    import random
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        key = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 24)))
+        value = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 48)))
+        for topic in COORDINATOR_RECORDS:
+            try:
+                decode_coordinator_record(topic, key, value)
+            except MessageDecodeError:
+                pass
+        assert isinstance(decode_share_group_state(key, value), dict)
+        assert isinstance(decode_remote_log_metadata(None, b"\x01" + value), dict)
+        for control_type in CONTROL:
+            try:
+                decode_control_record(control_type, value)
+            except MessageDecodeError:
+                pass
