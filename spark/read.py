@@ -285,7 +285,7 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                                      "timestamp": r.timestamp}
                             decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key, r.value)
                             if decoded.get("newer"):
-                                finding = _newer_row(where, decoded, newer, is_txn)
+                                finding = _newer_row(where, decoded, newer)
                                 if finding is not None:
                                     yield from out.add(finding)
                             row = _internal_row(where, decoded, is_txn)
@@ -294,11 +294,14 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from out.flush()
 
 
-def _newer_row(where: dict[str, Any], decoded: dict[str, Any], seen: Any, is_txn: bool) -> dict[str, Any] | None:
+def _newer_row(where: dict[str, Any], decoded: dict[str, Any], seen: Any) -> dict[str, Any] | None:
     """An `internal_record_newer_version` finding row for the first record of its record type and version in
     this task (the scan keeps the first of each across tasks)."""
+    from kforensics.parsers.internal_topics import COORDINATOR_RECORDS
+
     k, v = decoded["key"], decoded.get("value") or {}
-    record_type = "TransactionLogValue" if is_txn else k.get("type", "unknown")
+    pair = COORDINATOR_RECORDS[where["topic"]].get(k.get("version", 0))
+    record_type = pair[1].name if pair is not None else f"record type {k.get('version')}"
     version = v.get("version", k.get("version", -1))
     f = seen.finding(where["topic"], where["file"], where["position"], where["offset"], record_type,
                      k.get("version", 0), version, decoded.get("known_versions", ""))

@@ -265,3 +265,30 @@ def test_garbage_never_raises_anything_but_a_decode_error() -> None:
                 decode_control_record(control_type, value)
             except MessageDecodeError:
                 pass
+
+
+def test_scan_executor_reports_a_newer_version_once_and_keeps_the_commit(tmp_path: Path, spark) -> None:
+    """spark/read.py internal_rows on a __consumer_offsets segment holding OffsetCommitValue v7 (newer): one
+    internal_record_newer_version per task, the commits still rows; first_newer_version keeps one per topic,
+    record type and version across tasks."""
+    import pyarrow as pa
+
+    from kforensics.spark import schemas as S
+    from kforensics.spark.read import first_newer_version, internal_rows
+
+    key = struct.pack(">h", 1) + _s("g") + _s("orders") + struct.pack(">i", 0)
+    value = struct.pack(">hqi", 7, 42, 7) + _cs("m") + struct.pack(">q", 1000) + b"\x00"
+    path = _log(tmp_path, [(key, value), (key, value)], "__consumer_offsets-0")
+    task = {"task_kind": "segment", "broker": "b1", "topic": "__consumer_offsets", "partition": 0, "path": str(path),
+            "base_offset": 0}
+    tasks = [pa.RecordBatch.from_pylist([task], schema=S.TASKS), pa.RecordBatch.from_pylist([task], schema=S.TASKS)]
+    rows = [r for batch in internal_rows(iter(tasks)) for r in batch.to_pylist()]
+    findings = [r for r in rows if r["row_kind"] == "finding"]
+    commits = [r for r in rows if r["row_kind"] == "commit"]
+    assert [(f["kind"], f["severity"]) for f in findings] == [("internal_record_newer_version", "info")] * 2
+    assert json.loads(findings[0]["details"]) == {"offset": 0, "record_type": "OffsetCommitValue", "api_key": 1,
+                                                  "version": 7, "known_versions": "0-4"}
+    assert [(c["group_id"], c["committed_offset"], c["committed_leader_epoch"]) for c in commits] == [
+        ("g", 42, 7)] * 4
+    frame = spark.createDataFrame([tuple(f[n] for n in S.FINDINGS.names) for f in findings], S.ddl(S.FINDINGS))
+    assert first_newer_version(frame).count() == 1
