@@ -9,6 +9,7 @@ from functools import reduce
 from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from kforensics.defaults import (
     DEFAULT_REMOTE_STUCK_AFTER_MS,
@@ -28,7 +29,7 @@ from kforensics.spark import (
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
-from kforensics.spark.read import InputFacts, batch_record_rows
+from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 
 T = TypeVar("T")
 
@@ -88,6 +89,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     content_duplicate's min_records, tail and window_ms; None (headers-only mode) skips that check, the only one
     that reads records."""
     keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
+    every_dir, tables = tables, live_only(tables)
     possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
     batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
     data = _Once(lambda: producers.data_batches(batches()))
@@ -153,6 +155,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
                        lambda: coordinator.epoch_fenced_writes(clustered(), log(), txn_ids())]
         if possible.has_consumer_offsets:
             checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
+        if possible.has_future_replicas:
+            checks.append(lambda: replicas.future_replica_divergences(every_dir["batches"]))
         if resend is not None:
             checks.append(lambda: producers.content_duplicates(producers.resends(
                 batch_record_rows(producers.resend_batches(resend_data(), resend_pairs(), tail=resend["tail"])),
@@ -180,7 +184,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "producers": lambda: producers.producers_table(data()),
         "transactions": lambda: replicas.with_cluster_id(txns().drop("txn_index"), tables["brokers"])
         .join(txn_ids(), ["cluster_id", "producer_id"], "left").drop("cluster_id"),
-        "replicas": lambda: replicas.replicas_table(ends_r(), div()),
+        "replicas": lambda: replicas.replicas_table(ends_r(), div()).withColumn("dir_state", F.lit("live"))
+        .unionByName(replicas.special_dir_replicas(every_dir["segments"], tables["brokers"])),
         "leader_epoch_lineage": lambda: replicas.leader_epoch_lineage(batches(), tables["leader_epochs"]),
         "coordinator_transactions": lambda: ctx().drop("txn_seq"),
         "consumer_offsets": offsets,

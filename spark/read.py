@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
-from kforensics.parsers.log_dir import filesystem, scan_log_dir
+from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, filesystem, scan_log_dir
 from kforensics.spark import schemas as S
 
 FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
@@ -49,10 +49,10 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
         findings += [_finding_row(base, f) for f in listed]
-        for part in log_dir.partitions:
-            if part.kind != "live" or (topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
+        for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
+            if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
-            key = {"broker": broker, "topic": part.topic, "partition": part.partition}
+            key = {"broker": broker, "topic": part.topic, "partition": part.partition, "dir_state": part.dir_state}
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
                 name = path.rsplit("/", 1)[-1]
@@ -440,6 +440,24 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
+#: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
+#: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
+DIR_STATE_TABLES = ("batches", "segments", "txnindex", "snapshot_entries", "leader_epochs", "partition_topic_ids")
+
+
+def with_dir_state(df: DataFrame, path: str = "file") -> DataFrame:
+    """Needs `path` (a file in a partition dir); adds dir_state: live, delete, future or stray, from the name of
+    the partition dir (`parsers/log_dir.py`)."""
+    state = F.regexp_extract(F.col(path), DIR_STATE_OF_FILE, 1)
+    return df.withColumn("dir_state", F.when(state == "", F.lit("live")).otherwise(state))
+
+
+def live_only(tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    """The input tables as the analyses read them: the rows of live partition dirs, without dir_state."""
+    return {name: df.filter(F.col("dir_state") == "live").drop("dir_state") if name in DIR_STATE_TABLES else df
+            for name, df in tables.items()}
+
+
 @dataclass(frozen=True)
 class InputFacts:
     """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
@@ -449,18 +467,23 @@ class InputFacts:
     has_transaction_state: bool
     has_consumer_offsets: bool
     has_remote_log_metadata: bool = True
+    #: Some broker holds a -future copy of a partition it also holds live (a move between log dirs).
+    has_future_replicas: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
-    partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
-    topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
+    live = [t for t in tasks if t.get("dir_state", "live") == "live"]
+    partitions = [(t["topic"], t["partition"]) for t in live if t["task_kind"] == "partition"]
+    topics = {t["topic"] for t in live if t["task_kind"] == "segment"}
     dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
     return InputFacts(replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
-                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps)
+                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
+                      has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
+                                              for t in tasks))
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
@@ -469,11 +492,10 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     listing tells about them."""
     tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
-    names = S.TASKS.names
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
     # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
-    task_df = spark.createDataFrame([tuple(t[n] for n in names) for t in tasks], S.ddl(S.TASKS))
-    segments = task_df.filter(F.col("task_kind") == "segment")
+    task_df = S.frame(spark, S.TASKS, tasks)
+    segments = with_dir_state(task_df.filter(F.col("task_kind") == "segment"), "path")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
     seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only),
@@ -510,7 +532,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     # Coordinator records and offset commits are decoded in every mode: they are small and the cluster-wide
     # checks need them.
     facts = input_facts(tasks)
-    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log"))
+    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log")
+                                & (F.col("dir_state") == "live"))
                 .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)))
     if not (facts.has_transaction_state or facts.has_consumer_offsets):
         internal = internal.limit(0)  # nothing to decode: no job
@@ -524,20 +547,29 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         first_newer_version(internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)))
     if listing_findings:
-        tables["parser_findings"] = tables["parser_findings"].unionByName(spark.createDataFrame(
-            [tuple(f[n] for n in S.FINDINGS.names) for f in listing_findings], S.ddl(S.FINDINGS)))
+        tables["parser_findings"] = tables["parser_findings"].unionByName(S.frame(spark, S.FINDINGS, listing_findings))
     # Tiered storage's __remote_log_metadata, decoded in every mode too (spark/remote_storage.py).
     from kforensics.spark.remote_storage import read_events
 
-    remote = read_events(segments, facts.has_remote_log_metadata).cache()
+    remote = read_events(segments.filter(F.col("dir_state") == "live"), facts.has_remote_log_metadata).cache()
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
-    tables["partition_topic_ids"] = small_rows.filter(F.col("row_kind") == "topic_id").select(*key, "topic_id")
+    tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
+        *key, "topic_id", "dir_state")
     tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),
                                                              F.lit(None).cast("int").alias("producer_epoch"),
                                                              "message", "details")))
-    return tables, facts
+    for name in DIR_STATE_TABLES:
+        if name != "partition_topic_ids":  # its file column is not kept
+            tables[name] = with_dir_state(tables[name])
+    return {name: df.select(*S.INPUT_TABLES[name].names) for name, df in tables.items()}, facts
+
+
+def empty_tables(spark: SparkSession) -> dict[str, DataFrame]:
+    """Every input table with no rows and its full schema (`schemas.INPUT_TABLES`): what a scan of an empty
+    log dir gives the analyses."""
+    return {name: S.frame(spark, schema, []) for name, schema in S.INPUT_TABLES.items()}
 
 
 def first_newer_version(findings: DataFrame) -> DataFrame:
