@@ -99,6 +99,10 @@ KINDS: dict[str, FindingKind] = _kinds(
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
                 ("offset", "error", "key", "value")),
+    FindingKind("internal_record_newer_version", "info", "an internal-topic record is written at a version (or of "
+                "a record type) newer than kforensics' message tables know, as a newer Kafka writes it; the fields the "
+                "newest known version shares with it are decoded where the message is flexible",
+                ("offset", "record_type", "api_key", "version", "known_versions")),
     # compaction (spark/cleaner.py)
     FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
                 "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",
