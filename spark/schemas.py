@@ -101,11 +101,37 @@ TASKS = _schema(TASK_FIELDS)
 
 FINDINGS = _schema([(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS])
 
+_INTS = pa.list_(pa.int32())
+#: One decoded KRaft metadata record of a broker's `__cluster_metadata-0` copy (a log segment or a
+#: `<offset>-<epoch>.checkpoint` snapshot), the fields the replay (spark/control_plane.py) reads as typed columns
+#: (null when the record type has no such field or a tagged field is absent). `metadata_offset` is the record's
+#: offset in the metadata log; a snapshot's records all carry the snapshot's last offset (its id's end offset - 1)
+#: and `snapshot_offset` = the snapshot id's end offset; `record_index` orders the records of one file (their
+#: offset in it). `file_first_offset` is the base offset of the file's first batch (control batches included):
+#: where the copy's log starts.
+METADATA_RECORD_FIELDS = [
+    ("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("metadata_offset", pa.int64()),
+    ("snapshot_offset", pa.int64()), ("record_index", pa.int64()), ("file_first_offset", pa.int64()),
+    ("timestamp", pa.int64()), ("record_type", pa.string()), ("version", pa.int32()),
+    ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()), ("leader", pa.int32()),
+    ("leader_epoch", pa.int32()), ("partition_epoch", pa.int32()), ("isr", _INTS), ("elr", _INTS),
+    ("last_known_elr", _INTS), ("replicas", _INTS), ("adding_replicas", _INTS), ("removing_replicas", _INTS),
+    ("leader_recovery_state", pa.int32()), ("directories", pa.list_(pa.string())),
+    ("broker_id", pa.int32()), ("broker_epoch", pa.int64()), ("incarnation_id", pa.string()), ("rack", pa.string()),
+    ("log_dirs", pa.list_(pa.string())), ("fenced", pa.int32()), ("in_controlled_shutdown", pa.int32()),
+    ("feature", pa.string()), ("feature_level", pa.int32()), ("file", pa.string()), ("position", pa.int64()),
+]
+METADATA_RECORDS = _schema(METADATA_RECORD_FIELDS)
+
 
 def ddl(schema: pa.Schema) -> str:
     """The Spark DDL string of an Arrow schema (for mapInArrow)."""
     names = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.bool_(): "boolean"}
-    return ", ".join(f"`{f.name}` {names[f.type]}" for f in schema)
+
+    def name(kind: pa.DataType) -> str:
+        return f"array<{name(kind.value_type)}>" if pa.types.is_list(kind) else names[kind]
+
+    return ", ".join(f"`{f.name}` {name(f.type)}" for f in schema)
 
 
 def columns(fields: list[tuple[str, pa.DataType]]) -> list[str]:
