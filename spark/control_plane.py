@@ -38,6 +38,9 @@ differs is a `replica_divergence`; one that is only shorter is lagging, and sile
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -458,3 +461,128 @@ def elections_of(history: DataFrame) -> DataFrame:
     return history.filter(~F.col("election").isin("none", "initial")).select(
         "cluster_id", "topic", "partition", "leader_epoch", "leader", "election",
         F.col("timestamp").alias("elected_at"))
+
+
+# --- executors: the metadata log's records as rows ------------------------------------------------------------
+
+#: The record types the replay reads; the others (NoOpRecord, ConfigRecord, ...) are not emitted, but a file's last
+#: record is, whatever its type, so that a copy's end offset is known.
+REPLAYED_TYPES = frozenset({
+    PARTITION_RECORD, PARTITION_CHANGE_RECORD, "TOPIC_RECORD", "REMOVE_TOPIC_RECORD", "REGISTER_BROKER_RECORD",
+    "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD",
+    "FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"})
+_LISTS = {"isr": "isr", "eligibleLeaderReplicas": "elr", "lastKnownElr": "last_known_elr", "replicas": "replicas",
+          "addingReplicas": "adding_replicas", "removingReplicas": "removing_replicas", "directories": "directories",
+          "logDirs": "log_dirs"}
+_BROKER_TYPES = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
+                 "BROKER_REGISTRATION_CHANGE_RECORD")
+
+
+def metadata_row(type_name: str, version: int, data: dict) -> dict:
+    """The typed columns of METADATA_RECORDS for one decoded record (`parsers.cluster_metadata.SchemaRecord`'s
+    type_name, version and data, whose absent tagged fields take their schema defaults here)."""
+    row: dict = {"record_type": type_name, "version": version}
+    if type_name in (PARTITION_RECORD, PARTITION_CHANGE_RECORD):
+        row.update(topic_id=data.get("topicId"), partition=data.get("partitionId"),
+                   **{column: data.get(name) for name, column in _LISTS.items() if name != "logDirs"})
+        if type_name == PARTITION_RECORD:
+            row.update(leader=data.get("leader"), leader_epoch=data.get("leaderEpoch"),
+                       partition_epoch=data.get("partitionEpoch"),
+                       leader_recovery_state=data.get("leaderRecoveryState", 0))
+        else:
+            row.update(leader=data.get("leader", NO_LEADER_CHANGE),
+                       leader_recovery_state=data.get("leaderRecoveryState", -1))
+    elif type_name in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
+        row.update(topic=data.get("name"), topic_id=data.get("topicId"))
+    elif type_name == "FEATURE_LEVEL_RECORD":
+        row.update(feature=data.get("name"), feature_level=data.get("featureLevel"))
+    elif type_name in _BROKER_TYPES:
+        row.update(broker_id=data.get("brokerId", data.get("id")), broker_epoch=data.get("brokerEpoch",
+                                                                                        data.get("epoch")),
+                   incarnation_id=data.get("incarnationId"), rack=data.get("rack"), log_dirs=data.get("logDirs"))
+        if type_name == "REGISTER_BROKER_RECORD":
+            row.update(fenced=int(bool(data.get("fenced", True))),
+                       in_controlled_shutdown=int(bool(data.get("inControlledShutdown", False))))
+        elif type_name == "BROKER_REGISTRATION_CHANGE_RECORD":
+            row.update(fenced=data.get("fenced", 0), in_controlled_shutdown=data.get("inControlledShutdown", 0))
+    return row
+
+
+def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks of `__cluster_metadata` (log segments and `<end offset>-<epoch>.checkpoint`
+    snapshots) -> one METADATA_RECORDS row per record the replay reads (cluster_id left null: the Spark side adds
+    it), or an `internal_record_undecodable` finding row (`row_kind`). Control batches are skipped; so are the
+    records of a batch whose CRC is wrong (the segment pass reports the batch)."""
+    import json
+
+    from kforensics.parsers.cluster_metadata import decode_metadata_record
+    from kforensics.parsers.log_dir import METADATA_SNAPSHOT
+    from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+    from kforensics.spark.read import FLUSH_ROWS, local_file
+    from kforensics.spark.schemas import METADATA_ROWS as schema
+
+    rows: list[dict] = []
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            uri = task["path"]
+            name = uri.rsplit("/", 1)[-1]
+            snap = METADATA_SNAPSHOT.match(name)
+            snapshot_offset = int(snap.group(1)) if snap else None
+            where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
+            with local_file(uri) as path:
+                if path is None:
+                    continue
+                first = None
+                last_skipped: dict | None = None
+                with open_log(path) as log:
+                    for b in log.batches():
+                        if not isinstance(b, RecordBatch):
+                            continue
+                        first = b.base_offset if first is None else first
+                        if b.is_control or not b.crc_valid:
+                            last_skipped = None
+                            continue
+                        for r in log.records(b):
+                            if not isinstance(r, Record):
+                                continue
+                            at = {**where, "position": b.position, "timestamp": r.timestamp, "record_index": r.offset,
+                                  "metadata_offset": r.offset if snapshot_offset is None else snapshot_offset - 1,
+                                  "file_first_offset": first}
+                            try:
+                                decoded = decode_metadata_record(r.value)
+                            except ValueError as exc:
+                                rows.append({"row_kind": "finding", **at, "kind": "internal_record_undecodable",
+                                             "severity": "warning", "details": json.dumps(
+                                                 {"offset": r.offset, "error": str(exc)}),
+                                             "message": f"metadata record at offset {r.offset} of {uri} could not "
+                                                        f"be decoded: {exc}"})
+                                continue
+                            row = {"row_kind": "record", **at, **metadata_row(decoded.type_name, decoded.version,
+                                                                              decoded.data)}
+                            if decoded.type_name in REPLAYED_TYPES:
+                                rows.append(row)
+                                last_skipped = None
+                            else:
+                                last_skipped = row
+                            if len(rows) >= FLUSH_ROWS:
+                                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                                rows = []
+                if last_skipped is not None and snapshot_offset is None:
+                    rows.append(last_skipped)
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def read_metadata_records(segment_tasks: DataFrame, brokers: DataFrame, present: bool) -> DataFrame:
+    """Needs the segment task rows and the brokers table; METADATA_RECORDS (with `row_kind` record|finding and the
+    finding columns) of every `__cluster_metadata` segment and snapshot, cluster_id from the broker's
+    meta.properties ("" when unknown). No job when no copy is `present`."""
+    from kforensics.spark.schemas import METADATA_ROWS, ddl
+
+    rows = (segment_tasks.filter((F.col("topic") == METADATA_TOPIC) & (F.col("partition") == 0))
+            .mapInArrow(metadata_record_rows, ddl(METADATA_ROWS)))
+    if not present:
+        rows = rows.limit(0)
+    ids = F.broadcast(brokers.select(F.col("broker").alias("metadata_broker"),
+                                     F.coalesce("cluster_id", F.lit("")).alias("cid")))
+    return rows.join(ids, "metadata_broker", "left").withColumn("cluster_id", F.coalesce("cid", F.lit(""))).drop("cid")

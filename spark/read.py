@@ -33,10 +33,11 @@ FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds exec
 
 # --- driver: listing ---------------------------------------------------------------------------
 
-def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tuple[list[dict[str, Any]],
-                                                                                    list[dict[str, Any]]]:
+def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
+               dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One task row per segment, partition dir and log dir, from the directory model (file names only); and
-    finding rows for what the listing found (files that are not a broker's)."""
+    finding rows for what the listing found (files that are not a broker's). `dirs`, when given, receives one row
+    per live or stray partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check."""
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
@@ -50,6 +51,10 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
         findings += [_finding_row(base, f) for f in listed]
         for part in log_dir.partitions:
+            if dirs is not None and part.kind in ("live", "stray") and not (
+                    topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
+                dirs.append({"broker": broker, "topic": part.topic, "partition": part.partition, "path": part.path,
+                             "dir_kind": part.kind})
             if part.kind != "live" or (topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
                 continue
             key = {"broker": broker, "topic": part.topic, "partition": part.partition}
@@ -396,7 +401,9 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     with local_file(_join(task["path"], "meta.properties")) as path:
         props = read_meta_properties(path)[0] if path is not None else {}
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
-    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id")}
+    node = props.get("node.id", props.get("broker.id"))
+    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
+           "node_id": int(node) if isinstance(node, str) and node.lstrip("-").isdigit() else None}
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
@@ -425,6 +432,8 @@ class InputFacts:
     has_transaction_state: bool
     has_consumer_offsets: bool
     has_remote_log_metadata: bool = True
+    #: Some broker's `__cluster_metadata-0` (KRaft metadata log) is in the input.
+    has_cluster_metadata: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
 
@@ -436,14 +445,16 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     return InputFacts(replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
-                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps)
+                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
+                      has_cluster_metadata="__cluster_metadata" in topics)
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
                 topic_glob: str | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
     listing tells about them."""
-    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
+    dirs: list[dict[str, Any]] = []
+    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
     names = S.TASKS.names
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
@@ -477,7 +488,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
         "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
                                                                                         *S.columns(S.EPOCH_FIELDS)),
-        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id"),
+        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(
@@ -508,6 +519,21 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     remote = read_events(segments, facts.has_remote_log_metadata).cache()
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
     tables["partition_topic_ids"] = small_rows.filter(F.col("row_kind") == "topic_id").select(*key, "topic_id")
+    # KRaft: the __cluster_metadata records the control plane replays (spark/control_plane.py), and the partition
+    # dirs (live and stray) it holds against them.
+    from kforensics.spark.control_plane import read_metadata_records
+
+    metadata = read_metadata_records(segments, tables["brokers"], facts.has_cluster_metadata).cache()
+    tables["metadata_records"] = metadata.filter(F.col("row_kind") == "record").select(*S.METADATA_RECORDS.names)
+    tables["parser_findings"] = tables["parser_findings"].unionByName(
+        metadata.filter(F.col("row_kind") == "finding").select(
+            F.col("metadata_broker").alias("broker"), F.lit("__cluster_metadata").alias("topic"),
+            F.lit(0).alias("partition"), "kind", "severity", "file", "position",
+            F.col("record_index").alias("offset"), F.lit(None).cast("long").alias("producer_id"),
+            F.lit(None).cast("int").alias("producer_epoch"), "message", "details"))
+    tables["partition_dirs"] = spark.createDataFrame(
+        [(d["broker"], d["topic"], d["partition"], d["path"], d["dir_kind"]) for d in dirs],
+        "broker string, topic string, partition int, path string, dir_kind string")
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),

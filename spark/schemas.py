@@ -76,7 +76,7 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("producer_epoch", pa.int32()), ("last_sequence", pa.int32()), ("offset_delta", pa.int32()),
                     ("timestamp", pa.int64()), ("coordinator_epoch", pa.int32()),
                     ("current_txn_first_offset", pa.int64()), ("epoch", pa.int32()), ("start_offset", pa.int64()),
-                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
+                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
                     ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string())]
 SMALL_ROWS = _schema(SMALL_ROW_FIELDS)
 
@@ -122,6 +122,9 @@ METADATA_RECORD_FIELDS = [
     ("feature", pa.string()), ("feature_level", pa.int32()), ("file", pa.string()), ("position", pa.int64()),
 ]
 METADATA_RECORDS = _schema(METADATA_RECORD_FIELDS)
+#: What one `__cluster_metadata` task emits: a record row or a finding row (`row_kind`).
+METADATA_ROWS = _schema([("row_kind", pa.string()), *METADATA_RECORD_FIELDS, ("kind", pa.string()),
+                         ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())])
 
 
 def ddl(schema: pa.Schema) -> str:

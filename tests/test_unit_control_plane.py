@@ -45,7 +45,7 @@ class Log:
         kw.setdefault("leader_recovery_state", -1)
         return self.add("PARTITION_CHANGE_RECORD", topic_id=tid, partition=p, leader=leader, **kw)
 
-    def broker(self, record_type: str, broker_id: int, **kw) -> int:
+    def broker_event(self, record_type: str, broker_id: int, **kw) -> int:
         return self.add(record_type, broker_id=broker_id, broker_epoch=kw.pop("broker_epoch", 10), **kw)
 
 
@@ -172,15 +172,15 @@ def test_reference_copy_is_the_longest(spark):
 
 def test_broker_history_and_live_brokers(spark):
     log = Log()
-    log.broker("REGISTER_BROKER_RECORD", 1, fenced=1, in_controlled_shutdown=0, rack="r1", incarnation_id="i1")
-    log.broker("UNFENCE_BROKER_RECORD", 1)
-    log.broker("REGISTER_BROKER_RECORD", 2, fenced=1)
-    log.broker("BROKER_REGISTRATION_CHANGE_RECORD", 2, fenced=-1)
-    log.broker("BROKER_REGISTRATION_CHANGE_RECORD", 2, in_controlled_shutdown=1)
-    log.broker("BROKER_REGISTRATION_CHANGE_RECORD", 2, fenced=1)
-    log.broker("REGISTER_BROKER_RECORD", 3, fenced=0)
-    log.broker("FENCE_BROKER_RECORD", 3)
-    log.broker("UNREGISTER_BROKER_RECORD", 3)
+    log.broker_event("REGISTER_BROKER_RECORD", 1, fenced=1, in_controlled_shutdown=0, rack="r1", incarnation_id="i1")
+    log.broker_event("UNFENCE_BROKER_RECORD", 1)
+    log.broker_event("REGISTER_BROKER_RECORD", 2, fenced=1)
+    log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 2, fenced=-1)
+    log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 2, in_controlled_shutdown=1)
+    log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 2, fenced=1)
+    log.broker_event("REGISTER_BROKER_RECORD", 3, fenced=0)
+    log.broker_event("FENCE_BROKER_RECORD", 3)
+    log.broker_event("UNREGISTER_BROKER_RECORD", 3)
     applied = cp.applied_records(records(spark, log))
     b = [r.asDict() for r in cp.broker_history(applied).orderBy("metadata_offset").collect()]
     assert [(r["broker_id"], r["event"], r["fenced"], r["in_controlled_shutdown"]) for r in b] == [
@@ -199,12 +199,12 @@ def _findings(df) -> list[dict]:
 def test_offline_only_while_the_cluster_runs(spark):
     def run(stopped: bool) -> list[dict]:
         log = Log()
-        log.broker("REGISTER_BROKER_RECORD", 1, fenced=0)
+        log.broker_event("REGISTER_BROKER_RECORD", 1, fenced=0)
         log.topic()
         log.partition(leader=1, isr=(1,), replicas=(1,))
         log.change(leader=-1)
         if stopped:
-            log.broker("BROKER_REGISTRATION_CHANGE_RECORD", 1, in_controlled_shutdown=1)
+            log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 1, in_controlled_shutdown=1)
         applied = cp.applied_records(records(spark, log))
         h, topics = cp.partition_history(applied), cp.topics_table(applied)
         return _findings(cp.offline_partitions(cp.partition_state(h, topics), cp.live_brokers(cp.broker_history(
