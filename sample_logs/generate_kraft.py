@@ -232,13 +232,13 @@ def main(out: Path) -> dict:
         parts = {}
         hws = []
         for p in holds[b]:
-            files = p.write(root, active_preallocated=False)
+            files = p.write(root)  # disks copied from running (or crashed) brokers: active indexes preallocated
             hw = p.next_offset if p.high_watermark is None else p.high_watermark
-            parts[p.name] = g.partition_facts(p, files, p.next_offset, hw, preallocated=False)
+            parts[p.name] = g.partition_facts(p, files, p.next_offset, hw)
             hws.append((p.topic, p.partition, hw))
         meta = copies[b]
-        files = meta.write(root, active_preallocated=False)
-        parts[meta.name] = g.partition_facts(meta, files, meta.next_offset, meta.next_offset, preallocated=False)
+        files = meta.write(root)
+        parts[meta.name] = g.partition_facts(meta, files, meta.next_offset, meta.next_offset)
         (root / meta.name / f"{snapshot_end:020d}-{RAFT_EPOCH:010d}.checkpoint").write_bytes(snap)
         (root / "meta.properties").write_text(
             f"#\n#Thu Nov 20 15:00:00 UTC 2025\nnode.id={b}\ndirectory.id={DIRECTORIES[b]}\nversion=1\n"

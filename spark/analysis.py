@@ -79,10 +79,10 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
             resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
-    producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
-    coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes and findings, each as a
-    function that builds it. The outputs and the intermediate tables
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids, parser_findings and (KRaft)
+    metadata_records and partition_dirs; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas,
+    leader_epoch_lineage, coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes,
+    partition_history, broker_history, topics, features and findings, each as a function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without

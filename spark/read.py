@@ -51,8 +51,8 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
         findings += [_finding_row(base, f) for f in listed]
         for part in log_dir.partitions:
-            if dirs is not None and part.kind in ("live", "stray") and not (
-                    topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
+            if dirs is not None and part.kind in ("live", "stray") and (
+                    not topic_glob or fnmatch.fnmatchcase(part.topic, topic_glob)):
                 dirs.append({"broker": broker, "topic": part.topic, "partition": part.partition, "path": part.path,
                              "dir_kind": part.kind})
             if part.kind != "live" or (topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):

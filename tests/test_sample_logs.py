@@ -235,7 +235,7 @@ def _derived_indexes(batches: list[Batch], base: int, rolled: bool) -> tuple[lis
 @pytest.mark.parametrize(("broker", "name", "facts"), PARTITIONS, ids=IDS)
 def test_indexes_follow_the_broker_rules(broker: str, name: str, facts: dict) -> None:
     segments = _read_partition(broker, name, facts)
-    clean = EXPECTED["brokers"][broker]["clean_shutdown"]
+    clean = {**EXPECTED["brokers"], **EXPECTED["kraft"]["brokers"]}[broker]["clean_shutdown"]
     planted_files = {a.get("file") for a in facts["anomalies"]}
     stems = list(segments)
     for i, stem in enumerate(stems):

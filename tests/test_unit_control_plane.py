@@ -260,3 +260,71 @@ def test_unclean_election_finding(spark, lost):
             f["previous_isr"], f["previous_elr"], f["metadata_offset"], f["elected_at"]) == (
         "unclean_leader_election", "error", "orders", 40, 2, 1, 1, [1], [], 2, 1002)
     assert f.get("lost_offsets") == ([40, 44] if lost else None)
+
+
+def test_stray_dir_names_are_listed() -> None:
+    from kforensics.parsers.log_dir import parse_partition_dir_name
+
+    assert parse_partition_dir_name("orders-3.0123456789abcdef0123456789abcdef-stray") == ("orders", 3, "stray")
+    assert parse_partition_dir_name("my-topic-0.0123456789abcdef0123456789abcdef-delete") == ("my-topic", 0, "delete")
+    assert parse_partition_dir_name("orders-3") == ("orders", 3, "live")
+
+
+def test_stray_partitions_every_reason(spark):
+    log = Log()
+    log.topic("orders", T1)
+    log.partition(0, T1, replicas=(1, 2))
+    log.topic("gone", T2)
+    log.partition(0, T2, replicas=(1,))
+    log.add("REMOVE_TOPIC_RECORD", topic_id=T2)
+    applied = cp.applied_records(records(spark, log))
+    h, topics = cp.partition_history(applied), cp.topics_table(applied)
+    old_orders = "AAAAAAAAAAAAAAAAAAAAAw"
+    dirs = spark.createDataFrame([
+        ("b1", "orders", 0, "c1", 1, "/d1/orders-0", "live", T1),          # a replica: fine
+        ("b3", "orders", 0, "c1", 3, "/d3/orders-0", "live", T1),          # broker 3 is no replica
+        ("b2", "orders", 0, "c1", 2, "/d2/orders-0", "live", old_orders),  # an older topic of that name
+        ("b1", "gone", 0, "c1", 1, "/d1/gone-0", "live", T2),              # deleted
+        ("b2", "orders", 0, "c1", 2, "/d2/orders-0.x-stray", "stray", None),
+        ("b9", "orders", 0, "c9", 9, "/d9/orders-0", "live", None),        # another cluster: not judged
+    ], "broker string, topic string, partition int, cluster_id string, node_id int, path string, dir_kind string, "
+       "topic_id string")
+    found = sorted(((f["broker"], f["file"], f["reason"], f.get("metadata_topic_id")) for f in _findings(
+        cp.stray_partitions(dirs, cp.partition_state(h, topics), topics,
+                            cp.reference_copies(records(spark, log))))))
+    assert found == [("b1", "/d1/gone-0", "topic_deleted", None),
+                     ("b2", "/d2/orders-0", "topic_recreated", T1),
+                     ("b2", "/d2/orders-0.x-stray", "marked_stray", T1),
+                     ("b3", "/d3/orders-0", "not_a_replica", T1)]
+
+
+def test_leader_epoch_unknown_where_the_metadata_covers_it(spark):
+    log = Log("m1")
+    log.topic()
+    log.partition(leader_epoch=3)     # created in the log at epoch 3
+    log.change(leader=2)              # epoch 4
+    applied = cp.applied_records(records(spark, log))
+    h = cp.partition_history(applied)
+    rows = [("m1", "c1", "orders", 0, T1, e, 10 * e, "f", 0, "batch") for e in (2, 3, 4, 5)]
+    rows += [("b2", "c1", "orders", 0, T1, 7, 70, "f", 0, "batch"),    # b2's own metadata copy is not in the input
+             ("m1", "c1", "orders", 0, "AAAAAAAAAAAAAAAAAAAAAw", 9, 0, "f", 0, "batch")]  # another topic generation
+    data = spark.createDataFrame(rows, "broker string, cluster_id string, topic string, partition int, "
+                                       "topic_id string, leader_epoch int, offset bigint, file string, "
+                                       "position bigint, source string")
+    found = sorted((f["broker"], f["leader_epoch"]) for f in _findings(
+        cp.leader_epochs_unknown(h, data, cp.reference_copies(records(spark, log)))))
+    assert found == [("m1", 2), ("m1", 5)]
+
+
+def test_elr_election_is_not_unclean(spark):
+    log = Log()
+    log.topic()
+    log.partition(isr=(1, 2))
+    log.change(leader=-1, isr=[], elr=[1, 2])
+    log.change(leader=2, isr=[2], elr=[1])
+    h = cp.partition_history(cp.applied_records(records(spark, log)))
+    starts = spark.createDataFrame([], "cluster_id string, topic string, partition int, leader_epoch int, "
+                                       "epoch_start_offset bigint")
+    div = spark.createDataFrame([], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
+                                    "lost_offsets array<bigint>, lost_on string")
+    assert cp.unclean_leader_elections(h, starts, div).count() == 0
