@@ -101,12 +101,12 @@ class MetadataLog:
         self.next_offset = 0
         self.ts = TS
 
-    def op(self, *records: tuple[str, int, dict]) -> int:
-        """Append one batch; returns the offset of its first record."""
+    def op(self, *records: tuple[str, int, dict], at: int) -> int:
+        """Append one batch written `at` seconds after TS; returns the offset of its first record."""
         base = self.next_offset
+        self.ts = TS + at * 1000
         self.ops.append((base, self.ts, list(records)))
         self.next_offset += len(records)
-        self.ts += 1000
         return base
 
     def copy(self, *, start: int = 0, end: int | None = None) -> g.PartitionWriter:
@@ -137,10 +137,12 @@ def snapshot_bytes(records: list[tuple[str, int, dict]], ts: int) -> bytes:
     return bytes(header + body + footer)
 
 
-def _data(topic: str, epochs: list[tuple[int, int, int, int]], rng: random.Random, ts: int) -> g.PartitionWriter:
-    """A data partition: (leader epoch, producer id, batches, first sequence) runs of 5-record batches."""
+def _data(topic: str, epochs: list[tuple[int, int, int, int, int]], rng: random.Random) -> g.PartitionWriter:
+    """A data partition: runs of 5-record batches one second apart, each (leader epoch, producer id, batches, first
+    sequence, seconds after TS of its first batch)."""
     p = g.PartitionWriter(topic, 0)
-    for epoch, pid, n, seq in epochs:
+    for epoch, pid, n, seq, at in epochs:
+        ts = TS + at * 1000
         p.set_leader_epoch(epoch)
         for i in range(n):
             recs = g.records(rng, 5, ts, prefix=topic)
@@ -164,65 +166,66 @@ def main(out: Path) -> dict:
                recovery: str = "RECOVERED") -> None:
         history.append({"topic": topic, "partition": 0, "metadata_offset": offset, "election": election,
                         "leader": leader, "leader_epoch": leader_epoch, "isr": isr, "leader_recovery_state": recovery,
-                        "timestamp": log.ts - 1000})
+                        "timestamp": log.ts})
 
+    # the times (seconds after TS) bracket the data below: each leader epoch's batches follow its election
     log.op(("BEGIN_TRANSACTION_RECORD", 0, {"name": "Bootstrap records"}), *_features(),
-           ("END_TRANSACTION_RECORD", 0, {}))
+           ("END_TRANSACTION_RECORD", 0, {}), at=0)
     epochs = {1: 10, 2: 11, 3: 12}
     for b in BROKERS:
-        log.op(_register(b, epochs[b], fenced=True))
+        log.op(_register(b, epochs[b], fenced=True), at=b)
     for b in BROKERS:
-        log.op(_broker_change(b, epochs[b], fenced=-1))
+        log.op(_broker_change(b, epochs[b], fenced=-1), at=3 + b)
     created = {}
-    for topic, replicas in (("ledger", [1, 2]), ("audit", [2, 3]), ("scratch", [3])):
+    for i, (topic, replicas) in enumerate((("ledger", [1, 2]), ("audit", [2, 3]), ("scratch", [3]))):
         created[topic] = log.op(("TOPIC_RECORD", 0, {"name": topic, "topicId": TOPIC_IDS[topic]}),
-                                _partition(topic, replicas, replicas[0]))
+                                _partition(topic, replicas, replicas[0]), at=7 + i)
         expect(created[topic] + 1, topic, "initial", replicas[0], 0, replicas)
     log.op(("BEGIN_TRANSACTION_RECORD", 0, {"name": "CreateTopics"}),
            ("TOPIC_RECORD", 0, {"name": "ghost", "topicId": TOPIC_IDS["ghost"]}), _partition("ghost", [1], 1),
-           ("ABORT_TRANSACTION_RECORD", 0, {"reason": "controller failover"}))
+           ("ABORT_TRANSACTION_RECORD", 0, {"reason": "controller failover"}), at=10)
     snapshot_end = log.next_offset
-    snapshot_ts = log.ts
+    snapshot_ts = TS + 11_000
     snapshot = [*_features(), *(_register(b, epochs[b], fenced=False) for b in BROKERS),
                 *(r for topic, replicas in (("ledger", [1, 2]), ("audit", [2, 3]), ("scratch", [3]))
                   for r in (("TOPIC_RECORD", 0, {"name": topic, "topicId": TOPIC_IDS[topic]}),
                             _partition(topic, replicas, replicas[0])))]
 
-    expect(log.op(_change("ledger", isr=[1])), "ledger", "none", 1, 0, [1])
-    shutdown = log.op(_broker_change(2, 11, inControlledShutdown=1), _change("audit", leader=3, isr=[3]))
+    expect(log.op(_change("ledger", isr=[1]), at=44), "ledger", "none", 1, 0, [1])
+    shutdown = log.op(_broker_change(2, 11, inControlledShutdown=1), _change("audit", leader=3, isr=[3]), at=45)
     expect(shutdown + 1, "audit", "clean", 3, 1, [3])
-    log.op(_broker_change(2, 11, fenced=1))
-    log.op(_register(2, 40, fenced=True))
-    log.op(_broker_change(2, 40, fenced=-1))
-    expect(log.op(_change("audit", isr=[3, 2])), "audit", "none", 3, 1, [3, 2])
+    log.op(_broker_change(2, 11, fenced=1), at=46)
+    log.op(_register(2, 40, fenced=True), at=52)
+    log.op(_broker_change(2, 40, fenced=-1), at=53)
+    expect(log.op(_change("audit", isr=[3, 2]), at=58), "audit", "none", 3, 1, [3, 2])
     kraft_1_end = log.next_offset  # broker 1 dies: its copy ends here
-    offline = log.op(_broker_change(1, 10, fenced=1), _change("ledger", leader=-1))
+    offline = log.op(_broker_change(1, 10, fenced=1), _change("ledger", leader=-1), at=90)
     expect(offline + 1, "ledger", "offline", -1, 1, [1])
-    offline_at = log.ts - 1000
-    unclean = log.op(_change("ledger", leader=2, isr=[2], leaderRecoveryState=1))
+    offline_at = log.ts
+    unclean = log.op(_change("ledger", leader=2, isr=[2], leaderRecoveryState=1), at=120)
     expect(unclean, "ledger", "unclean", 2, 2, [2], "RECOVERING")
-    elected_at = log.ts - 1000
-    expect(log.op(_change("ledger", leaderRecoveryState=0)), "ledger", "none", 2, 2, [2])
+    elected_at = log.ts
+    expect(log.op(_change("ledger", leaderRecoveryState=0), at=140), "ledger", "none", 2, 2, [2])
     kraft_3_end = log.next_offset  # broker 3's disk was copied before it applied the deletion
-    deleted = log.op(("REMOVE_TOPIC_RECORD", 0, {"topicId": TOPIC_IDS["scratch"]}))
+    deleted = log.op(("REMOVE_TOPIC_RECORD", 0, {"topicId": TOPIC_IDS["scratch"]}), at=150)
 
     copies = {1: log.copy(end=kraft_1_end), 2: log.copy(start=snapshot_end), 3: log.copy(end=kraft_3_end)}
     snap = snapshot_bytes(snapshot, snapshot_ts)
 
     # data: ledger-0 on brokers 1 and 2 (the unclean election), audit-0 on 2 and 3, scratch-0 on 3
     rng = random.Random(20251126)
-    ledger_1 = _data("ledger", [(0, 7000, 20, 0)], rng, TS + 60_000)
+    ledger_1 = _data("ledger", [(0, 7000, 20, 0, 60)], rng)
     ledger_1.high_watermark = 90
     ledger_2 = g._truncated_copy(ledger_1, 12)
-    more = _data("ledger", [(2, 7001, 14, 0)], rng, TS + 200_000)
+    more = _data("ledger", [(2, 7001, 14, 0, 125)], rng)
     ledger_2.set_leader_epoch(2)
     for b in more.fact_batches:
         seg = more.segments[0]
         ledger_2.append(bytearray(seg.data[b["position"]:b["position"] + b["size"]]), count=b["count"],
                         max_ts=b["max_timestamp"], producer_id=b["producer_id"], producer_epoch=0,
                         base_sequence=b["base_sequence"])
-    audit = _data("audit", [(0, 7100, 10, 0), (1, 7100, 10, 50)], rng, TS + 30_000)
-    scratch = _data("scratch", [(0, 7200, 4, 0)], rng, TS + 40_000)
+    audit = _data("audit", [(0, 7100, 10, 0, 30), (1, 7100, 10, 50, 48)], rng)
+    scratch = _data("scratch", [(0, 7200, 4, 0, 20)], rng)
     holds = {1: [ledger_1], 2: [ledger_2, audit], 3: [audit, scratch]}
 
     brokers: dict = {}
