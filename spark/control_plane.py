@@ -23,6 +23,9 @@ Rules, as Apache Kafka 4.0 (trunk of Oct 2024, confirmed unchanged in 4.1) imple
   it); Leader -1 is `offline`.
 - `BeginTransactionRecord` .. `EndTransactionRecord` apply; records after a Begin that an `AbortTransactionRecord`
   closes, or that nothing closes at the end of the log, do not (`MetadataLoader`, KIP-868).
+- `ClearElrRecord` (KIP-966, written when ELR is turned off) empties the ELR and last-known ELR of every partition of
+  its topic (of every topic when TopicName is empty) that has one, bumping its partition epoch
+  (`ReplicationControlManager.removeTopicElrs`: a merge of an empty-ELR change record).
 - Brokers (`ClusterControlManager.replay`): `RegisterBrokerRecord` starts a registration (fenced unless its Fenced is
   false, not in controlled shutdown unless InControlledShutdown), `FenceBrokerRecord` / `UnfenceBrokerRecord` and
   `BrokerRegistrationChangeRecord` (Fenced 1 fenced, -1 unfenced, 0 no change; InControlledShutdown 1) change it,
@@ -55,6 +58,7 @@ ORDER = ["metadata_offset", "record_index"]
 
 PARTITION_RECORD = "PARTITION_RECORD"
 PARTITION_CHANGE_RECORD = "PARTITION_CHANGE_RECORD"
+CLEAR_ELR_RECORD = "CLEAR_ELR_RECORD"
 NO_LEADER_CHANGE = -2
 NO_LEADER = -1
 RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
@@ -126,6 +130,30 @@ def applied_records(records: DataFrame) -> DataFrame:
 
 # --- tables ---------------------------------------------------------------------------------------------------
 
+def _elr_clears(applied: DataFrame) -> DataFrame:
+    """A ClearElrRecord (KIP-966, Kafka 4.0: `ReplicationControlManager.replay(ClearElrRecord)`) as one row per
+    partition it may clear: those of its topic (every live topic when TopicName is empty) registered before it,
+    each with ELR and last-known ELR set empty and nothing else; `partition_history` keeps the rows that change a
+    partition. Same columns as applied_records."""
+    clears = applied.filter(F.col("record_type") == CLEAR_ELR_RECORD)
+    registered = applied.filter(F.col("record_type") == PARTITION_RECORD).select(
+        *COPY, "topic_id", F.col("partition").alias("p"), F.col("metadata_offset").alias("registered_at"))
+    names = _topic_names(applied).withColumnRenamed("topic", "name")
+    removed = applied.filter(F.col("record_type") == "REMOVE_TOPIC_RECORD").groupBy("cluster_id", "topic_id").agg(
+        F.min("metadata_offset").alias("removed_at"))
+    c = clears.drop("topic_id", "partition")
+    hit = (c.join(registered, COPY).join(names, ["cluster_id", "topic_id"], "left")
+           .join(removed, ["cluster_id", "topic_id"], "left")
+           .filter((F.col("registered_at") < F.col("metadata_offset"))
+                   & (F.col("removed_at").isNull() | (F.col("removed_at") > F.col("metadata_offset")))
+                   & (F.coalesce("topic", F.lit("")).isin("") | (F.col("topic") == F.col("name"))))
+           .dropDuplicates(["cluster_id", "topic_id", "p", "metadata_offset"]))
+    empty = F.array().cast("array<int>")
+    return (hit.withColumn("partition", F.col("p")).withColumn("leader", F.lit(NO_LEADER_CHANGE))
+            .withColumn("leader_recovery_state", F.lit(-1)).withColumn("elr", empty)
+            .withColumn("last_known_elr", empty).select(*applied.columns))
+
+
 def _topic_names(applied: DataFrame) -> DataFrame:
     return applied.filter(F.col("record_type") == "TOPIC_RECORD").groupBy("cluster_id", "topic_id").agg(
         F.first("topic").alias("topic"))
@@ -139,9 +167,11 @@ def partition_history(applied: DataFrame) -> DataFrame:
 
     A change record of a partition no PartitionRecord registered (before the base snapshot) keeps what it sets,
     with null epochs and election."""
-    rows = applied.filter(F.col("record_type").isin(PARTITION_RECORD, PARTITION_CHANGE_RECORD))
+    rows = applied.filter(F.col("record_type").isin(PARTITION_RECORD, PARTITION_CHANGE_RECORD)).unionByName(
+        _elr_clears(applied))
     is_record = F.col("record_type") == PARTITION_RECORD
     is_change = F.col("record_type") == PARTITION_CHANGE_RECORD
+    is_clear = F.col("record_type") == CLEAR_ELR_RECORD
     # A PartitionRecord starts a registration; change records merge into the one before them.
     rows = rows.withColumn("registration", F.sum(is_record.cast("int")).over(_running(*PARTITION)))
     reg = _running(*PARTITION, "registration")
@@ -160,8 +190,6 @@ def partition_history(applied: DataFrame) -> DataFrame:
         F.last(F.when(leader_set, F.col("leader")), ignorenulls=True).over(reg).alias("leader_now"),
         F.when(known, F.first("leader_epoch").over(reg) + F.sum(
             (is_change & (F.col("leader") != NO_LEADER_CHANGE)).cast("int")).over(reg)).alias("leader_epoch_now"),
-        F.when(known, F.first("partition_epoch").over(reg) + F.sum(is_change.cast("int")).over(reg))
-        .alias("partition_epoch_now"),
         kept("isr").alias("isr_now"), kept("elr", empty_default=True).alias("elr_now"),
         kept("last_known_elr", empty_default=True).alias("last_known_elr_now"), kept("replicas").alias("replicas_now"),
         kept("adding_replicas").alias("adding_now"), kept("removing_replicas").alias("removing_now"),
@@ -170,7 +198,13 @@ def partition_history(applied: DataFrame) -> DataFrame:
         kept("directories").alias("directories_now"))
     state = (state.withColumn("previous_leader", F.lag("leader_now").over(ordered))
              .withColumn("previous_isr", F.lag("isr_now").over(ordered))
-             .withColumn("previous_elr", F.lag("elr_now").over(ordered)))
+             .withColumn("previous_elr", F.lag("elr_now").over(ordered))
+             .withColumn("previous_last_known_elr", F.lag("last_known_elr_now").over(ordered)))
+    # a ClearElrRecord changes (and bumps the partition epoch of) only the partitions with an ELR or last-known ELR
+    cleared = is_clear & ((F.size(F.coalesce("previous_elr", F.array())) > 0)
+                          | (F.size(F.coalesce("previous_last_known_elr", F.array())) > 0))
+    state = (state.withColumn("partition_epoch_now", F.when(known, F.first("partition_epoch").over(reg) + F.sum(
+        (is_change | cleared).cast("int")).over(reg))).filter(~is_clear | cleared))
     new_leader = F.col("leader_now")
     election = (F.when(is_record, F.lit("initial"))
                 .when(F.col("leader") == NO_LEADER_CHANGE, F.lit("none"))
@@ -470,7 +504,8 @@ def elections_of(history: DataFrame) -> DataFrame:
 REPLAYED_TYPES = frozenset({
     PARTITION_RECORD, PARTITION_CHANGE_RECORD, "TOPIC_RECORD", "REMOVE_TOPIC_RECORD", "REGISTER_BROKER_RECORD",
     "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD",
-    "FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"})
+    "FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD",
+    CLEAR_ELR_RECORD})
 _LISTS = {"isr": "isr", "eligibleLeaderReplicas": "elr", "lastKnownElr": "last_known_elr", "replicas": "replicas",
           "addingReplicas": "adding_replicas", "removingReplicas": "removing_replicas", "directories": "directories",
           "logDirs": "log_dirs"}
@@ -494,6 +529,8 @@ def metadata_row(type_name: str, version: int, data: dict) -> dict:
                        leader_recovery_state=data.get("leaderRecoveryState", -1))
     elif type_name in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
         row.update(topic=data.get("name"), topic_id=data.get("topicId"))
+    elif type_name == CLEAR_ELR_RECORD:
+        row.update(topic=data.get("topicName"))
     elif type_name == "FEATURE_LEVEL_RECORD":
         row.update(feature=data.get("name"), feature_level=data.get("featureLevel"))
     elif type_name in _BROKER_TYPES:

@@ -328,3 +328,19 @@ def test_elr_election_is_not_unclean(spark):
     div = spark.createDataFrame([], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
                                     "lost_offsets array<bigint>, lost_on string")
     assert cp.unclean_leader_elections(h, starts, div).count() == 0
+
+
+def test_clear_elr_record(spark):
+    log = Log()
+    log.topic("orders", T1)
+    log.partition(0, T1, isr=(1, 2))
+    log.partition(1, T1, isr=(1, 2))
+    log.change(0, T1, leader=-1, isr=[], elr=[1, 2], last_known_elr=[])
+    log.add("CLEAR_ELR_RECORD", topic="")   # every topic: only partition 0 has an ELR
+    log.change(0, T1, leader=1, isr=[1])       # 1 is no longer in the ELR: unclean
+    h = history(spark, log)
+    p0 = [r for r in h if r["partition"] == 0]
+    assert [(r["record_type"], r["elr"], r["partition_epoch"], r["election"]) for r in p0] == [
+        ("PARTITION_RECORD", [], 0, "initial"), ("PARTITION_CHANGE_RECORD", [1, 2], 1, "offline"),
+        ("CLEAR_ELR_RECORD", [], 2, "none"), ("PARTITION_CHANGE_RECORD", [], 3, "unclean")]
+    assert [r["record_type"] for r in h if r["partition"] == 1] == ["PARTITION_RECORD"]
