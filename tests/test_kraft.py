@@ -112,3 +112,31 @@ def test_real_kraft_logs_replay_to_a_consistent_state(realdata_kraft_scan: Path)
     assert any(r["event"] == "controlled_shutdown" for r in brokers if r["metadata_broker"] == "ronem")
     features = {(r["metadata_broker"], r["feature"]) for r in read_table(out, "features")}
     assert ("christseng", "metadata.version") in features and ("ronem", "eligible.leader.replicas.version") in features
+
+
+def test_leaders_command(kraft_scan: Path) -> None:
+    from click.testing import CliRunner
+
+    from kforensics.cli import main
+
+    result = CliRunner().invoke(main, ["leaders", str(kraft_scan), "--topic", "led*", "--json"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert [(r["metadata_offset"], r["leader_epoch"], r["leader"], r["isr"], r["election"]) for r in lines] == [
+        (21, 0, 1, [1, 2], "initial"), (22, 0, 1, [1], "none"), (30, 1, -1, [1], "offline"),
+        (31, 2, 2, [2], "unclean"), (32, 2, 2, [2], "none")]
+    assert lines[3]["time"] == "2025-11-20T15:02:00.000Z" and lines[3]["leader_recovery_state"] == "RECOVERING"
+    table = CliRunner().invoke(main, ["leaders", str(kraft_scan), "--partition", "0"])
+    assert table.exit_code == 0 and "unclean" in table.output and "audit" in table.output
+
+
+def test_html_report_draws_the_leadership_lanes(kraft_scan: Path, tmp_path: Path) -> None:
+    from kforensics.report import load_report, render_html
+
+    page = tmp_path / "r.html"
+    render_html(load_report(str(kraft_scan)), str(page))
+    text = page.read_text()
+    assert text.count("class='leadership'") == 3
+    assert ("ledger-0: epoch 1 offline (leader -1, metadata offset 30); epoch 2 unclean (leader 2, metadata offset "
+            "31)") in text
+    assert "audit-0: epoch 1 clean (leader 3, metadata offset 24)" in text
