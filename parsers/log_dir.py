@@ -179,26 +179,29 @@ class Entry:
     @property
     def what(self) -> str:
         """The entry in a few words, for a finding's message."""
-        return {"dir": "a folder", "file": "a file", "fifo": "a named pipe (FIFO, never opened)",
-                "socket": "a socket", "device": "a device node (never opened)",
-                "dangling_symlink": "a symbolic link to nothing", "symlink_loop": "a symbolic link loop",
+        return {"dir": "a folder", "file": "a file", "fifo": "a named pipe (FIFO)", "socket": "a socket",
+                "device": "a device node", "dangling_symlink": "a symbolic link to nothing",
+                "symlink_loop": "a symbolic link loop", "missing": "no such file",
                 "unreadable": f"unreadable ({self.error})"}.get(self.kind, "not a regular file or folder")
 
 
-def _local_entry(entry: os.DirEntry[str]) -> Entry:
+def local_entry(path: str | os.PathLike[str]) -> Entry:
+    """What a local path is, by stat (following links, as the broker does); never opens it."""
+    path = os.fspath(path)
+    name = os.path.basename(path.rstrip("/"))
     try:
-        mode = os.stat(entry.path).st_mode  # follows links, as the broker does
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return Entry(entry.name, entry.path, "dangling_symlink")
+        return Entry(name, path, "dangling_symlink" if os.path.islink(path) else "missing")
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return Entry(entry.name, entry.path, "symlink_loop")
-        return Entry(entry.name, entry.path, "unreadable", exc.strerror or str(exc))
+            return Entry(name, path, "symlink_loop")
+        return Entry(name, path, "unreadable", exc.strerror or str(exc))
     for test, kind in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISFIFO, "fifo"),
                        (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
         if test(mode):
-            return Entry(entry.name, entry.path, kind)
-    return Entry(entry.name, entry.path, "other")
+            return Entry(name, path, kind)
+    return Entry(name, path, "other")
 
 
 def list_entries(fs: pafs.FileSystem, path: str) -> list[Entry]:
@@ -209,7 +212,7 @@ def list_entries(fs: pafs.FileSystem, path: str) -> list[Entry]:
 
     if isinstance(fs, pafs.LocalFileSystem):
         with os.scandir(path) as it:
-            return sorted((_local_entry(e) for e in it), key=lambda e: e.name)
+            return sorted((local_entry(e.path) for e in it), key=lambda e: e.name)
     kinds = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
     return sorted((Entry(i.base_name, i.path, kinds.get(i.type, "other")) for i in fs.get_file_info(
         pafs.FileSelector(path))), key=lambda e: e.name)
@@ -233,7 +236,8 @@ def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "
         if entry.kind != "file":
             part.other_files.append(full)
             findings.append(Finding("unknown_file", full, None, f"{name} is {entry.what}, not a file a broker "
-                                                                 "writes in a partition dir", {"entry": entry.kind}))
+                                                                 "writes in a partition dir; never opened",
+                                    {"entry": entry.kind}))
             continue
         file_type = file_type_of(name)
         kind = file_type.name if file_type is not None else None
@@ -293,7 +297,7 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
         elif entry.kind != "file":
             log_dir.other_files.append(full)
             what = "a folder that is not a topic-partition directory" if entry.kind == "dir" else entry.what
-            findings.append(Finding("unknown_file", full, None, f"{name} is {what}; the scan leaves it alone",
+            findings.append(Finding("unknown_file", full, None, f"{name} is {what}; the scan leaves it alone (never opened)",
                                     {"entry": entry.kind}))
         elif (kind := getattr(file_type_of(name), "name", None)) in ("meta_properties", "clean_shutdown"):
             setattr(log_dir, kind, full)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
@@ -32,10 +32,11 @@ from kforensics.spark.executor_files import relocated as _relocated
 
 # --- driver: listing ---------------------------------------------------------------------------
 
-def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tuple[list[dict[str, Any]],
-                                                                                    list[dict[str, Any]]]:
+def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
+               dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One task row per segment, partition dir and log dir, from the directory model (file names only); and
-    finding rows for what the listing found (files that are not a broker's)."""
+    finding rows for what the listing found (files that are not a broker's). `dirs`, when given, receives one row
+    per live or stray partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check."""
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
@@ -51,6 +52,9 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
         for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
             if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
+            if dirs is not None and part.dir_state in ("live", "stray"):
+                dirs.append({"broker": broker, "topic": part.topic, "partition": part.partition, "path": part.path,
+                             "dir_state": part.dir_state})
             key = {"broker": broker, "topic": part.topic, "partition": part.partition, "dir_state": part.dir_state}
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
@@ -202,7 +206,7 @@ def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
 def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks of __transaction_state / __consumer_offsets -> one row per coordinator record
     or offset commit (group metadata and other record types are skipped), and undecodable-record findings."""
-    from kforensics.parsers.internal_topics import decode_consumer_offsets, decode_transaction_state
+    from kforensics.parsers.internal_topics import NewerVersions, decode_consumer_offsets, decode_transaction_state
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
 
     out = _Rows(S.INTERNAL_ROWS)
@@ -210,6 +214,7 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for task in chunk.to_pylist():
             key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             is_txn = task["topic"] == "__transaction_state"
+            newer = NewerVersions()
             with local_file(task["path"]) as path:
                 if path is None:
                     continue
@@ -223,10 +228,31 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                             where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
                                      "timestamp": r.timestamp}
                             decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key, r.value)
+                            if decoded.get("newer"):
+                                finding = _newer_row(where, decoded, newer)
+                                if finding is not None:
+                                    yield from out.add(finding)
                             row = _internal_row(where, decoded, is_txn)
                             if row is not None:
                                 yield from out.add(row)
     yield from out.flush()
+
+
+def _newer_row(where: dict[str, Any], decoded: dict[str, Any], seen: Any) -> dict[str, Any] | None:
+    """An `internal_record_newer_version` finding row for the first record of its record type and version in
+    this task (the scan keeps the first of each across tasks)."""
+    from kforensics.parsers.internal_topics import COORDINATOR_RECORDS
+
+    k, v = decoded["key"], decoded.get("value") or {}
+    pair = COORDINATOR_RECORDS[where["topic"]].get(k.get("version", 0))
+    record_type = pair[1].name if pair is not None else f"record type {k.get('version')}"
+    version = v.get("version", k.get("version", -1))
+    f = seen.finding(where["topic"], where["file"], where["position"], where["offset"], record_type,
+                     k.get("version", 0), version, decoded.get("known_versions", ""))
+    if f is None:
+        return None
+    return {"row_kind": "finding", **where, "kind": f.kind, "severity": f.effective_severity, "message": f.message,
+            "details": json.dumps(dict(f.details))}
 
 
 def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) -> dict[str, Any] | None:
@@ -236,6 +262,8 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
                            f"decoded: {decoded['error']}", "details": json.dumps(decoded)}
     k, v = decoded["key"], decoded["value"]
     if is_txn:
+        if v is not None and "producer_id" not in v:
+            return None  # a newer value version whose fields could not be read (its finding says so)
         row = {"row_kind": "txn", **where, "transactional_id": k["transactional_id"], "tombstone": v is None}
         if v is not None:
             parts = v.get("partitions") or {}
@@ -244,7 +272,7 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
                        txn_partitions=",".join(sorted(f"{t}-{p}" for t, ps in parts.items() for p in ps or [])),
                        last_update_timestamp=v["last_update_timestamp_ms"], start_timestamp=v["start_timestamp_ms"])
         return row
-    if k.get("type") != "offset_commit":
+    if k.get("type") != "offset_commit" or (v is not None and "offset" not in v):
         return None
     row = {"row_kind": "commit", **where, "group_id": k["group"], "commit_topic": k["topic"],
            "commit_partition": k["partition"], "tombstone": v is None}
@@ -334,7 +362,9 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     with local_file(join_uri(task["path"], "meta.properties")) as path:
         props = read_meta_properties(path)[0] if path is not None else {}
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
-    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id")}
+    node = props.get("node.id", props.get("broker.id"))
+    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
+           "node_id": int(node) if isinstance(node, str) and node.lstrip("-").isdigit() else None}
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
@@ -383,6 +413,8 @@ class InputFacts:
     has_remote_log_metadata: bool = True
     #: Some broker holds a -future copy of a partition it also holds live (a move between log dirs).
     has_future_replicas: bool = False
+    #: Some broker's `__cluster_metadata-0` (KRaft metadata log) is in the input.
+    has_cluster_metadata: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
 
@@ -397,14 +429,16 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
                       has_consumer_offsets="__consumer_offsets" in topics,
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
                       has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
-                                              for t in tasks))
+                                              for t in tasks),
+                      has_cluster_metadata="__cluster_metadata" in topics)
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
                 topic_glob: str | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
     listing tells about them."""
-    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
+    dirs: list[dict[str, Any]] = []
+    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
     # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
@@ -437,7 +471,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
         "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
                                                                                         *S.columns(S.EPOCH_FIELDS)),
-        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id"),
+        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(
@@ -459,7 +493,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         *key, "file", "position", "offset", "timestamp", "group_id", "commit_topic", "commit_partition",
         "committed_offset", "committed_leader_epoch", "commit_timestamp", "tombstone")
     tables["parser_findings"] = tables["parser_findings"].unionByName(
-        internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
+        first_newer_version(internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)))
     if listing_findings:
         tables["parser_findings"] = tables["parser_findings"].unionByName(S.frame(spark, S.FINDINGS, listing_findings))
     # Tiered storage's __remote_log_metadata, decoded in every mode too (spark/remote_storage.py).
@@ -469,11 +503,25 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
     tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
         *key, "topic_id", "dir_state")
+    # KRaft: the __cluster_metadata records the control plane replays (spark/control_plane.py), and the partition
+    # dirs (live and stray) it holds against them.
+    from kforensics.spark.control_plane import read_metadata_records
+
+    metadata = read_metadata_records(segments.filter(F.col("dir_state") == "live"), tables["brokers"],
+                                     facts.has_cluster_metadata).cache()
+    tables["metadata_records"] = metadata.filter(F.col("row_kind") == "record").select(*S.METADATA_RECORDS.names)
     tables["parser_findings"] = tables["parser_findings"].unionByName(
+        metadata.filter(F.col("row_kind") == "finding").select(
+            F.col("metadata_broker").alias("broker"), F.lit("__cluster_metadata").alias("topic"),
+            F.lit(0).alias("partition"), "kind", "severity", "file", "position",
+            F.col("record_index").alias("offset"), F.lit(None).cast("long").alias("producer_id"),
+            F.lit(None).cast("int").alias("producer_epoch"), "message", "details"))
+    tables["partition_dirs"] = S.frame(spark, S.INPUT_TABLES["partition_dirs"], dirs)
+    tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),
                                                              F.lit(None).cast("int").alias("producer_epoch"),
-                                                             "message", "details"))
+                                                             "message", "details")))
     for name in DIR_STATE_TABLES:
         if name != "partition_topic_ids":  # its file column is not kept
             tables[name] = with_dir_state(tables[name])
@@ -484,3 +532,14 @@ def empty_tables(spark: SparkSession) -> dict[str, DataFrame]:
     """Every input table with no rows and its full schema (`schemas.INPUT_TABLES`): what a scan of an empty
     log dir gives the analyses."""
     return {name: S.frame(spark, schema, []) for name, schema in S.INPUT_TABLES.items()}
+
+
+def first_newer_version(findings: DataFrame) -> DataFrame:
+    """Needs finding rows (FINDINGS columns); keeps one `internal_record_newer_version` per topic, record type and
+    version (the first by broker, file, position, offset) and every other finding as it is."""
+    newer = F.col("kind") == "internal_record_newer_version"
+    ranked = findings.filter(newer).withColumn("_n", F.row_number().over(
+        Window.partitionBy("topic", F.get_json_object("details", "$.record_type"),
+                           F.get_json_object("details", "$.version"))
+        .orderBy("broker", "file", "position", "offset")))
+    return findings.filter(~newer).unionByName(ranked.filter(F.col("_n") == 1).drop("_n"))
