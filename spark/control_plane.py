@@ -553,9 +553,9 @@ def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
     import json
 
     from kforensics.parsers.cluster_metadata import decode_metadata_record
-    from kforensics.parsers.log_dir import METADATA_SNAPSHOT
+    from kforensics.parsers.log_dir import FILE_TYPE
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
-    from kforensics.spark.read import FLUSH_ROWS, local_file
+    from kforensics.spark.executor_files import FLUSH_ROWS, local_file
     from kforensics.spark.schemas import METADATA_ROWS as schema
 
     rows: list[dict] = []
@@ -563,8 +563,8 @@ def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
         for task in chunk.to_pylist():
             uri = task["path"]
             name = uri.rsplit("/", 1)[-1]
-            snap = METADATA_SNAPSHOT.match(name)
-            snapshot_offset = int(snap.group(1)) if snap else None
+            snap = FILE_TYPE["metadata_snapshot"].names.match(name)  # bootstrap.checkpoint: no offset
+            snapshot_offset = int(snap.group(1)) if snap and snap.group(1) else None
             where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
             with local_file(uri) as path:
                 if path is None:
