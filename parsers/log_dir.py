@@ -18,8 +18,9 @@ from kforensics.parsers.findings import Finding
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
 TRANSIENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)\.(deleted|cleaned|swap)$")
 METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-# `<topic>-<partition>` or `<topic>-<partition>.<uuid hex>-delete|-future`
-PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uuid>[0-9a-fA-F]{32})-(?P<kind>delete|future))?$")
+# `<topic>-<partition>` or `<topic>-<partition>.<uuid hex>-delete|-future|-stray` (UnifiedLog's DeleteDirSuffix,
+# FutureDirSuffix and, since Kafka 3.7, StrayDirSuffix)
+PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uuid>[0-9a-fA-F]{32})-(?P<kind>delete|future|stray))?$")
 
 OFFSET_CHECKPOINTS = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
@@ -50,7 +51,7 @@ def detect_file_type(path: str | os.PathLike[str]) -> str | None:
 
 
 def parse_partition_dir_name(name: str) -> tuple[str, int, str] | None:
-    """(topic, partition, kind) with kind live|delete|future; the partition is after the LAST '-'."""
+    """(topic, partition, kind) with kind live|delete|future|stray; the partition is after the LAST '-'."""
     m = PARTITION_DIR.match(name)
     if not m:
         return None
