@@ -170,3 +170,64 @@ def test_metadata_log_is_not_predicted(tmp_path: Path) -> None:
     segs = tuple(segment_state(p, b) for p, b, _ in _write(tmp_path, THREE))
     pred = predict(PartitionState("b1", "__cluster_metadata", 0, segs, clean_shutdown=False, recovery_point=0))
     assert pred.findings == [] and "KRaft metadata log" in pred.row["reason"]
+
+
+# --- the scan's restart_prediction table, on the sample brokers ------------------------------------------------
+
+def _expected() -> dict:
+    import json
+
+    from conftest import SAMPLE_LOGS
+
+    return json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
+
+
+def test_the_scan_predicts_the_planted_cases_exactly(full_scan: Path) -> None:
+    import pyarrow.parquet as pq
+
+    rows = {(r["broker"], f"{r['topic']}-{r['partition']}"): r for r in pq.read_table(full_scan / "restart_prediction")
+            .to_pylist()}
+    planted = 0
+    for broker, info in _expected()["brokers"].items():
+        for name, facts in info["partitions"].items():
+            row = rows.pop((broker, name))
+            expected = facts.get("restart_prediction")
+            if expected is None:  # nothing damaged: nothing discarded
+                assert (row["bytes_discarded"], row["segments_deleted"], row["truncate_at_offset"]) == (0, 0, None)
+                assert row["clean_shutdown"] is info["clean_shutdown"]
+                continue
+            planted += 1
+            ours = {k: row[k] for k in expected}
+            if ours["truncate_at_file"]:
+                ours["truncate_at_file"] = Path(ours["truncate_at_file"]).name
+            assert ours == expected, (broker, name)
+        for name in info.get("deleted_partitions", {}):
+            row = rows.pop((broker, name.split(".")[0]))
+            assert row["reason"].endswith("directory marked for deletion (-delete): the broker loads it and deletes it")
+    assert planted == 3 and rows == {}
+
+
+def test_scan_and_file_walk_agree_on_every_sample_partition(full_scan: Path) -> None:
+    """The scan's aggregation (spark/restart.py) and segment_state's own walk of the files feed predict() alike."""
+    import pyarrow.parquet as pq
+    from conftest import SAMPLE_LOGS
+
+    from kforensics.parsers.checkpoints import read_offset_checkpoint
+
+    table = {(r["broker"], r["topic"], r["partition"]): r for r in pq.read_table(full_scan / "restart_prediction")
+             .to_pylist()}
+    for broker, info in _expected()["brokers"].items():
+        root = SAMPLE_LOGS / broker
+        cps = {name: {(e.topic, e.partition): e.offset for e in read_offset_checkpoint(str(root / name))[0]}
+               for name in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+                            "replication-offset-checkpoint")}
+        for name in info["partitions"]:
+            topic, partition = name.rsplit("-", 1)
+            tp = (topic, int(partition))
+            segs = tuple(segment_state(str(p), int(p.stem), has_offset_index=p.with_suffix(".index").exists())
+                         for p in sorted((root / name).glob("*.log")))
+            pred = predict(PartitionState(broker, topic, int(partition), segs, clean_shutdown=info["clean_shutdown"],
+                                          recovery_point=cps["recovery-point-offset-checkpoint"].get(tp),
+                                          log_start_offset=cps["log-start-offset-checkpoint"].get(tp),
+                                          high_watermark=cps["replication-offset-checkpoint"].get(tp)))
+            assert pred.row == table[(broker, topic, int(partition))], (broker, name)
