@@ -231,3 +231,25 @@ def test_scan_and_file_walk_agree_on_every_sample_partition(full_scan: Path) -> 
                                           log_start_offset=cps["log-start-offset-checkpoint"].get(tp),
                                           high_watermark=cps["replication-offset-checkpoint"].get(tp)))
             assert pred.row == table[(broker, topic, int(partition))], (broker, name)
+
+
+def test_the_report_names_what_a_restart_would_discard_per_broker_first(full_scan: Path, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from kforensics.report import load_report, render_html, render_terminal
+
+    report = load_report(str(full_scan))
+    first = report.restart_brokers[0]
+    assert (first["broker"], first["offsets_discarded"], first["committed_offsets_discarded"],
+            first["segments_deleted"]) == ("broker-3", 45, 35, 1)
+    assert {b["broker"]: b["partitions_losing_data"] for b in report.restart_brokers} == {
+        "broker-1": 1, "broker-2": 0, "broker-3": 1}  # broker-1: damaged-0's torn tail (37 bytes)
+    assert [(r["broker"], r["topic"], r["offsets_discarded"]) for r in report.restart_partitions] == [
+        ("broker-1", "damaged", None), ("broker-3", "unflushed", "45-89")]
+    console = Console(record=True, width=200)
+    render_terminal(report, console)
+    text = console.export_text()
+    assert text.index("if each broker restarted now") < text.index("findings by kind")
+    render_html(report, str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert page.index("id='restart-brokers'") < page.index("id='findings-by-kind'") and "45-89" in page
