@@ -27,9 +27,10 @@ The rules are Apache Kafka's log loading as of 3.9 / trunk (October 2024): `LogM
   deleteSegmentsIfLogStartGreaterThanLogEnd`).
 - `.deleted` files are deleted, `.cleaned` files are deleted with every `.swap` at or above the lowest
   `.cleaned` offset, and the remaining `.swap` files replace the segments they cover (an interrupted compaction
-  or split completes); `-delete` directories are loaded and deleted, `-stray` ones are deleted later, `-future`
-  ones are loaded as the target of a replica move (`LogLoader.removeTempFilesAndCollectSwapFiles`,
-  `LogManager.loadLog`).
+  or split completes with the cleaned copy: no offset is lost, so a pending swap is not modelled here);
+  `-delete` directories are loaded and deleted, `-stray` ones are deleted later, `-future` ones are loaded as the
+  target of a replica move (`LogLoader.removeTempFilesAndCollectSwapFiles`, `LogManager.loadLog`; their rows are
+  spark/restart.py's).
 
 Pure Python and no I/O but `segment_state` (which walks one local `.log` file): the scan feeds `predict` from its
 batches and segments tables (spark/restart.py), the tests from segments they build.
