@@ -99,6 +99,10 @@ KINDS: dict[str, FindingKind] = _kinds(
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
                 ("offset", "error", "key", "value")),
+    FindingKind("internal_record_newer_version", "info", "an internal-topic record is written at a version (or of "
+                "a record type) newer than kforensics' message tables know, as a newer Kafka writes it; the fields the "
+                "newest known version shares with it are decoded where the message is flexible",
+                ("offset", "record_type", "api_key", "version", "known_versions")),
     # compaction (spark/cleaner.py)
     FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
                 "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",
@@ -130,7 +134,9 @@ KINDS: dict[str, FindingKind] = _kinds(
                                   "other_segment_leader_epochs")),
     # files and directories
     FindingKind("unreadable_file", "error", "a file could not be opened or read"),
-    FindingKind("unknown_file", "info", "a file in a log directory that is not one of the broker's known files"),
+    FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
+                "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
+                "listed once, never opened, the scan goes on", ("entry",)),
     # a broker restart, replayed (parsers/restart.py, spark/restart.py)
     FindingKind("restart_would_truncate", "error", "an unclean restart of this broker would discard valid data "
                 "behind damage (log recovery truncates at the first invalid batch and deletes the later unflushed "
@@ -176,8 +182,26 @@ KINDS: dict[str, FindingKind] = _kinds(
     # replicas (spark/replicas.py)
     FindingKind("replica_divergence", "error", "two replicas of a topic-partition hold different batches at the "
                 "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
-                                "replicas"),
+                                "replicas", "elections"),
                 severity_rule="warning when no committed offset (below the high watermark) was lost"),
+    FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
+                "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
+                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc")),
+    # the KRaft control plane (spark/control_plane.py: __cluster_metadata replayed, held against the data)
+    FindingKind("unclean_leader_election", "error", "a partition leader elected from outside the previous ISR and "
+                "ELR (the metadata log's record of it; with the first data offset of its leader epoch and the "
+                "committed offsets it cost where the data is in the input)",
+                ("leader", "leader_epoch", "previous_leader", "previous_isr", "previous_elr", "metadata_offset",
+                 "elected_at", "metadata_broker", "offset", "lost_offsets")),
+    FindingKind("stray_partition", "warning", "a partition dir a broker holds but should not (deleted or re-created "
+                "topic, not a replica, or renamed -stray by Kafka): it may hold the only copy of its data",
+                ("reason", "topic_id", "metadata_topic_id", "replicas")),
+    FindingKind("offline_partition", "error", "a partition without a leader at the end of the metadata log while "
+                "some broker was up (registered, unfenced, not shutting down)",
+                ("since_offset", "since", "last_leader", "isr", "elr", "replicas", "live_brokers")),
+    FindingKind("leader_epoch_unknown", "error", "a data batch or leader-epoch-checkpoint entry carries a leader "
+                "epoch the metadata log never gave its partition (data or metadata from another cluster)",
+                ("leader_epoch", "source", "first_known_epoch", "last_known_epoch", "metadata_broker")),
     # the transaction coordinator (spark/coordinator.py)
     FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
                 "holds no marker for it", _MARKER_FIELDS),

@@ -9,6 +9,7 @@ from functools import reduce
 from typing import Generic, TypeVar
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from kforensics.defaults import (
     DEFAULT_REMOTE_STUCK_AFTER_MS,
@@ -18,6 +19,7 @@ from kforensics.defaults import (
 from kforensics.spark import (
     cleaner,
     consumer_offsets,
+    control_plane,
     coordinator,
     crosschecks,
     producers,
@@ -29,7 +31,7 @@ from kforensics.spark import (
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
-from kforensics.spark.read import InputFacts, batch_record_rows
+from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 
 T = TypeVar("T")
 
@@ -77,11 +79,11 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
             facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
             resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
-    """Needs batches, segments, log_dirs, marked_dirs, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
-    producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
-    coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes, restart_prediction and
-    findings, each as a function that builds it. The outputs and the intermediate tables
+    """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids, parser_findings and (KRaft)
+    metadata_records, partition_dirs and log_dirs; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas,
+    leader_epoch_lineage, coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes,
+    partition_history, broker_history, topics, features, restart_prediction and findings, each as a function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
@@ -89,6 +91,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     content_duplicate's min_records, tail and window_ms; None (headers-only mode) skips that check, the only one
     that reads records."""
     keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
+    every_dir, tables = tables, live_only(tables)
     possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
     batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
     data = _Once(lambda: producers.data_batches(batches()))
@@ -123,6 +126,15 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     ranges = _Once(lambda: keep(remote_storage.epoch_ranges(finished())))
     pairs = _Once(lambda: keep(remote_storage.range_pairs(ranges())))
 
+    # KRaft control plane (spark/control_plane.py): the metadata log replayed, held against the data.
+    kraft = possible.has_cluster_metadata and "metadata_records" in tables
+    applied = _Once(lambda: keep.only_if(control_plane.applied_records(tables["metadata_records"]), kraft))
+    history = _Once(lambda: keep(control_plane.partition_history(applied())))
+    broker_events = _Once(lambda: keep(control_plane.broker_history(applied())))
+    topics = _Once(lambda: keep(control_plane.topics_table(applied())))
+    state = _Once(lambda: keep(control_plane.partition_state(history(), topics())))
+    reference = _Once(lambda: keep(control_plane.reference_copies(tables["metadata_records"])))
+
     # Re-sends by a new producer id (full mode): candidates from the batch headers, then only the records of
     # the heads and tails they compare.
     resend_data = _Once(lambda: data().filter("crc_valid"))
@@ -154,13 +166,20 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         # The whole-cluster checks are built only where the listing shows something to judge: otherwise their
         # inputs are empty and building them costs only planning (about a third of the analyses of a scan).
         if possible.replicas_possible:
-            checks.append(lambda: replicas.replica_divergence_findings(clustered(), ends_r(), div()))
+            checks.append(lambda: replicas.replica_divergence_findings(
+                clustered(), ends_r(), div(), control_plane.elections_of(history()) if kraft else None))
+        if kraft:
+            checks += _control_plane_checks(tables, every_dir, history, state, topics, broker_events, reference,
+                                            lambda: replicas.divergence_facts(clustered(), ends_r(), div())
+                                            if possible.replicas_possible else None)
         if possible.has_transaction_state:
             checks += [lambda: coordinator.marker_findings(coordinator.marker_checks(ctx(), clustered(), ends_r())),
                        lambda: coordinator.unknown_producers(clustered(), log(), transaction_state_partitions),
                        lambda: coordinator.epoch_fenced_writes(clustered(), log(), txn_ids())]
         if possible.has_consumer_offsets:
             checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
+        if possible.has_future_replicas:
+            checks.append(lambda: replicas.future_replica_divergences(every_dir["batches"]))
         if resend is not None:
             checks.append(lambda: producers.content_duplicates(producers.resends(
                 batch_record_rows(producers.resend_batches(resend_data(), resend_pairs(), tail=resend["tail"])),
@@ -188,7 +207,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "producers": lambda: producers.producers_table(data()),
         "transactions": lambda: replicas.with_cluster_id(txns().drop("txn_index"), tables["brokers"])
         .join(txn_ids(), ["cluster_id", "producer_id"], "left").drop("cluster_id"),
-        "replicas": lambda: replicas.replicas_table(ends_r(), div()),
+        "replicas": lambda: replicas.replicas_table(ends_r(), div()).withColumn("dir_state", F.lit("live"))
+        .unionByName(replicas.special_dir_replicas(every_dir["segments"], tables["brokers"])),
         "leader_epoch_lineage": lambda: replicas.leader_epoch_lineage(batches(), tables["leader_epochs"]),
         "coordinator_transactions": lambda: ctx().drop("txn_seq"),
         "consumer_offsets": offsets,
@@ -196,8 +216,48 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "lso_changes": lambda: transactions.lso_changes(sweep()),
         "aborted_ranges": lambda: with_txnindex_unknown(aborted()[0], possible.dump_brokers),
         "remote_segments": remote,
-        "restart_prediction": lambda: restart.restart_prediction_table(predicted(), tables["marked_dirs"],
+        "restart_prediction": lambda: restart.restart_prediction_table(predicted(), every_dir["segments"],
                                                                        tables["log_dirs"]),
         "remote_partition_deletes": lambda: remote_storage.remote_partition_deletes_table(tables["remote_log_events"]),
+        "partition_history": history,
+        "broker_history": broker_events,
+        "topics": topics,
+        "features": lambda: control_plane.features_table(applied()),
         "findings": findings,
     }
+
+
+def _control_plane_checks(tables: dict[str, DataFrame], every_dir: dict[str, DataFrame],
+                          history: Callable[[], DataFrame],
+                          state: Callable[[], DataFrame], topics: Callable[[], DataFrame],
+                          broker_events: Callable[[], DataFrame], reference: Callable[[], DataFrame],
+                          divergence: Callable[[], DataFrame | None]) -> list[Callable[[], DataFrame]]:
+    """The findings of the KRaft control plane: unclean elections (with the offsets they cost), offline and stray
+    partitions, leader epochs the metadata never gave."""
+    brokers = tables["brokers"]
+
+    def unclean() -> DataFrame:
+        facts = divergence()
+        lost = (facts.select("cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets",
+                             F.col("broker").alias("lost_on")) if facts is not None else
+                tables["batches"].sparkSession.createDataFrame(
+                    [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
+                        "lost_offsets array<bigint>, lost_on string"))
+        return control_plane.unclean_leader_elections(
+            history(), control_plane.epoch_starts(tables["batches"], tables["leader_epochs"], brokers), lost)
+
+    def stray() -> DataFrame:
+        # a stray dir's own partition.metadata, not the live dir's of the same partition
+        dirs = (tables["partition_dirs"].join(every_dir["partition_topic_ids"],
+                                              ["broker", "topic", "partition", "dir_state"], "left")
+                .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
+                                                 "node_id")), "broker"))
+        return control_plane.stray_partitions(dirs, state(), topics(), reference())
+
+    return [
+        unclean,
+        lambda: control_plane.offline_partitions(state(), control_plane.live_brokers(broker_events())),
+        stray,
+        lambda: control_plane.leader_epochs_unknown(history(), control_plane.data_leader_epochs(
+            tables["batches"], tables["leader_epochs"], brokers, tables["partition_topic_ids"]), reference()),
+    ]

@@ -99,9 +99,11 @@ def _at_offset(batches: DataFrame, div: DataFrame, side: str) -> DataFrame:
                  F.min_by("position", "base_offset").alias(f"{side}_position")))
 
 
-def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
-    """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
-    on the replica whose history was replaced (error when it had committed the lost offsets)."""
+def divergence_facts(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
+    """Needs the batches table, replica_ends and divergences; per pair: both replicas' leader epochs at the
+    divergence (a_epoch, b_epoch), file, position and ends, `broker` (the replica whose history was replaced, or
+    a_broker), `winner`, `loser_hw`, `lost_last` and `lost_offsets` ([first, last] committed offsets lost, null
+    when none or unknown)."""
     cols = ["log_end_offset", "high_watermark", "leader_epoch_checkpoint"]
     a_f = ends.select(*TP, F.col("broker").alias("a_broker"), *[F.col(c).alias(f"a_{c}") for c in cols])
     b_f = ends.select(*TP, F.col("broker").alias("b_broker"), *[F.col(c).alias(f"b_{c}") for c in cols])
@@ -123,6 +125,33 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
          .withColumn("lost_last", F.when(F.col("loser_hw").isNotNull(), F.least("loser_hw", "loser_leo") - 1))
          .withColumn("lost_offsets", F.when(F.col("lost_last") >= F.col("offset"),
                                             F.array("offset", "lost_last"))))
+    return d
+
+
+def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame,
+                                elections: DataFrame | None = None) -> DataFrame:
+    """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
+    on the replica whose history was replaced (error when it had committed the lost offsets). With `elections`
+    (control_plane.elections_of: cluster_id, topic, partition, leader_epoch, leader, election, elected_at, from
+    the KRaft metadata log) each carries `elections`: the leader changes of the epochs involved (above the lower of
+    the two replicas' epochs at the divergence, up to the higher)."""
+    d = divergence_facts(batches, ends, div)
+    pair = [*TP, "a_broker", "b_broker"]
+    if elections is not None:
+        involved = (d.select(*pair, "a_epoch", "b_epoch").join(elections, TP)
+                    .filter((F.col("leader_epoch") > F.least("a_epoch", "b_epoch"))
+                            & (F.col("leader_epoch") <= F.greatest("a_epoch", "b_epoch")))
+                    .groupBy(*pair).agg(F.array_sort(F.collect_list(F.struct(
+                        "leader_epoch", "leader", "election", "elected_at"))).alias("elections")))
+        d = d.join(involved, pair, "left")
+    else:
+        d = d.withColumn("elections", F.lit(None).cast("array<struct<leader_epoch:int,leader:int,election:string,"
+                                                        "elected_at:bigint>>"))
+    a_lost = F.col("a_epoch") < F.col("b_epoch")
+    b_lost = F.col("b_epoch") < F.col("a_epoch")
+
+    def pick(name: str):
+        return F.when(b_lost, F.col(f"b_{name}")).otherwise(F.col(f"a_{name}"))
 
     def replica(side: str):
         return F.struct(F.col(f"{side}_broker").alias("broker"), F.col(f"{side}_epoch").alias("leader_epoch_at_offset"),
@@ -152,7 +181,7 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
         details={"offset": "offset", "common_prefix_end_offset": "common_prefix_end_offset",
                  "brokers": F.array("a_broker", "b_broker"), "lost_offsets": "lost_offsets", "lost_on": F.when(
                      F.col("lost_offsets").isNotNull(), F.col("broker")), "winner": "winner",
-                 "replicas": F.array(replica("a"), replica("b"))})
+                 "replicas": F.array(replica("a"), replica("b")), "elections": "elections"})
 
 
 def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
@@ -188,3 +217,46 @@ def leader_epoch_lineage(batches: DataFrame, epochs: DataFrame) -> DataFrame:
                       F.when(F.col("batch_start_offset").isNull(), F.lit(None).cast("boolean"))
                       .otherwise(F.col("checkpoint_start_offset").eqNullSafe(F.col("batch_start_offset")))
                       .alias("agrees"))
+
+
+def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs the segments table with dir_state and the brokers table; one row per -delete, -future or -stray
+    partition dir, with the replicas table's columns: its log_start_offset and log_end_offset from its segments,
+    nothing compared (they are not replicas of the live dir)."""
+    special = segments.filter(F.col("dir_state") != "live").groupBy(*KEY, "dir_state").agg(
+        F.min("first_batch_base_offset").alias("log_start_offset"), (F.max("last_offset") + 1).alias("log_end_offset"))
+    return with_cluster_id(special, brokers).select(
+        *KEY, "cluster_id", "log_start_offset", "log_end_offset", F.lit(None).cast("long").alias("high_watermark"),
+        F.lit(None).cast("int").alias("latest_leader_epoch"), F.lit(None).cast("string").alias("leader_epoch_checkpoint"),
+        F.lit(None).cast("long").alias("replica_count"), F.lit(None).cast("string").alias("longest_broker"),
+        F.lit(None).cast("long").alias("lag"), F.lit(None).cast("long").alias("diverged_at"),
+        F.lit(None).cast("boolean").alias("in_sync"), "dir_state")
+
+
+def future_replica_divergences(batches: DataFrame) -> DataFrame:
+    """Needs the batches table with dir_state; `future_replica_divergence` findings: a -future dir (the copy a
+    broker builds while it moves a replica to another of its log dirs, fetched from the live log) holding a batch,
+    within the live log's offsets, that the live dir does not hold identically. One finding per future dir, at
+    its first such batch. A future copy that is only shorter is still catching up: no finding."""
+    valid = batches.filter(F.col("crc_valid"))
+    live = valid.filter(F.col("dir_state") == "live")
+    bounds = live.groupBy(*KEY).agg(F.min("base_offset").alias("live_log_start_offset"),
+                                    (F.max("last_offset") + 1).alias("live_log_end_offset"))
+    live_fp = live.select(*KEY, "base_offset", *[F.col(c).alias(f"live_{c}") for c in FINGERPRINT])
+    future = valid.filter(F.col("dir_state") == "future").join(bounds, KEY).filter(
+        (F.col("base_offset") >= F.col("live_log_start_offset")) & (F.col("base_offset") < F.col("live_log_end_offset")))
+    joined = future.join(live_fp, [*KEY, "base_offset"], "left")
+    same = F.lit(True)
+    for c in FINGERPRINT:
+        same = same & F.col(c).eqNullSafe(F.col(f"live_{c}"))
+    first = (joined.filter(~same).withColumn("n", F.row_number().over(
+        Window.partitionBy(*KEY, F.regexp_extract("file", r"^(.*)/[^/]*$", 1)).orderBy("base_offset")))
+        .filter(F.col("n") == 1))
+    return to_findings(
+        first, "future_replica_divergence", file="file", position="position", offset="base_offset",
+        message=fmt("the -future copy of %s-%d on %s holds a batch at offset %d that the live replica does not "
+                    "hold identically (live CRC %s, future CRC %d): the copy being moved between log dirs differs "
+                    "from the log it is copied from", "topic", "partition", "broker", "base_offset",
+                    F.coalesce(F.col("live_crc").cast("string"), F.lit("none")), "crc"),
+        details={"live_log_start_offset": "live_log_start_offset", "live_log_end_offset": "live_log_end_offset",
+                 "future_crc": "crc", "live_crc": "live_crc"})

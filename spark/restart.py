@@ -147,24 +147,28 @@ def predictions(partitions: DataFrame) -> DataFrame:
     return partitions.mapInArrow(_predict_rows, S.ddl(_ROWS))
 
 
-def restart_prediction_table(predicted: DataFrame, marked_dirs: DataFrame, log_dirs: DataFrame) -> DataFrame:
-    """Needs predictions' rows, marked_dirs (KEY, dir: the `-delete`/`-future`/`-stray` partition dirs) and
-    log_dirs; the `restart_prediction` table (PREDICTION_COLUMNS), one row per partition dir."""
+def restart_prediction_table(predicted: DataFrame, every_segment: DataFrame, log_dirs: DataFrame) -> DataFrame:
+    """Needs predictions' rows, the segments of every partition dir (KEY, dir_state) and log_dirs; the
+    `restart_prediction` table (PREDICTION_COLUMNS), one row per partition dir: the live ones predicted, the
+    `-delete`/`-future`/`-stray` ones (with segments) named with what the broker does with them."""
     rows = predicted.filter(F.col("row_kind") == "prediction").select(
         *PREDICTION_COLUMNS[:11], _span("discarded_first", "discarded_last").alias("offsets_discarded"),
         _span("committed_first", "committed_last").alias("committed_offsets_discarded"), "reason")
-    reason = (F.when(F.col("dir").endswith("-delete"), F.lit("directory marked for deletion (-delete): the broker "
-                                                             "loads it and deletes it"))
-              .when(F.col("dir").endswith("-stray"), F.lit("stray replica directory (-stray): the broker deletes it "
-                                                           "once its metadata shows the partition is not assigned"))
+    state = F.col("dir_state")
+    reason = (F.when(state == "delete", F.lit("directory marked for deletion (-delete): the broker loads it and "
+                                              "deletes it"))
+              .when(state == "stray", F.lit("stray replica directory (-stray): the broker deletes it once its "
+                                            "metadata shows the partition is not assigned"))
               .otherwise(F.lit("future replica of a move between log dirs (-future): loaded as the move's target")))
-    marked = marked_dirs.join(log_dirs, "broker", "left").select(
+    marked = (every_segment.filter(state != "live")
+              .groupBy(*KEY, "dir_state").agg(F.regexp_extract(F.min("file"), r"^(.*)/[^/]*$", 1).alias("dir"))
+              .join(log_dirs, "broker", "left").select(
         *KEY, "clean_shutdown", *[F.lit(None).cast(t).alias(c) for c, t in (
             ("recovery_point", "long"), ("segments_recovered", "int"), ("truncate_at_offset", "long"),
             ("truncate_at_file", "string"), ("truncate_at_position", "long"), ("bytes_discarded", "long"),
             ("segments_deleted", "int"), ("offsets_discarded", "array<bigint>"),
             ("committed_offsets_discarded", "array<bigint>"))],
-        F.concat_ws(": ", F.col("dir"), reason).alias("reason"))
+        F.concat_ws(": ", F.col("dir"), reason).alias("reason")))
     return rows.unionByName(marked)
 
 
