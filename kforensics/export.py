@@ -357,7 +357,7 @@ def find_partitions(inputs: list[tuple[str, str]], topic: str, partition: int | 
             raise ExportError(f"{uri}: export reads local log dirs (copy the partition dir first)")
         log_dir, _ = scan_log_dir(uri[len("file://"):] if uri.startswith("file://") else uri)
         for part in log_dir.partitions:
-            if part.kind == "live" and part.topic == topic and (partition is None or part.partition == partition):
+            if part.dir_state == "live" and part.topic == topic and (partition is None or part.partition == partition):
                 found.append(PartitionSource(label, part.topic, part.partition, part.path,
                                              tuple(s.log for s in part.segments if s.log)))
     return found
