@@ -48,6 +48,8 @@ class Report:
     lineage: list[dict[str, Any]] = field(default_factory=list)  # one row per partition and epoch, brokers as columns
     lineage_brokers: list[str] = field(default_factory=list)
     tiered: list[dict[str, Any]] = field(default_factory=list)  # remote and local tiers (kforensics/tiered_report.py)
+    restart_brokers: list[dict[str, Any]] = field(default_factory=list)  # per broker: what a restart discards
+    restart_partitions: list[dict[str, Any]] = field(default_factory=list)  # the partitions that lose data
     #: (topic, partition) -> KRaft leadership history (kforensics/leadership_report.py)
     leadership: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
@@ -94,10 +96,46 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     from kforensics import tiered_report
 
     r.tiered = tiered_report.load_tiered(out, r.findings)
+    r.restart_brokers, r.restart_partitions = restart_summary(_read(out, "restart_prediction"))
     from kforensics import leadership_report
 
     r.leadership = leadership_report.load_leadership(out)
     return r
+
+
+RESTART_BROKER_COLUMNS = ["broker", "clean_shutdown", "partitions", "partitions_losing_data", "bytes_discarded",
+                          "offsets_discarded", "committed_offsets_discarded", "segments_deleted"]
+RESTART_PARTITION_COLUMNS = ["broker", "topic", "partition", "recovery_point", "truncate_at_offset",
+                             "bytes_discarded", "segments_deleted", "offsets_discarded",
+                             "committed_offsets_discarded", "reason"]
+
+
+def _count(span: list[int] | None) -> int:
+    return 0 if not span else span[1] - span[0] + 1
+
+
+def restart_summary(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """From `restart_prediction`: per broker what a restart would discard (offsets counted over the
+    [first, last] spans), and the partitions that would lose bytes, most bytes first."""
+    brokers: dict[str, dict[str, Any]] = {}
+    losing = []
+    for r in rows:
+        b = brokers.setdefault(r["broker"], {"broker": r["broker"], "clean_shutdown": r["clean_shutdown"],
+                                             "partitions": 0, "partitions_losing_data": 0, "bytes_discarded": 0,
+                                             "offsets_discarded": 0, "committed_offsets_discarded": 0,
+                                             "segments_deleted": 0})
+        b["partitions"] += 1
+        if r["bytes_discarded"]:
+            losing.append({**r, **{k: "-".join(map(str, r[k])) if r[k] else None
+                                   for k in ("offsets_discarded", "committed_offsets_discarded")}})
+            b["partitions_losing_data"] += 1
+            b["bytes_discarded"] += r["bytes_discarded"]
+            b["segments_deleted"] += r["segments_deleted"] or 0
+            b["offsets_discarded"] += _count(r["offsets_discarded"])
+            b["committed_offsets_discarded"] += _count(r["committed_offsets_discarded"])
+    losing.sort(key=lambda r: (r["broker"], -r["bytes_discarded"], r["topic"], r["partition"]))
+    return sorted(brokers.values(), key=lambda b: (-b["committed_offsets_discarded"], -b["offsets_discarded"],
+                                                   -b["bytes_discarded"], b["broker"])), losing
 
 
 def _by_severity(findings: list[tuple[str, str, int]]) -> Counter[str]:
@@ -176,6 +214,10 @@ def render_terminal(report: Report, console: Any) -> None:
     for label, value in report.summary:
         summary.add_row(label, f"{value:,}" if isinstance(value, int) else str(value))
     console.print(summary)
+    if report.restart_brokers:  # before anything else: what restarting each broker would throw away
+        table("if each broker restarted now (restart_prediction)", report.restart_brokers, RESTART_BROKER_COLUMNS)
+    if report.restart_partitions:
+        table("partitions a restart would cut", report.restart_partitions, RESTART_PARTITION_COLUMNS)
     table("findings by kind", report.by_kind, ["kind", "severity", "count", "meaning"])
     for (kind, _sev), group in _grouped(report.findings):
         table(f"{kind} ({len(group)})", group, ["severity", "broker", "topic", "partition", "offset", "position",
@@ -254,11 +296,19 @@ def render_html(report: Report, path: str) -> None:
     w(f"<title>kforensics report — {html.escape(report.out)}</title><style>{CSS}</style></head><body>")
     w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html.escape(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
-    w("<nav><a href='#summary'>summary</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
+    w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
       "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a>"
       "<a href='#tiered'>tiered storage</a><a href='#timelines'>timelines</a></nav>")
     w("<h2 id='summary'>Summary</h2>")
     w(_html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
+    if report.restart_brokers:
+        w("<h2 id='restart'>If each broker restarted now</h2><p class='muted'>What the broker's log loading would "
+          "discard with these disks as they are (no clean-shutdown marker: unflushed segments re-validated from the "
+          "recovery point, truncated at the first invalid batch, later segments deleted). Save it first: "
+          "<code>kforensics export --from-finding OUT:restart_would_truncate</code>.</p>")
+        w(_html_table(report.restart_brokers, RESTART_BROKER_COLUMNS, css_id="restart-brokers"))
+        if report.restart_partitions:
+            w(_html_table(report.restart_partitions, RESTART_PARTITION_COLUMNS, css_id="restart-partitions"))
     w(_html_table(report.by_kind, ["kind", "severity", "count", "meaning"], css_id="findings-by-kind"))
     if report.not_in_input:
         w("<p>Named by a coordinator or a group but not in the input, so not judged: "

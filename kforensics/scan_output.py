@@ -42,7 +42,7 @@ OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
                  "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets",
                  "remote_segments", "remote_partition_deletes", "partition_history", "broker_history", "topics",
-                 "features", "findings")
+                 "features", "restart_prediction", "findings")
 
 #: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")

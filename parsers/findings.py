@@ -137,6 +137,17 @@ KINDS: dict[str, FindingKind] = _kinds(
     FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
                 "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
                 "listed once, never opened, the scan goes on", ("entry",)),
+    # a broker restart, replayed (parsers/restart.py, spark/restart.py)
+    FindingKind("restart_would_truncate", "error", "an unclean restart of this broker would discard valid data "
+                "behind damage (log recovery truncates at the first invalid batch and deletes the later unflushed "
+                "segments)", ("truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
+                              "committed_offsets_discarded", "damage_kind", "recovery_point")),
+    FindingKind("restart_trims_tail", "info", "a restart would trim only a damaged tail (a torn last write) with "
+                "no valid batch behind it: what log recovery is for", ("truncate_at_offset", "bytes_discarded",
+                                                                     "damage_kind", "recovery_point")),
+    FindingKind("damage_below_recovery_point", "warning", "damage in a segment a restart does not re-validate "
+                "(below the recovery point, or any segment with a clean-shutdown marker): it is served to consumers "
+                "as is", ("damage_kind", "recovery_point", "clean_shutdown")),
     # producers (spark/producers.py)
     FindingKind("sequence_gap", "error", "a producer's batch does not continue its sequence (records lost or "
                 "never written)", ("expected_sequence", "found_sequence", "gap_size", "size_class",

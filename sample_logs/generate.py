@@ -1360,6 +1360,7 @@ def main(out: Path) -> None:
     write_checkpoint(b1 / "replication-offset-checkpoint", hw1)
     write_checkpoint(b1 / "recovery-point-offset-checkpoint",
                      [(t, p, o) for t, p, o in hw1 if t != "damaged"] + [("damaged", 0, 48)])
+    damaged_restart_prediction(parts1[damaged.name], 48)
     starts = {(p.topic, p.partition): p.log_start_offset for p in (orders, legacy, payments, events, txn_state,
                                                                    offsets, damaged, *extra)}
     write_checkpoint(b1 / "log-start-offset-checkpoint", [(t, p, starts[(t, p)]) for t, p, _ in hw1])
@@ -1406,11 +1407,120 @@ def main(out: Path) -> None:
     expected["brokers"]["broker-2"] = {"node_id": 2, "clean_shutdown": True, "partitions": parts2,
                                        "deleted_partitions": {deleted_dir: deleted}}
 
+    build_broker_3(out, expected)
     # A three-broker KRaft cluster with its metadata log (generate_kraft.py).
     import generate_kraft
 
     expected["kraft"] = generate_kraft.main(out)
     (out / "EXPECTED.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+
+
+# --- broker-3: a crashed broker, and what its restart would do (issue 28) -------------------------------------
+
+def _restart_partition(rng: random.Random, topic: str, batches: int, roll_at: tuple[int, ...], corrupt_at: int,
+                       ts: int) -> tuple[PartitionWriter, dict]:
+    """`batches` batches of 5 records (none / lz4 alternating); one flipped bit inside the records of batch
+    `corrupt_at` (its length and framing intact). Returns the writer and the corrupt_crc anomaly."""
+    p = PartitionWriter(topic, 0)
+    p.set_leader_epoch(3)
+    bad = None
+    for i in range(batches):
+        if i in roll_at:
+            p.roll()
+        recs = records(rng, 5, ts, prefix=topic[:4], headers=True)
+        codec = LZ4 if i % 2 else NONE
+        batch = data_batch(recs, codec=codec)
+        stored = None
+        if i == corrupt_at:
+            stored = struct.unpack_from(">I", batch, 17)[0]
+            batch[-5] ^= 0x08
+        fact = p.append(batch, count=5, max_ts=recs[-1][0], codec=codec)
+        if stored is not None:
+            bad = {"kind": "corrupt_crc", "file": fact["segment"], "position": fact["position"],
+                   "offset": fact["base_offset"], "stored_crc": stored, "computed_crc": crc32c(bytes(batch[21:]))}
+            p.anomalies.append(bad)
+        ts += 500
+    return p, bad
+
+
+def build_broker_3(out: Path, expected: dict) -> None:
+    """broker-3 crashed (no `.kafka_cleanshutdown`): in `unflushed-0` a bad CRC in the middle of the segment
+    holding the recovery point, with a later segment behind it (a restart truncates there and deletes the later
+    segment); in `flushed-0` a bad CRC below the recovery point (a restart keeps serving it). Same cluster as
+    broker-1 and broker-2, topics of its own (no replicas to compare)."""
+    b3 = out / "broker-3"
+    shutil.rmtree(b3, ignore_errors=True)
+    b3.mkdir(parents=True)
+    rng = random.Random(20251128)
+    ts = BASE_TS + 3 * 3600_000
+    # unflushed-0: segments 0 (0-29), 30 (30-59, corrupt batch 40-44), 60 (60-89); recovery point 35, HW 80.
+    unflushed, bad_u = _restart_partition(rng, "unflushed", 18, (6, 12), 8, ts)
+    unflushed.recovery_point, unflushed.high_watermark = 35, 80
+    # flushed-0: segments 0 (0-29, corrupt batch 10-14), 30 (30-59); recovery point 60 (= log end), HW 60.
+    flushed, bad_f = _restart_partition(rng, "flushed", 12, (6,), 2, ts)
+    flushed.recovery_point, flushed.high_watermark = 60, 60
+    parts: dict = {}
+    for p in (unflushed, flushed):
+        files = p.write(b3, final_snapshot=False)  # crashed: no snapshot at shutdown, active indexes preallocated
+        parts[p.name] = partition_facts(p, files, p.next_offset, p.high_watermark)
+    seg_u = [b for b in unflushed.fact_batches if b["segment"] == bad_u["file"]]
+    cut = (b3 / unflushed.name / bad_u["file"]).stat().st_size - bad_u["position"]
+    later = sum(size for name, size in files_of(b3 / unflushed.name) if int(name) > int(bad_u["file"][:20]))
+    truncate = {"truncate_at_offset": bad_u["offset"], "bytes_discarded": cut + later, "segments_deleted": 1,
+                "offsets_discarded": [bad_u["offset"] + 5, unflushed.next_offset - 1],
+                "committed_offsets_discarded": [bad_u["offset"] + 5, unflushed.high_watermark - 1],
+                "damage_kind": "corrupt_crc", "recovery_point": unflushed.recovery_point}
+    assert seg_u[-1]["last_offset"] > bad_u["offset"]  # valid batches behind the damage in the same segment
+    parts[unflushed.name]["anomalies"].append(
+        {"kind": "restart_would_truncate", "file": bad_u["file"], "position": bad_u["position"],
+         "offset": bad_u["offset"], "producer_id": None, "producer_epoch": None, **truncate})
+    parts[unflushed.name]["restart_prediction"] = {
+        "clean_shutdown": False, "recovery_point": 35, "segments_recovered": 1, "truncate_at_file": bad_u["file"],
+        "truncate_at_position": bad_u["position"], **{k: truncate[k] for k in (
+            "truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
+            "committed_offsets_discarded")}}
+    parts[flushed.name]["anomalies"].append(
+        {"kind": "damage_below_recovery_point", "file": bad_f["file"], "position": bad_f["position"],
+         "offset": bad_f["offset"], "producer_id": None, "producer_epoch": None, "damage_kind": "corrupt_crc",
+         "recovery_point": 60, "clean_shutdown": False})
+    parts[flushed.name]["restart_prediction"] = {
+        "clean_shutdown": False, "recovery_point": 60, "segments_recovered": 1, "truncate_at_offset": None,
+        "truncate_at_file": None, "truncate_at_position": None, "bytes_discarded": 0, "segments_deleted": 0,
+        "offsets_discarded": None, "committed_offsets_discarded": None}
+    (b3 / "meta.properties").write_text(
+        "#\n#Thu Nov 20 10:00:00 UTC 2025\nnode.id=3\ndirectory.id=c2FtcGxlLWJyb2tlci0zAA\nversion=1\n"
+        "cluster.id=kforensics-sample-cluster\n")
+    ps = (unflushed, flushed)
+    write_checkpoint(b3 / "replication-offset-checkpoint", [(p.topic, p.partition, p.high_watermark) for p in ps])
+    write_checkpoint(b3 / "recovery-point-offset-checkpoint", [(p.topic, p.partition, p.recovery_point) for p in ps])
+    write_checkpoint(b3 / "log-start-offset-checkpoint", [(p.topic, p.partition, 0) for p in ps])
+    write_checkpoint(b3 / "cleaner-offset-checkpoint", [])
+    expected["brokers"]["broker-3"] = {"node_id": 3, "clean_shutdown": False, "partitions": parts}
+
+
+def files_of(pdir: Path) -> list[tuple[str, int]]:
+    """(stem, size) of a partition dir's .log files."""
+    return sorted((f.stem, f.stat().st_size) for f in pdir.glob("*.log"))
+
+
+def damaged_restart_prediction(facts: dict, recovery_point: int) -> None:
+    """broker-1's damaged-0 after its crash: the corrupt batch is below the recovery point (served as is), the
+    torn last batch above it (trimmed: nothing valid behind it)."""
+    bad = next(a for a in facts["anomalies"] if a["kind"] == "corrupt_crc")
+    tail = next(a for a in facts["anomalies"] if a["kind"] == "truncated_tail")
+    facts["anomalies"] += [
+        {"kind": "damage_below_recovery_point", "file": bad["file"], "position": bad["position"],
+         "offset": bad["offset"], "producer_id": None, "producer_epoch": None, "damage_kind": "corrupt_crc",
+         "recovery_point": recovery_point, "clean_shutdown": False},
+        {"kind": "restart_trims_tail", "file": tail["file"], "position": tail["position"], "offset": tail["offset"],
+         "producer_id": None, "producer_epoch": None, "truncate_at_offset": tail["offset"],
+         "bytes_discarded": tail["bytes_present"], "damage_kind": "truncated_tail",
+         "recovery_point": recovery_point}]
+    facts["restart_prediction"] = {
+        "clean_shutdown": False, "recovery_point": recovery_point, "segments_recovered": 1,
+        "truncate_at_offset": tail["offset"], "truncate_at_file": tail["file"], "truncate_at_position": tail["position"],
+        "bytes_discarded": tail["bytes_present"], "segments_deleted": 0, "offsets_discarded": None,
+        "committed_offsets_discarded": None}
 
 
 def _truncated_copy(p: PartitionWriter, keep_batches: int) -> PartitionWriter:

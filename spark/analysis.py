@@ -25,6 +25,7 @@ from kforensics.spark import (
     producers,
     remote_storage,
     replicas,
+    restart,
     transactions,
 )
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
@@ -80,9 +81,9 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
     coordinator_records, offset_commits, remote_log_events, partition_topic_ids, parser_findings and (KRaft)
-    metadata_records and partition_dirs; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas,
+    metadata_records, partition_dirs and log_dirs; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas,
     leader_epoch_lineage, coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes,
-    partition_history, broker_history, topics, features and findings, each as a function that builds it. The outputs and the intermediate tables
+    partition_history, broker_history, topics, features, restart_prediction and findings, each as a function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
@@ -140,6 +141,12 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     resend_pairs = _Once(lambda: keep(producers.resend_candidates(producers.producer_spans(resend_data()),
                                                                   window_ms=(resend or {}).get("window_ms", 0))))
 
+    # A broker restart replayed on each partition (dump text has no log dir: not predicted).
+    predicted = _Once(lambda: keep(restart.predictions(restart.partition_states(
+        restart.segment_states(tables["batches"], tables["segments"], tables["parser_findings"],
+                               skip_brokers=possible.dump_brokers),
+        tables["partition_checkpoints"], tables["log_dirs"]))))
+
     def findings() -> DataFrame:
         checks: list[Callable[[], DataFrame]] = [
             lambda: tables["parser_findings"],
@@ -154,6 +161,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             lambda: crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
             lambda: crosschecks.offset_overlaps(batches()),
             lambda: crosschecks.segment_name_mismatches(tables["segments"]),
+            lambda: restart.restart_findings(predicted()),
         ]
         # The whole-cluster checks are built only where the listing shows something to judge: otherwise their
         # inputs are empty and building them costs only planning (about a third of the analyses of a scan).
@@ -208,6 +216,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "lso_changes": lambda: transactions.lso_changes(sweep()),
         "aborted_ranges": lambda: with_txnindex_unknown(aborted()[0], possible.dump_brokers),
         "remote_segments": remote,
+        "restart_prediction": lambda: restart.restart_prediction_table(predicted(), every_dir["segments"],
+                                                                       tables["log_dirs"]),
         "remote_partition_deletes": lambda: remote_storage.remote_partition_deletes_table(tables["remote_log_events"]),
         "partition_history": history,
         "broker_history": broker_events,

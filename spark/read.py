@@ -134,20 +134,21 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
                     size = log.size
                 if batch_rows:
                     yield _batch_rows(task, batch_rows)
-                yield from out.add({"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
-                                    "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
-                                    "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes})
+            segment = {"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
+                       "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
+                       "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes}
             stem = uri[: -len(".log")] if uri.endswith(".log") else None
-            if stem is None:
-                continue
-            for kind in ("index", "timeindex"):
+            for kind in ("index", "timeindex") if stem is not None else ():
                 with local_file(f"{stem}.{kind}") as index_path:
+                    if kind == "index":
+                        segment["has_offset_index"] = index_path is not None
                     if index_path is None:
                         continue
                     checked = check_index_file(index_path, kind, bounds, base_offset=task["base_offset"],
                                                name=f"{stem}.{kind}")
                     for f in (*checked.read_findings, *checked.log_findings):
                         yield from out.add(_finding_row(task, f))
+            yield from out.add(segment)
     yield from out.flush()
 
 
@@ -361,10 +362,13 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
     with local_file(join_uri(task["path"], "meta.properties")) as path:
         props = read_meta_properties(path)[0] if path is not None else {}
+    with local_file(_join(task["path"], ".kafka_cleanshutdown")) as path:
+        clean_shutdown = path is not None
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
     node = props.get("node.id", props.get("broker.id"))
-    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
-           "node_id": int(node) if isinstance(node, str) and node.lstrip("-").isdigit() else None}
+    broker = {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
+              "node_id": int(node) if isinstance(node, str) and node.lstrip("-").isdigit() else None,
+              "clean_shutdown": clean_shutdown, "recovery_checkpoint_unreadable": False}
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
@@ -373,11 +377,14 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
             if path is None:
                 continue
             entries, findings = read_offset_checkpoint(path)
+            if findings and column == "recovery_point":  # the broker then recovers every partition from 0
+                broker["recovery_checkpoint_unreadable"] = True
             for f in findings:
                 yield _finding_row({**task, "topic": None, "partition": None},
                                    _relocated(f, uri))
             for e in entries:
                 merged.setdefault((e.topic, e.partition), {})[column] = e.offset
+    yield broker
     for (topic, partition), values in sorted(merged.items()):
         yield {"row_kind": "checkpoint", "broker": task["broker"], "topic": topic, "partition": partition, **values}
 
@@ -465,13 +472,15 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         "batches": seg_rows.filter((F.col("row_kind") == "batch") & in_log).select(*key, *S.columns(S.BATCH_FIELDS)),
         "segments": seg_rows.filter((F.col("row_kind") == "segment") & in_log).select(
             *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "first_batch_base_offset",
-            "last_offset", "batch_count", "record_count", "valid_bytes"),
+            "last_offset", "batch_count", "record_count", "valid_bytes", "has_offset_index"),
         "txnindex": small_rows.filter(F.col("row_kind") == "txnindex").select(*key, *S.columns(S.TXNINDEX_FIELDS)),
         "snapshot_entries": small_rows.filter(F.col("row_kind") == "snapshot").select(
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
         "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
                                                                                         *S.columns(S.EPOCH_FIELDS)),
         "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
+        "log_dirs": small_rows.filter(F.col("row_kind") == "broker").select("broker", "clean_shutdown",
+                                                                            "recovery_checkpoint_unreadable"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(

@@ -40,7 +40,7 @@ RECORD_FIELDS = [
 SEGMENT_FIELDS = [
     ("file", pa.string()), ("base_offset", pa.int64()), ("size", pa.int64()), ("first_batch_base_offset", pa.int64()),
     ("last_offset", pa.int64()), ("batch_count", pa.int64()), ("record_count", pa.int64()),
-    ("valid_bytes", pa.int64()),
+    ("valid_bytes", pa.int64()), ("has_offset_index", pa.bool_()),
 ]
 
 TXNINDEX_FIELDS = [
@@ -81,7 +81,8 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("producer_epoch", pa.int32()), ("last_sequence", pa.int32()), ("offset_delta", pa.int32()),
                     ("timestamp", pa.int64()), ("coordinator_epoch", pa.int32()),
                     ("current_txn_first_offset", pa.int64()), ("epoch", pa.int32()), ("start_offset", pa.int64()),
-                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
+                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("clean_shutdown", pa.bool_()),
+                    ("recovery_checkpoint_unreadable", pa.bool_()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
                     ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string())]
 SMALL_ROWS = _schema(SMALL_ROW_FIELDS)
 
@@ -171,6 +172,9 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "metadata_records": METADATA_RECORDS,
     #: The partition dirs (live and stray) of each broker, for the control plane's stray_partition check.
     "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE]),
+    #: Per log dir: its clean-shutdown marker, and a recovery-point-offset-checkpoint the broker cannot read.
+    "log_dirs": _schema([("broker", pa.string()), ("clean_shutdown", pa.bool_()),
+                         ("recovery_checkpoint_unreadable", pa.bool_())]),
 }
 
 

@@ -44,7 +44,7 @@ def spark():
     session.stop()
 
 
-SAMPLE_INPUTS = [("broker-1", str(SAMPLE_LOGS / "broker-1")), ("broker-2", str(SAMPLE_LOGS / "broker-2"))]
+SAMPLE_INPUTS = [(b, str(SAMPLE_LOGS / b)) for b in ("broker-1", "broker-2", "broker-3")]
 
 
 @pytest.fixture(scope="session")

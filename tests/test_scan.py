@@ -207,7 +207,7 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
     full = summarize(str(full_scan))
     assert full.partitions > 10 and full.segments >= full.partitions and full.batches > full.partitions
     assert full.records > full.batches and full.bytes > 0 and full.producers > 0
-    assert full.brokers == ["broker-1", "broker-2"] and full.topic_partitions < full.partitions
+    assert full.brokers == ["broker-1", "broker-2", "broker-3"] and full.topic_partitions < full.partitions
     assert {"COMMIT", "ABORT"} <= set(full.transactions) and full.findings and full.not_in_input == ["ledger-0"]
 
     empty = tmp_path / "empty"

@@ -23,7 +23,7 @@ from kforensics.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_LOGS = REPO / "sample_logs"
-INPUTS = [f"broker-1={SAMPLE_LOGS / 'broker-1'}", f"broker-2={SAMPLE_LOGS / 'broker-2'}"]
+INPUTS = [f"{b}={SAMPLE_LOGS / b}" for b in ("broker-1", "broker-2", "broker-3")]  # as conftest's SAMPLE_INPUTS
 
 
 @pytest.fixture

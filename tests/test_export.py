@@ -1,0 +1,230 @@
+"""`kforensics export`: records out as jsonl, Parquet and kcat input, checked against kafka-python's decoding (an
+independent reader), a consumer's read_committed view, and the output-safety rules."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from conftest import SAMPLE_LOGS
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+from kforensics.cli import main
+from kforensics.export import decode_jsonl_bytes, parse_kcat
+
+EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
+_spec = importlib.util.spec_from_file_location("sample_generate", SAMPLE_LOGS / "generate.py")
+generate = sys.modules.setdefault("sample_generate", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(generate)  # type: ignore[union-attr]
+
+
+def _oracle(pdir: Path) -> list[tuple]:
+    """(offset, timestamp, key, value, headers) of every data record kafka-python decodes from the partition's
+    segments (batches whose CRC holds; control batches left out)."""
+    out = []
+    for seg in sorted(pdir.glob("*.log")):
+        reader = MemoryRecords(seg.read_bytes())
+        while reader.has_next():
+            batch = reader.next_batch()
+            if not batch.validate_crc() or (batch.magic == 2 and batch.is_control_batch):
+                continue
+            for r in batch:
+                ts = -1 if r.timestamp is None else r.timestamp
+                out.append((r.offset, ts, r.key, r.value, [(k, v) for k, v in (r.headers or [])]))
+    return out
+
+
+def _export(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["export", *args])
+    return result.exit_code, result.output
+
+
+def _jsonl_rows(path: Path) -> list[tuple]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        rows.append((r["offset"], r["timestamp"], decode_jsonl_bytes(r["key"], r["key_encoding"]),
+                     decode_jsonl_bytes(r["value"], r["value_encoding"]),
+                     [(h["key"], decode_jsonl_bytes(h["value"], h["encoding"])) for h in r["headers"]]))
+    return rows
+
+
+def _parquet_rows(path: Path) -> list[tuple]:
+    return [(r["offset"], r["timestamp"], r["key"], r["value"], [(h["key"], h["value"]) for h in r["headers"]])
+            for r in pq.read_table(path).to_pylist()]
+
+
+@pytest.mark.parametrize("name", ["orders-0", "legacy-0", "payments-0", "damaged-0", "events-0"])
+def test_jsonl_and_parquet_equal_kafka_python(tmp_path: Path, name: str) -> None:
+    """Every codec (orders-0: none, gzip, snappy xerial and raw, lz4, zstd; legacy-0: magic 0/1 wrappers), headers,
+    null keys; damaged-0's corrupt batch is left out and reported (exit code 1)."""
+    pdir = SAMPLE_LOGS / "broker-1" / name
+    topic = name.rsplit("-", 1)[0]
+    expected = _oracle(pdir)
+    assert expected
+    for fmt, read in (("jsonl", _jsonl_rows), ("parquet", _parquet_rows)):
+        out = tmp_path / f"out.{fmt}"
+        code, output = _export([f"broker-1={SAMPLE_LOGS / 'broker-1'}", "--topic", topic, "--partition", "0",
+                                "--format", fmt, "--out", str(out)])
+        damaged = name == "damaged-0"
+        assert code == (1 if damaged else 0), output
+        assert read(out) == expected, fmt
+        assert f"{len(expected)} records written" in output
+        if damaged:
+            (bad,) = [a for a in EXPECTED["brokers"]["broker-1"]["partitions"][name]["anomalies"]
+                      if a["kind"] == "corrupt_crc"]
+            assert f"{bad['file']}:{bad['position']}: corrupt_crc" in output
+    if name == "orders-0":
+        assert set(EXPECTED["brokers"]["broker-1"]["partitions"][name]["codecs"]) == {"none", "gzip", "snappy", "lz4",
+                                                                                       "zstd"}
+        assert any(h for *_, h in expected) and any(k is None for _, _, k, _, _ in expected)
+
+
+def test_fields_of_a_record(tmp_path: Path) -> None:
+    out = tmp_path / "p.parquet"
+    assert _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "payments", "--partition", "0", "--offsets", "8:8",
+                    "--format", "parquet", "--out", str(out)])[0] == 0
+    (row,) = pq.read_table(out).to_pylist()
+    batch = next(b for b in EXPECTED["brokers"]["broker-1"]["partitions"]["payments-0"]["batches"]
+                 if b["base_offset"] <= 8 <= b["last_offset"])
+    assert (row["topic"], row["partition"], row["offset"], row["producer_id"], row["producer_epoch"],
+            row["sequence"], row["leader_epoch"], row["transaction"], row["position"]) == (
+        "payments", 0, 8, batch["producer_id"], batch["producer_epoch"], batch["base_sequence"] + 8 - batch["base_offset"],
+        batch["partition_leader_epoch"], "ABORT", batch["position"])
+    assert row["file"].endswith(f"payments-0/{batch['segment']}") and row["timestamp_type"] == "CreateTime"
+
+
+def _visible(facts: dict, records: list[tuple], pids: dict[int, int]) -> list[int]:
+    """The offsets a read_committed consumer returns, from the generator's own transaction bookkeeping."""
+    aborted = [(t["producer_id"], t["first_offset"], t["marker_offset"]) for t in facts["transactions"]
+               if t["outcome"] == "ABORT" and t["first_offset"] is not None]
+    lso = min((t["first_offset"] for t in facts["transactions"] if t["outcome"] == "OPEN"), default=None)
+    return [o for o, *_ in records if (lso is None or o < lso)
+            and not any(pids.get(o) == pid and first <= o < marker for pid, first, marker in aborted)]
+
+
+def test_read_committed_on_payments_equals_a_consumer(tmp_path: Path) -> None:
+    facts = EXPECTED["brokers"]["broker-1"]["partitions"]["payments-0"]
+    pids = {o: b["producer_id"] for b in facts["batches"] if b["is_transactional"] and not b["is_control"]
+            for o in range(b["base_offset"], b["last_offset"] + 1)}
+    out = tmp_path / "c.jsonl"
+    assert _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "payments", "--partition", "0", "--isolation",
+                    "read_committed", "--out", str(out)])[0] == 0
+    got = [r[0] for r in _jsonl_rows(out)]
+    everything = _oracle(SAMPLE_LOGS / "broker-1" / "payments-0")
+    assert got == _visible(facts, everything, pids)
+    assert len(got) < len(everything)
+
+
+def _txn_batch(pid: int, base: int, n: int, *, transactional: bool = True) -> bytes:
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
+                                        producer_id=pid if transactional else -1, producer_epoch=0 if transactional
+                                        else -1, base_sequence=0 if transactional else -1, batch_size=1 << 30)
+    for i in range(n):
+        builder.append(i, timestamp=1_700_000_000_000 + base + i, key=b"k%d" % (base + i), value=b"v", headers=[])
+    data = bytearray(builder.build())
+    struct.pack_into(">q", data, 0, base)
+    return bytes(data)
+
+
+def _marker(pid: int, offset: int, commit: bool) -> bytes:
+    data = generate.control_batch(pid, 0, commit, 7, 1_700_000_000_000 + offset)
+    struct.pack_into(">q", data, 0, offset)
+    return bytes(data)
+
+
+def test_read_committed_takes_aborted_ranges_from_the_markers_of_every_segment(tmp_path: Path) -> None:
+    """Producer 10's transaction starts in segment 0 and is aborted by a marker in segment 15; producer 11's is
+    committed there; producer 10 then opens a transaction that never ends (the last stable offset, 17)."""
+    pdir = tmp_path / "logs" / "t-0"
+    pdir.mkdir(parents=True)
+    (pdir / f"{0:020d}.log").write_bytes(_txn_batch(10, 0, 5) + _txn_batch(0, 5, 5, transactional=False)
+                                         + _txn_batch(11, 10, 5))
+    (pdir / f"{15:020d}.log").write_bytes(_marker(10, 15, False) + _marker(11, 16, True) + _txn_batch(10, 17, 3)
+                                          + _txn_batch(0, 20, 5, transactional=False))
+    committed, uncommitted = tmp_path / "c.parquet", tmp_path / "u.parquet"
+    for isolation, out in (("read_committed", committed), ("read_uncommitted", uncommitted)):
+        assert _export([str(tmp_path / "logs"), "--topic", "t", "--partition", "0", "--isolation", isolation,
+                        "--format", "parquet", "--out", str(out)])[0] == 0
+    assert [r["offset"] for r in pq.read_table(committed).to_pylist()] == list(range(5, 15))
+    rows = pq.read_table(uncommitted).to_pylist()
+    assert [r["offset"] for r in rows] == [*range(0, 15), *range(17, 25)]
+    outcome = {r["offset"]: r["transaction"] for r in rows}
+    assert [outcome[o] for o in (0, 5, 10, 17, 20)] == ["ABORT", None, "COMMIT", "OPEN", None]
+
+
+def test_kcat_file_gives_back_the_keys_and_values_and_says_what_kcat_cannot_carry(tmp_path: Path) -> None:
+    out = tmp_path / "orders.kcat"
+    code, output = _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "orders", "--partition", "0", "--format",
+                            "kcat", "--out", str(out)])
+    expected = _oracle(SAMPLE_LOGS / "broker-1" / "orders-0")
+    assert parse_kcat(out.read_bytes()) == [(k or None, v or None) for _, _, k, v, _ in expected]
+    with_headers = sum(1 for *_, h in expected if h)
+    assert with_headers and code == 1
+    assert f"{with_headers} records have headers" in output
+    assert "kcat -P -b BROKER:9092 -t orders -p 0 -K '\\x1f' -D '\\x1e' -Z -l " + str(out) in output
+    # a partition without headers re-produces whole: exit code 0
+    code, output = _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "legacy", "--partition", "0", "--format",
+                            "kcat", "--out", str(tmp_path / "legacy.kcat")])
+    assert code == 0, output
+
+
+def test_never_overwrites_what_it_did_not_write_nor_writes_into_its_inputs(tmp_path: Path) -> None:
+    args = [str(SAMPLE_LOGS / "broker-1"), "--topic", "orders", "--partition", "0", "--offsets", "0:9"]
+    foreign = tmp_path / "notes.jsonl"
+    foreign.write_text("mine\n")
+    code, output = _export([*args, "--out", str(foreign)])
+    assert code == 2 and "never overwrites" in output and foreign.read_text() == "mine\n"
+    ours = tmp_path / "ours.jsonl"
+    assert _export([*args, "--out", str(ours)])[0] == 0
+    assert _export([*args[:-1], "10:19", "--out", str(ours)])[0] == 0  # an earlier export of ours: replaced
+    assert [r[0] for r in _jsonl_rows(ours)] == list(range(10, 20))
+    ours.write_text(ours.read_text() + "edited\n")  # changed since: no longer what we wrote
+    assert _export([*args, "--out", str(ours)])[0] == 2
+    code, output = _export([*args, "--out", str(SAMPLE_LOGS / "broker-1" / "x.jsonl")])
+    assert code == 2 and "never writes into the directories it reads" in output
+    assert not (SAMPLE_LOGS / "broker-1" / "x.jsonl").exists()
+    assert [p.name for p in tmp_path.iterdir() if "tmp" in p.name] == []
+
+
+def test_from_finding_exports_what_a_restart_would_discard(full_scan: Path, tmp_path: Path, monkeypatch) -> None:
+    from conftest import REPO
+
+    monkeypatch.chdir(REPO)  # the scan's manifest names its inputs as given
+    out = tmp_path / "saved.jsonl"
+    code, output = _export(["--from-finding", f"{full_scan}:restart_would_truncate", "--out", str(out)])
+    assert code == 0, output
+    planted = next(a for a in EXPECTED["brokers"]["broker-3"]["partitions"]["unflushed-0"]["anomalies"]
+                   if a["kind"] == "restart_would_truncate")
+    first, last = planted["offsets_discarded"]
+    assert [r[0] for r in _jsonl_rows(out)] == list(range(first, last + 1))
+
+
+def test_a_single_partition_export_does_not_import_pyspark(tmp_path: Path) -> None:
+    code = ("import sys\nfrom kforensics.cli import main\n"
+            f"try:\n    main(['export', {str(SAMPLE_LOGS / 'broker-1')!r}, '--topic', 'orders', '--partition', '0', "
+            f"'--out', {str(tmp_path / 'o.jsonl')!r}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+            "assert 'pyspark' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_a_whole_topic_runs_on_spark_across_brokers(spark, tmp_path: Path) -> None:
+    out = tmp_path / "orders-all"
+    code, output = _export([f"broker-1={SAMPLE_LOGS / 'broker-1'}", f"broker-2={SAMPLE_LOGS / 'broker-2'}",
+                            "--topic", "orders", "--format", "parquet", "--out", str(out)])
+    assert code == 0, output
+    rows = pq.read_table(out).to_pylist()
+    for broker in ("broker-1", "broker-2"):
+        ours = sorted((r["offset"], r["timestamp"], r["key"], r["value"], [(h["key"], h["value"]) for h in r["headers"]])
+                      for r in rows if r["broker"] == broker)
+        assert ours == _oracle(SAMPLE_LOGS / broker / "orders-0"), broker
+    assert (out / "_kforensics-export.json").exists()
+    assert _export(["x", "--topic", "orders", "--out", str(tmp_path / "a.jsonl")])[0] == 2  # jsonl: --partition

@@ -1,0 +1,255 @@
+"""Restart prediction (parsers/restart.py): each rule of Kafka's log loading, on segments written here."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from kforensics.parsers.restart import IndexedBatch, PartitionState, index_failure, predict, segment_state
+
+TS = 1763632800000
+
+
+def _batch(base: int, n: int = 5, *, corrupt: bool = False) -> bytes:
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 30)
+    for i in range(n):
+        builder.append(i, timestamp=TS + base + i, key=f"k{base + i}".encode(), value=b"v" * 40, headers=[])
+    data = bytearray(builder.build())
+    struct.pack_into(">q", data, 0, base)
+    if corrupt:
+        data[-3] ^= 0x40  # a flipped bit in the last record: the CRC no longer holds
+    return bytes(data)
+
+
+def _write(tmp: Path, segments: list[list[tuple[int, int, bool]]], *, torn: int = 0,
+           no_index: tuple[int, ...] = ()) -> list[tuple[str, int, bool]]:
+    """Segments of (base_offset, records, corrupt) batches; `torn` bytes cut off the last one."""
+    out = []
+    for i, batches in enumerate(segments):
+        base = batches[0][0]
+        data = b"".join(_batch(b, n, corrupt=c) for b, n, c in batches)
+        if torn and i == len(segments) - 1:
+            data = data[:-torn]
+        path = tmp / f"{base:020d}.log"
+        path.write_bytes(data)
+        out.append((str(path), base, i not in no_index))
+    return out
+
+
+def _predict(files: list[tuple[str, int, bool]], *, clean: bool, recovery_point: int | None,
+             log_start: int = 0, hw: int | None = None, interval: int = 4096):
+    segs = tuple(segment_state(p, base, has_offset_index=idx) for p, base, idx in files)
+    return predict(PartitionState("b1", "t", 0, segs, clean_shutdown=clean, recovery_point=recovery_point,
+                                  log_start_offset=log_start, high_watermark=hw, index_interval_bytes=interval))
+
+
+def _kinds(pred) -> list[str]:
+    return [f.kind for f, _ in pred.findings]
+
+
+# offsets 0-9 | 10-19 (20-24 corrupt) 25-34 | 35-44
+THREE = [[(0, 5, False), (5, 5, False)], [(10, 10, False), (20, 5, True), (25, 10, False)], [(35, 10, False)]]
+
+
+def test_unclean_damage_in_an_unflushed_segment_truncates_and_deletes_the_later_ones(tmp_path: Path) -> None:
+    files = _write(tmp_path, THREE)
+    pred = _predict(files, clean=False, recovery_point=12, hw=40)
+    row = pred.row
+    seg1 = Path(files[1][0])
+    corrupt_at = len(_batch(10, 10))
+    assert row["truncate_at_offset"] == 20 and row["truncate_at_file"] == str(seg1)
+    assert row["truncate_at_position"] == corrupt_at
+    assert row["bytes_discarded"] == seg1.stat().st_size - corrupt_at + Path(files[2][0]).stat().st_size
+    assert row["segments_deleted"] == 1 and row["segments_recovered"] == 1
+    assert row["offsets_discarded"] == [25, 44] and row["committed_offsets_discarded"] == [25, 39]
+    (finding, offset), = pred.findings
+    assert finding.kind == "restart_would_truncate" and finding.effective_severity == "error"
+    assert (finding.file, finding.position, offset) == (str(seg1), corrupt_at, 20)
+    assert finding.details["damage_kind"] == "corrupt_crc" and finding.details["recovery_point"] == 12
+    assert finding.details["offsets_discarded"] == [25, 44]
+
+
+def test_damage_in_the_first_of_several_unflushed_segments(tmp_path: Path) -> None:
+    segments = [[(0, 5, False), (5, 5, True), (10, 5, False)], [(15, 5, False)], [(20, 5, False)]]
+    pred = _predict(_write(tmp_path, segments), clean=False, recovery_point=0, hw=None)
+    assert pred.row["truncate_at_offset"] == 5 and pred.row["segments_deleted"] == 2
+    assert pred.row["offsets_discarded"] == [10, 24] and pred.row["committed_offsets_discarded"] is None
+    assert _kinds(pred) == ["restart_would_truncate"]
+
+
+def test_not_in_the_recovery_point_checkpoint_means_recovery_from_0(tmp_path: Path) -> None:
+    pred = _predict(_write(tmp_path, THREE), clean=False, recovery_point=None)
+    assert pred.row["recovery_point"] == 0 and pred.row["segments_recovered"] == 2
+    assert pred.row["truncate_at_offset"] == 20 and "recovers from offset 0" in pred.row["reason"]
+
+
+def test_clean_shutdown_marker_skips_recovery_and_the_damage_is_served(tmp_path: Path) -> None:
+    files = _write(tmp_path, THREE)
+    pred = _predict(files, clean=True, recovery_point=12)
+    assert pred.row["clean_shutdown"] and pred.row["segments_recovered"] == 0
+    assert pred.row["bytes_discarded"] == 0 and pred.row["truncate_at_offset"] is None
+    (finding, offset), = pred.findings
+    assert finding.kind == "damage_below_recovery_point" and finding.effective_severity == "warning"
+    assert (finding.file, finding.position, offset) == (files[1][0], len(_batch(10, 10)), 20)
+    assert finding.details["clean_shutdown"] is True
+
+
+def test_damage_below_the_recovery_point_is_not_revalidated(tmp_path: Path) -> None:
+    pred = _predict(_write(tmp_path, THREE), clean=False, recovery_point=40)
+    assert pred.row["segments_recovered"] == 1 and pred.row["bytes_discarded"] == 0
+    assert _kinds(pred) == ["damage_below_recovery_point"]
+    assert pred.findings[0][0].details == {"damage_kind": "corrupt_crc", "recovery_point": 40, "clean_shutdown": False}
+
+
+def test_a_torn_tail_alone_is_trimmed_quietly(tmp_path: Path) -> None:
+    files = _write(tmp_path, THREE[:1] + [[(10, 10, False), (20, 5, False)]], torn=30)
+    pred = _predict(files, clean=False, recovery_point=10, hw=20)
+    assert pred.row["truncate_at_offset"] == 20 and pred.row["bytes_discarded"] == len(_batch(20, 5)) - 30
+    assert pred.row["offsets_discarded"] is None and pred.row["segments_deleted"] == 0
+    (finding, _), = pred.findings
+    assert finding.kind == "restart_trims_tail" and finding.effective_severity == "info"
+    assert finding.details["damage_kind"] == "truncated_tail"
+
+
+def test_a_corrupt_last_batch_with_nothing_behind_it_is_only_trimmed(tmp_path: Path) -> None:
+    pred = _predict(_write(tmp_path, [[(0, 5, False), (5, 5, True)]]), clean=False, recovery_point=0)
+    assert _kinds(pred) == ["restart_trims_tail"] and pred.row["truncate_at_offset"] == 5
+
+
+def test_log_end_below_log_start_deletes_everything(tmp_path: Path) -> None:
+    files = _write(tmp_path, THREE)
+    pred = _predict(files, clean=True, recovery_point=45, log_start=100, hw=45)
+    total = sum(Path(p).stat().st_size for p, _, _ in files)
+    assert pred.row["bytes_discarded"] == total and pred.row["segments_deleted"] == 3
+    assert pred.row["offsets_discarded"] == [0, 44] and pred.row["committed_offsets_discarded"] == [0, 44]
+    assert pred.row["truncate_at_offset"] == 100
+    truncates = [f for f, _ in pred.findings if f.kind == "restart_would_truncate"]
+    assert truncates and truncates[0].details["damage_kind"] == "log_end_below_log_start"
+
+
+def test_unclean_truncation_can_drop_the_log_end_below_the_log_start(tmp_path: Path) -> None:
+    pred = _predict(_write(tmp_path, THREE), clean=False, recovery_point=12, log_start=22)
+    assert pred.row["segments_deleted"] == 3 and pred.row["offsets_discarded"] == [0, 44]
+    assert "below the log start offset 22" in pred.row["reason"]
+
+
+def test_a_segment_without_offset_index_is_recovered_even_after_a_clean_shutdown(tmp_path: Path) -> None:
+    files = _write(tmp_path, THREE, no_index=(1,))
+    pred = _predict(files, clean=True, recovery_point=45)
+    corrupt_at = len(_batch(10, 10))
+    assert pred.row["segments_recovered"] == 1 and pred.row["segments_deleted"] == 0
+    assert pred.row["bytes_discarded"] == Path(files[1][0]).stat().st_size - corrupt_at
+    assert pred.row["offsets_discarded"] == [25, 34]
+    assert "no offset index" in pred.row["reason"] and _kinds(pred) == []
+
+
+def test_offsets_going_backwards_empty_the_segment_when_the_index_rebuild_sees_them(tmp_path: Path) -> None:
+    segments = [[(0, 5, False), (5, 5, False), (3, 5, False), (10, 5, False)], [(15, 5, False)]]
+    files = _write(tmp_path, segments)
+    pred = _predict(files, clean=False, recovery_point=0, interval=1)  # an index entry at every batch
+    assert pred.row["truncate_at_offset"] == 0 and pred.row["truncate_at_position"] == 0
+    assert pred.row["bytes_discarded"] == sum(Path(p).stat().st_size for p, _, _ in files)
+    assert pred.findings[0][0].details["damage_kind"] == "offset_overlap"
+    # with the default interval (4096 bytes) no entry lands on the regression: nothing is truncated
+    assert _predict(files, clean=False, recovery_point=0).row["bytes_discarded"] == 0
+
+
+@pytest.mark.parametrize("batches, failed", [
+    ([IndexedBatch(0, 100, 4, 1), IndexedBatch(100, 100, 9, 2), IndexedBatch(200, 100, 7, 3)], 200),
+    ([IndexedBatch(0, 100, 4, 1), IndexedBatch(100, 100, 9, 2), IndexedBatch(200, 100, 12, 3)], None),
+])
+def test_index_rebuild_replay(batches: list[IndexedBatch], failed: int | None) -> None:
+    assert index_failure(tuple(batches), 50) == failed
+
+
+def test_metadata_log_is_not_predicted(tmp_path: Path) -> None:
+    segs = tuple(segment_state(p, b) for p, b, _ in _write(tmp_path, THREE))
+    pred = predict(PartitionState("b1", "__cluster_metadata", 0, segs, clean_shutdown=False, recovery_point=0))
+    assert pred.findings == [] and "KRaft metadata log" in pred.row["reason"]
+
+
+# --- the scan's restart_prediction table, on the sample brokers ------------------------------------------------
+
+def _expected() -> dict:
+    import json
+
+    from conftest import SAMPLE_LOGS
+
+    return json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
+
+
+def test_the_scan_predicts_the_planted_cases_exactly(full_scan: Path) -> None:
+    import pyarrow.parquet as pq
+
+    rows = {(r["broker"], f"{r['topic']}-{r['partition']}"): r for r in pq.read_table(full_scan / "restart_prediction")
+            .to_pylist()}
+    planted = 0
+    for broker, info in _expected()["brokers"].items():
+        for name, facts in info["partitions"].items():
+            row = rows.pop((broker, name))
+            expected = facts.get("restart_prediction")
+            if expected is None:  # nothing damaged: nothing discarded
+                assert (row["bytes_discarded"], row["segments_deleted"], row["truncate_at_offset"]) == (0, 0, None)
+                assert row["clean_shutdown"] is info["clean_shutdown"]
+                continue
+            planted += 1
+            ours = {k: row[k] for k in expected}
+            if ours["truncate_at_file"]:
+                ours["truncate_at_file"] = Path(ours["truncate_at_file"]).name
+            assert ours == expected, (broker, name)
+        for name in info.get("deleted_partitions", {}):
+            row = rows.pop((broker, name.split(".")[0]))
+            assert row["reason"].endswith("directory marked for deletion (-delete): the broker loads it and deletes it")
+    assert planted == 3 and rows == {}
+
+
+def test_scan_and_file_walk_agree_on_every_sample_partition(full_scan: Path) -> None:
+    """The scan's aggregation (spark/restart.py) and segment_state's own walk of the files feed predict() alike."""
+    import pyarrow.parquet as pq
+    from conftest import SAMPLE_LOGS
+
+    from kforensics.parsers.checkpoints import read_offset_checkpoint
+
+    table = {(r["broker"], r["topic"], r["partition"]): r for r in pq.read_table(full_scan / "restart_prediction")
+             .to_pylist()}
+    for broker, info in _expected()["brokers"].items():
+        root = SAMPLE_LOGS / broker
+        cps = {name: {(e.topic, e.partition): e.offset for e in read_offset_checkpoint(str(root / name))[0]}
+               for name in ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+                            "replication-offset-checkpoint")}
+        for name in info["partitions"]:
+            topic, partition = name.rsplit("-", 1)
+            tp = (topic, int(partition))
+            segs = tuple(segment_state(str(p), int(p.stem), has_offset_index=p.with_suffix(".index").exists())
+                         for p in sorted((root / name).glob("*.log")))
+            pred = predict(PartitionState(broker, topic, int(partition), segs, clean_shutdown=info["clean_shutdown"],
+                                          recovery_point=cps["recovery-point-offset-checkpoint"].get(tp),
+                                          log_start_offset=cps["log-start-offset-checkpoint"].get(tp),
+                                          high_watermark=cps["replication-offset-checkpoint"].get(tp)))
+            assert pred.row == table[(broker, topic, int(partition))], (broker, name)
+
+
+def test_the_report_names_what_a_restart_would_discard_per_broker_first(full_scan: Path, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from kforensics.report import load_report, render_html, render_terminal
+
+    report = load_report(str(full_scan))
+    first = report.restart_brokers[0]
+    assert (first["broker"], first["offsets_discarded"], first["committed_offsets_discarded"],
+            first["segments_deleted"]) == ("broker-3", 45, 35, 1)
+    assert {b["broker"]: b["partitions_losing_data"] for b in report.restart_brokers} == {
+        "broker-1": 1, "broker-2": 0, "broker-3": 1}  # broker-1: damaged-0's torn tail (37 bytes)
+    assert [(r["broker"], r["topic"], r["offsets_discarded"]) for r in report.restart_partitions] == [
+        ("broker-1", "damaged", None), ("broker-3", "unflushed", "45-89")]
+    console = Console(record=True, width=200)
+    render_terminal(report, console)
+    text = console.export_text()
+    assert text.index("if each broker restarted now") < text.index("findings by kind")
+    render_html(report, str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert page.index("id='restart-brokers'") < page.index("id='findings-by-kind'") and "45-89" in page
