@@ -400,7 +400,7 @@ def _control_suffix(r: Any) -> str:
     if kind in ("ABORT", "COMMIT"):
         return f" endTxnMarker: {kind} coordinatorEpoch: {r.coordinator_epoch}"
     names = {"SNAPSHOT_HEADER": "SnapshotHeader", "SNAPSHOT_FOOTER": "SnapshotFooter",
-             "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}
+             "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters", "LEADER_CHANGE": "LeaderChange:"}
     decoded = control_data(r) if kind in names else None
     if decoded is not None:
         return f" {names[kind]} {json.dumps(decoded, separators=(',', ':'), ensure_ascii=False)}"

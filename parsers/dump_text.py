@@ -44,9 +44,9 @@ V2_KEYS = ("baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", 
            "partitionLeaderEpoch", "isTransactional", "isControl", "position", "size", "magic", "compresscodec",
            "crc", "isvalid")
 LEGACY_KEYS = ("offset", "position", "size", "magic", "compresscodec", "crc", "isvalid")
-# DumpLogSegments prints these KRaft control records by their class name with their JSON.
+# DumpLogSegments prints these KRaft control records by their class name with their JSON (4.x: `LeaderChange:`).
 KRAFT_CONTROL = {"SnapshotHeader": "SNAPSHOT_HEADER", "SnapshotFooter": "SNAPSHOT_FOOTER",
-                 "KRaftVersion": "KRAFT_VERSION", "KRaftVoters": "KRAFT_VOTERS"}
+                 "KRaftVersion": "KRAFT_VERSION", "KRaftVoters": "KRAFT_VOTERS", "LeaderChange:": "LEADER_CHANGE"}
 MARKER = re.compile(r" endTxnMarker: (COMMIT|ABORT) coordinatorEpoch: (-?\d+)")
 CONTROL_TYPE = re.compile(r" controlType: ([A-Z_]+)(?:\(-?\d+\))?")
 RECORD_OFFSET = re.compile(r"^\|\s*offset: (-?\d+) ")

@@ -208,9 +208,9 @@ def _coordinator_text(topic: str, key: bytes | None, value: bytes | None, offset
                       transform: Any = None) -> tuple[str | None, str | None]:
     """kafka-dump-log's coordinator record parser: key `{"type":"<record type>","data":{...}}`, payload
     `{"version":"<value version>","data":{...}}` or `<DELETE>`."""
-    if key is None:
-        return f"Error at offset {offset}, skipping. Failed to decode message at offset {offset} (message had a " \
-               f"missing key)", None
+    if key is None:  # Kafka throws here, ending the dump; the message is its own
+        return f"Error at offset {offset}, skipping. Failed to decode message at offset {offset} using the specified " \
+               "decoder (message had a missing key)", None
     try:
         rec = decode_coordinator_record(topic, key, value)
     except MessageDecodeError as exc:

@@ -37,6 +37,3 @@ MESSAGES: dict[str, Message] = {
     )),
 }
 
-#: What kafka-dump-log prints before the record's JSON (DumpLogSegments; LEADER_CHANGE prints as a controlType).
-DUMP_NAMES: dict[str, str] = {"SNAPSHOT_HEADER": "SnapshotHeader", "SNAPSHOT_FOOTER": "SnapshotFooter",
-                              "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}

@@ -292,3 +292,20 @@ def test_scan_executor_reports_a_newer_version_once_and_keeps_the_commit(tmp_pat
         ("g", 42, 7)] * 4
     frame = spark.createDataFrame([tuple(f[n] for n in S.FINDINGS.names) for f in findings], S.ddl(S.FINDINGS))
     assert first_newer_version(frame).count() == 1
+
+
+def test_real_kraft_control_records_print_as_kafka_dump_log_4_prints_them(realdata: Path) -> None:
+    snapshot = (realdata / "ronem123-rupia-kraft" / "kafka-logs" / "__cluster_metadata-0"
+                / "00000000000000852953-0000000001.checkpoint")
+    log = realdata / "christseng89-realtime-kraft" / "kafka-logs" / "__cluster_metadata-0" / "00000000000000000000.log"
+    if not snapshot.is_file() or not log.is_file():
+        pytest.skip("the real KRaft files are not in ../shared/realdata")
+    out = CliRunner().invoke(main, ["dump", "--deep-iteration", str(snapshot), str(log)]).stdout
+    assert "headerKeys: [] SnapshotHeader {\"version\":0,\"lastContainedLogTimestamp\":1766484200285}" in out
+    assert "headerKeys: [] KRaftVersion {\"version\":0,\"kRaftVersion\":1}" in out
+    assert ('KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"yYuMrFRVQVSX0VVQPcMSrA",'
+            '"endpoints":[{"name":"CONTROLLER","host":"localhost","port":9093}],'
+            '"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}') in out
+    assert ('LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}'
+            in out)
+    assert "SnapshotFooter {\"version\":0}" in out and "controlType:" not in out

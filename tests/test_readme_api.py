@@ -24,14 +24,14 @@ def _api_examples() -> list[str]:
 def test_the_readme_has_examples_for_segments_indexes_and_scan_tables() -> None:
     code = "\n".join(_api_examples())
     for needle in ("open_log(", "log.records(", "iter_offset_index(", "iter_time_index(", "pd.read_parquet(",
-                   "duckdb.sql(", "require_complete("):
+                   "duckdb.sql(", "require_complete(", "decode_coordinator_record(", "decode_metadata_record("):
         assert needle in code
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_readme_example_runs(index: int, full_scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     examples = _api_examples()
-    assert len(examples) == 4
+    assert len(examples) == 5
     # the examples' relative paths: the sample logs, and a completed scan's OUT as ./kforensics-out
     (tmp_path / "sample_logs").symlink_to(REPO / "sample_logs")
     (tmp_path / "kforensics-out").symlink_to(full_scan)
@@ -45,7 +45,11 @@ def test_readme_example_runs(index: int, full_scan: Path, tmp_path: Path, monkey
         assert "   0 " in text
     elif index == 1:
         assert "IndexEntry(offset=" in text and "TimeIndexEntry(" in text
-    elif index == 2:
+    elif index == 2:  # the sample's share group state, then a metadata record read back
+        assert text.splitlines()[:2] == ["ShareSnapshotKey orders-share 0 0", "ShareUpdateKey orders-share 40 2"]
+        assert ("{'type': 'PARTITION_CHANGE_RECORD', 'version': 2, 'data': {'partitionId': 0, 'topicId': "
+                "'HBaK2wDSCOQvkzFFKfH6nA', 'isr': [2, 3], 'leader': 2}}") in text
+    elif index == 3:
         assert "sequence_gap" in text and "ABORT" not in text.splitlines()[0]
     else:  # sequence gaps per producer, as counted independently from the findings table
         from kforensics.scan_output import read_table
