@@ -101,7 +101,7 @@ def readme_console_examples() -> list[tuple[str, list[str]]]:
 
 def test_the_readme_has_dump_scan_and_report_examples() -> None:
     commands = [command for command, _ in readme_console_examples()]
-    for needle in ("kforensics dump", "kforensics scan", "kforensics txns", "kforensics gaps"):
+    for needle in ("kforensics dump", "kforensics scan", "kforensics lso"):
         assert any(c.startswith(needle) for c in commands), needle
 
 
