@@ -86,31 +86,44 @@ def test_the_readme_is_a_front_door() -> None:
         assert (REPO / link).is_file(), link
 
 
-def readme_console_examples() -> list[tuple[str, list[str]]]:
-    """(command, expected output lines) of every `$ ` line in the README's ```console blocks."""
+def readme_console_blocks() -> list[list[tuple[str, list[str]]]]:
+    """Each ```console block of the README as its (command, expected output lines), one per `$ ` line."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    examples: list[tuple[str, list[str]]] = []
-    for block in re.findall(r"```console\n(.*?)```", readme, flags=re.S):
-        for line in block.splitlines():
+    blocks = []
+    for text in re.findall(r"```console\n(.*?)```", readme, flags=re.S):
+        examples: list[tuple[str, list[str]]] = []
+        for line in text.splitlines():
             if line.startswith("$ "):
                 examples.append((line[2:], []))
             else:
                 examples[-1][1].append(line)
-    return examples
+        blocks.append(examples)
+    return blocks
 
 
 def test_the_readme_has_dump_scan_and_report_examples() -> None:
-    commands = [command for command, _ in readme_console_examples()]
+    commands = [command for block in readme_console_blocks() for command, _ in block]
     for needle in ("kforensics dump", "kforensics scan", "kforensics lso"):
         assert any(c.startswith(needle) for c in commands), needle
 
 
-def _run(command: str, cwd: Path) -> str:
+MARK = "--- kforensics readme example done ---"
+
+
+def _run_block(commands: list[str], cwd: Path) -> list[list[str]]:
+    """The commands run one after the other in one shell (so `$?` is the previous command's), stderr in order with
+    stdout; each command's output lines."""
+    script = ["exec 2>&1"]
+    for command in commands:
+        script += [command, f"__status=$?; echo '{MARK}'; (exit $__status)"]
     env = {**os.environ, "COLUMNS": README_COLUMNS, "KFORENSICS_SERVER": "off",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("KFORENSICS_PURE_PYTHON", None)
-    done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    return done.stdout + done.stderr
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+    outputs = done.stdout.split(MARK + "\n")
+    assert len(outputs) == len(commands) + 1 and outputs[-1] == "", done.stdout
+    return [[line.rstrip() for line in output.splitlines()] for output in outputs[:-1]]
 
 
 def test_the_readme_command_examples_print_what_it_shows(full_scan: Path, tmp_path: Path) -> None:
@@ -118,14 +131,16 @@ def test_the_readme_command_examples_print_what_it_shows(full_scan: Path, tmp_pa
     ./kforensics-out) and prints exactly the README's lines; the scan's summary rows are those of that scan."""
     (tmp_path / "sample_logs").symlink_to(REPO / "sample_logs")
     (tmp_path / "kforensics-out").symlink_to(full_scan)
-    examples = readme_console_examples()
-    assert len(examples) >= 4
-    for command, expected in examples:
-        if command.startswith("kforensics scan"):
-            _check_scan_summary(expected, full_scan)
+    blocks = readme_console_blocks()
+    assert sum(len(block) for block in blocks) >= 4
+    for block in blocks:
+        if block[0][0].startswith("kforensics scan"):
+            assert len(block) == 1
+            _check_scan_summary(block[0][1], full_scan)
             continue
-        printed = [line.rstrip() for line in _run(command, tmp_path).splitlines()]
-        assert printed == [line.rstrip() for line in expected], command
+        printed = _run_block([command for command, _ in block], tmp_path)
+        for (command, expected), output in zip(block, printed, strict=True):
+            assert output == [line.rstrip() for line in expected], command
 
 
 def _check_scan_summary(expected: list[str], out: Path) -> None:
