@@ -47,7 +47,9 @@ def _commands(group: click.Group, path: tuple[str, ...]) -> Iterator[tuple[tuple
 def _help_text(command: click.Command, path: tuple[str, ...], parent: click.Context | None) -> str:
     ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=HELP_WIDTH,
                         max_content_width=HELP_WIDTH)
-    return command.get_help(ctx).rstrip()
+    # click leaves a mid-text "\b" (its no-rewrap marker, a backspace) in the text: not for a page
+    text = command.get_help(ctx).replace("\b", "")
+    return "\n".join(line.rstrip() for line in text.splitlines()).rstrip()
 
 
 def cli_reference() -> str:
