@@ -136,10 +136,21 @@ KINDS: dict[str, FindingKind] = _kinds(
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
                 ("offset", "error", "key", "value"),
-                rule=("an internal-topic record that does not decode (in dump: with "
-                      "`--remote-log-metadata-decoder`; in the scan: `__transaction_state`, `__consumer_offsets`, "
-                      "`__remote_log_metadata`); `position` is its batch's; the records around it are still read: "
-                      "`offset`, `error`, and `key`, `value` (base64) where they were read")),
+                rule=("an internal-topic record whose bytes cannot be framed or read as the record type and version "
+                      "they name (in dump: with any decoder option; in the scan: `__transaction_state`, "
+                      "`__consumer_offsets`, `__remote_log_metadata`); `position` is its batch's; the records around "
+                      "it are still read: `offset`, `error`, and `key`, `value` (base64) where they were read")),
+    FindingKind("internal_record_newer_version", "info", "an internal-topic record is written at a version (or of "
+                "a record type) newer than kforensics' message tables know, as a newer Kafka writes it; the fields the "
+                "newest known version shares with it are decoded where the message is flexible",
+                ("offset", "record_type", "api_key", "version", "known_versions"),
+                rule=("an internal-topic record (`__cluster_metadata`, `__consumer_offsets`, `__transaction_state`, "
+                      "`__share_group_state`, `__remote_log_metadata`) written at a version, or of a record type, "
+                      "newer than the message tables know (a newer Kafka): not damage; reported once per topic, "
+                      "record type and version (per dump run, per scan); the fields the newest known version shares "
+                      "with it are decoded where the message is flexible; the topic is named in the message (the "
+                      "scan: `topic` column): `offset` (the first such record), `record_type`, `api_key`, `version`, "
+                      "`known_versions`")),
     # compaction (spark/cleaner.py)
     FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
                 "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",

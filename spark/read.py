@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
@@ -262,7 +262,7 @@ def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
 def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks of __transaction_state / __consumer_offsets -> one row per coordinator record
     or offset commit (group metadata and other record types are skipped), and undecodable-record findings."""
-    from kforensics.parsers.internal_topics import decode_consumer_offsets, decode_transaction_state
+    from kforensics.parsers.internal_topics import NewerVersions, decode_consumer_offsets, decode_transaction_state
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
 
     out = _Rows(S.INTERNAL_ROWS)
@@ -270,6 +270,7 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for task in chunk.to_pylist():
             key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             is_txn = task["topic"] == "__transaction_state"
+            newer = NewerVersions()
             with local_file(task["path"]) as path:
                 if path is None:
                     continue
@@ -283,10 +284,31 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                             where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
                                      "timestamp": r.timestamp}
                             decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key, r.value)
+                            if decoded.get("newer"):
+                                finding = _newer_row(where, decoded, newer)
+                                if finding is not None:
+                                    yield from out.add(finding)
                             row = _internal_row(where, decoded, is_txn)
                             if row is not None:
                                 yield from out.add(row)
     yield from out.flush()
+
+
+def _newer_row(where: dict[str, Any], decoded: dict[str, Any], seen: Any) -> dict[str, Any] | None:
+    """An `internal_record_newer_version` finding row for the first record of its record type and version in
+    this task (the scan keeps the first of each across tasks)."""
+    from kforensics.parsers.internal_topics import COORDINATOR_RECORDS
+
+    k, v = decoded["key"], decoded.get("value") or {}
+    pair = COORDINATOR_RECORDS[where["topic"]].get(k.get("version", 0))
+    record_type = pair[1].name if pair is not None else f"record type {k.get('version')}"
+    version = v.get("version", k.get("version", -1))
+    f = seen.finding(where["topic"], where["file"], where["position"], where["offset"], record_type,
+                     k.get("version", 0), version, decoded.get("known_versions", ""))
+    if f is None:
+        return None
+    return {"row_kind": "finding", **where, "kind": f.kind, "severity": f.effective_severity, "message": f.message,
+            "details": json.dumps(dict(f.details))}
 
 
 def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) -> dict[str, Any] | None:
@@ -296,6 +318,8 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
                            f"decoded: {decoded['error']}", "details": json.dumps(decoded)}
     k, v = decoded["key"], decoded["value"]
     if is_txn:
+        if v is not None and "producer_id" not in v:
+            return None  # a newer value version whose fields could not be read (its finding says so)
         row = {"row_kind": "txn", **where, "transactional_id": k["transactional_id"], "tombstone": v is None}
         if v is not None:
             parts = v.get("partitions") or {}
@@ -304,7 +328,7 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
                        txn_partitions=",".join(sorted(f"{t}-{p}" for t, ps in parts.items() for p in ps or [])),
                        last_update_timestamp=v["last_update_timestamp_ms"], start_timestamp=v["start_timestamp_ms"])
         return row
-    if k.get("type") != "offset_commit":
+    if k.get("type") != "offset_commit" or (v is not None and "offset" not in v):
         return None
     row = {"row_kind": "commit", **where, "group_id": k["group"], "commit_topic": k["topic"],
            "commit_partition": k["partition"], "tombstone": v is None}
@@ -521,7 +545,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         *key, "file", "position", "offset", "timestamp", "group_id", "commit_topic", "commit_partition",
         "committed_offset", "committed_leader_epoch", "commit_timestamp", "tombstone")
     tables["parser_findings"] = tables["parser_findings"].unionByName(
-        internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
+        first_newer_version(internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)))
     if listing_findings:
         tables["parser_findings"] = tables["parser_findings"].unionByName(S.frame(spark, S.FINDINGS, listing_findings))
     # Tiered storage's __remote_log_metadata, decoded in every mode too (spark/remote_storage.py).
@@ -531,11 +555,11 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
     tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
         *key, "topic_id", "dir_state")
-    tables["parser_findings"] = tables["parser_findings"].unionByName(
+    tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),
                                                              F.lit(None).cast("int").alias("producer_epoch"),
-                                                             "message", "details"))
+                                                             "message", "details")))
     for name in DIR_STATE_TABLES:
         if name != "partition_topic_ids":  # its file column is not kept
             tables[name] = with_dir_state(tables[name])
@@ -546,3 +570,14 @@ def empty_tables(spark: SparkSession) -> dict[str, DataFrame]:
     """Every input table with no rows and its full schema (`schemas.INPUT_TABLES`): what a scan of an empty
     log dir gives the analyses."""
     return {name: S.frame(spark, schema, []) for name, schema in S.INPUT_TABLES.items()}
+
+
+def first_newer_version(findings: DataFrame) -> DataFrame:
+    """Needs finding rows (FINDINGS columns); keeps one `internal_record_newer_version` per topic, record type and
+    version (the first by broker, file, position, offset) and every other finding as it is."""
+    newer = F.col("kind") == "internal_record_newer_version"
+    ranked = findings.filter(newer).withColumn("_n", F.row_number().over(
+        Window.partitionBy("topic", F.get_json_object("details", "$.record_type"),
+                           F.get_json_object("details", "$.version"))
+        .orderBy("broker", "file", "position", "offset")))
+    return findings.filter(~newer).unionByName(ranked.filter(F.col("_n") == 1).drop("_n"))

@@ -114,6 +114,7 @@ REMOTE_EVENT_ROWS = _schema([
     ("topic_id", pa.string()), ("remote_segment_id", pa.string()), ("start_offset", pa.int64()),
     ("end_offset", pa.int64()), ("max_timestamp", pa.int64()), ("segment_leader_epochs", pa.string()),
     ("size", pa.int64()), ("state", pa.string()), ("broker_id", pa.int32()), ("event_timestamp", pa.int64()),
+    ("broker_leader_epoch", pa.int32()),
     ("kind", pa.string()), ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())])
 
 DIR_STATE = ("dir_state", pa.string())
