@@ -301,7 +301,7 @@ KINDS: dict[str, FindingKind] = _kinds(
     # replicas (spark/replicas.py)
     FindingKind("replica_divergence", "error", "two replicas of a topic-partition hold different batches at the "
                 "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
-                                "replicas"),
+                                "replicas", "elections"),
                 severity_rule="warning when no committed offset (below the high watermark) was lost",
                 rule=("two replicas of a topic-partition (same `cluster.id`) hold different batches at the same "
                       "offset (compared by base/last offset, CRC, producer id/epoch, base sequence and leader "
@@ -311,7 +311,10 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "replica's high watermark, i.e. committed and lost in an unclean election; null if only "
                       "uncommitted data differed, or when that replica's high watermark is not in the input), "
                       "`lost_on`, `winner`, `replicas` (per broker: `leader_epoch_at_offset`, `log_end_offset`, "
-                      "`high_watermark`, `leader_epoch_checkpoint`)")),
+                      "`high_watermark`, `leader_epoch_checkpoint`), `elections` (where the cluster's KRaft "
+                      "metadata log is in the input: the leader changes of the epochs involved, above the lower of "
+                      "the two replicas' epochs at the divergence up to the higher, each `leader_epoch`, `leader`, "
+                      "`election`, `elected_at`: the election that caused it)")),
     FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
                 "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
                 "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc"),
@@ -321,6 +324,51 @@ KINDS: dict[str, FindingKind] = _kinds(
                       " finding per future dir at its first such batch; a copy that is only shorter is still "
                       "catching up, no finding: `live_log_start_offset`, `live_log_end_offset`, `future_crc`, "
                       "`live_crc` (null when the live dir has no batch at that offset)")),
+    # the KRaft control plane (spark/control_plane.py: __cluster_metadata replayed, held against the data)
+    FindingKind("unclean_leader_election", "error", "a partition leader elected from outside the previous ISR and "
+                "ELR (the metadata log's record of it; with the first data offset of its leader epoch and the "
+                "committed offsets it cost where the data is in the input)",
+                ("leader", "leader_epoch", "previous_leader", "previous_isr", "previous_elr", "metadata_offset",
+                 "elected_at", "metadata_broker", "offset", "lost_offsets"),
+                rule=("KRaft: a partition leader elected from outside the previous ISR and ELR, as the replay of "
+                      "the metadata log shows it (both signatures: the PartitionChangeRecord that sets "
+                      "LeaderRecoveryState RECOVERING with Isr = [leader], and, when the partition is still "
+                      "RECOVERING, a new leader outside the ISR with the tag absent). Once per election per "
+                      "cluster, on the reference copy's record (`broker` = the broker whose `__cluster_metadata` "
+                      "copy was read, `file`/`position` the record's batch): `leader`, `leader_epoch`, "
+                      "`previous_leader`, `previous_isr`, `previous_elr`, `metadata_offset`, `elected_at` (the "
+                      "record's timestamp), `metadata_broker`; where the partition's data is in the input `offset` "
+                      "(the first data offset of that leader epoch: leader-epoch-checkpoint, else the first batch) "
+                      "and `lost_offsets` ([first, last] committed offsets a `replica_divergence` at that epoch "
+                      "shows lost)")),
+    FindingKind("stray_partition", "warning", "a partition dir a broker holds but should not (deleted or re-created "
+                "topic, not a replica, or renamed -stray by Kafka): it may hold the only copy of its data",
+                ("reason", "topic_id", "metadata_topic_id", "replicas"),
+                rule=("KRaft: a partition dir a broker of a cluster whose metadata log is in the input holds but "
+                      "should not, with `reason`: `marked_stray` (Kafka 3.7+ renamed it "
+                      "`<topic>-<partition>.<uuid>-stray`), `topic_deleted` (its `partition.metadata` topic id, or "
+                      "without one its topic name, is no live topic), `topic_recreated` (the name is live under "
+                      "another id), `not_a_replica` (the broker's `node.id` is not in the partition's replicas); "
+                      "`topic_id` (of the dir), `metadata_topic_id` (the live topic's), `replicas`. `file` is the "
+                      "dir. The dir may hold the only copy of a deleted topic's data: the message says so")),
+    FindingKind("offline_partition", "error", "a partition without a leader at the end of the metadata log while "
+                "some broker was up (registered, unfenced, not shutting down)",
+                ("since_offset", "since", "last_leader", "isr", "elr", "replicas", "live_brokers"),
+                rule=("KRaft: a live topic's partition with leader -1 at the end of the metadata log while some "
+                      "broker is registered, unfenced and not in controlled shutdown there (a log that ends with "
+                      "every broker fenced or shutting down is a stopped cluster: no finding): `since_offset`, "
+                      "`since` (metadata offset and time it lost its leader), `last_leader`, `isr`, `elr`, "
+                      "`replicas`, `live_brokers`")),
+    FindingKind("leader_epoch_unknown", "error", "a data batch or leader-epoch-checkpoint entry carries a leader "
+                "epoch the metadata log never gave its partition (data or metadata from another cluster)",
+                ("leader_epoch", "source", "first_known_epoch", "last_known_epoch", "metadata_broker"),
+                rule=("KRaft: a data batch or `leader-epoch-checkpoint` entry of a partition (same topic id) "
+                      "carrying a leader epoch the metadata log never gave it, judged where the metadata covers "
+                      "that time: below the partition's first epoch only when its PartitionRecord is in the log "
+                      "(not the base snapshot), above its last epoch only on the broker whose metadata copy is the "
+                      "reference (a broker's data is never ahead of its own metadata). Once per broker, partition "
+                      "and epoch, at its first batch or entry: `leader_epoch`, `source` (`batch`, "
+                      "`leader-epoch-checkpoint`), `first_known_epoch`, `last_known_epoch`, `metadata_broker`")),
     # the transaction coordinator (spark/coordinator.py)
     FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
                 "holds no marker for it", _MARKER_FIELDS,

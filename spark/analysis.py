@@ -19,6 +19,7 @@ from kforensics.defaults import (
 from kforensics.spark import (
     cleaner,
     consumer_offsets,
+    control_plane,
     coordinator,
     crosschecks,
     producers,
@@ -78,10 +79,10 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
             resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
-    producers, transactions, lso, lso_changes, aborted_ranges, replicas, leader_epoch_lineage,
-    coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes and findings, each as a
-    function that builds it. The outputs and the intermediate tables
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids, parser_findings and (KRaft)
+    metadata_records and partition_dirs; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas,
+    leader_epoch_lineage, coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes,
+    partition_history, broker_history, topics, features and findings, each as a function that builds it. The outputs and the intermediate tables
     they share are built on first demand, once, so a caller can plan and write the outputs side by side from
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
@@ -124,6 +125,15 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     ranges = _Once(lambda: keep(remote_storage.epoch_ranges(finished())))
     pairs = _Once(lambda: keep(remote_storage.range_pairs(ranges())))
 
+    # KRaft control plane (spark/control_plane.py): the metadata log replayed, held against the data.
+    kraft = possible.has_cluster_metadata and "metadata_records" in tables
+    applied = _Once(lambda: keep.only_if(control_plane.applied_records(tables["metadata_records"]), kraft))
+    history = _Once(lambda: keep(control_plane.partition_history(applied())))
+    broker_events = _Once(lambda: keep(control_plane.broker_history(applied())))
+    topics = _Once(lambda: keep(control_plane.topics_table(applied())))
+    state = _Once(lambda: keep(control_plane.partition_state(history(), topics())))
+    reference = _Once(lambda: keep(control_plane.reference_copies(tables["metadata_records"])))
+
     # Re-sends by a new producer id (full mode): candidates from the batch headers, then only the records of
     # the heads and tails they compare.
     resend_data = _Once(lambda: data().filter("crc_valid"))
@@ -148,7 +158,12 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         # The whole-cluster checks are built only where the listing shows something to judge: otherwise their
         # inputs are empty and building them costs only planning (about a third of the analyses of a scan).
         if possible.replicas_possible:
-            checks.append(lambda: replicas.replica_divergence_findings(clustered(), ends_r(), div()))
+            checks.append(lambda: replicas.replica_divergence_findings(
+                clustered(), ends_r(), div(), control_plane.elections_of(history()) if kraft else None))
+        if kraft:
+            checks += _control_plane_checks(tables, every_dir, history, state, topics, broker_events, reference,
+                                            lambda: replicas.divergence_facts(clustered(), ends_r(), div())
+                                            if possible.replicas_possible else None)
         if possible.has_transaction_state:
             checks += [lambda: coordinator.marker_findings(coordinator.marker_checks(ctx(), clustered(), ends_r())),
                        lambda: coordinator.unknown_producers(clustered(), log(), transaction_state_partitions),
@@ -194,5 +209,45 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "aborted_ranges": lambda: with_txnindex_unknown(aborted()[0], possible.dump_brokers),
         "remote_segments": remote,
         "remote_partition_deletes": lambda: remote_storage.remote_partition_deletes_table(tables["remote_log_events"]),
+        "partition_history": history,
+        "broker_history": broker_events,
+        "topics": topics,
+        "features": lambda: control_plane.features_table(applied()),
         "findings": findings,
     }
+
+
+def _control_plane_checks(tables: dict[str, DataFrame], every_dir: dict[str, DataFrame],
+                          history: Callable[[], DataFrame],
+                          state: Callable[[], DataFrame], topics: Callable[[], DataFrame],
+                          broker_events: Callable[[], DataFrame], reference: Callable[[], DataFrame],
+                          divergence: Callable[[], DataFrame | None]) -> list[Callable[[], DataFrame]]:
+    """The findings of the KRaft control plane: unclean elections (with the offsets they cost), offline and stray
+    partitions, leader epochs the metadata never gave."""
+    brokers = tables["brokers"]
+
+    def unclean() -> DataFrame:
+        facts = divergence()
+        lost = (facts.select("cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets",
+                             F.col("broker").alias("lost_on")) if facts is not None else
+                tables["batches"].sparkSession.createDataFrame(
+                    [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
+                        "lost_offsets array<bigint>, lost_on string"))
+        return control_plane.unclean_leader_elections(
+            history(), control_plane.epoch_starts(tables["batches"], tables["leader_epochs"], brokers), lost)
+
+    def stray() -> DataFrame:
+        # a stray dir's own partition.metadata, not the live dir's of the same partition
+        dirs = (tables["partition_dirs"].join(every_dir["partition_topic_ids"],
+                                              ["broker", "topic", "partition", "dir_state"], "left")
+                .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
+                                                 "node_id")), "broker"))
+        return control_plane.stray_partitions(dirs, state(), topics(), reference())
+
+    return [
+        unclean,
+        lambda: control_plane.offline_partitions(state(), control_plane.live_brokers(broker_events())),
+        stray,
+        lambda: control_plane.leader_epochs_unknown(history(), control_plane.data_leader_epochs(
+            tables["batches"], tables["leader_epochs"], brokers, tables["partition_topic_ids"]), reference()),
+    ]
