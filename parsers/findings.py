@@ -27,14 +27,17 @@ def is_problem(severity: str | None) -> bool:
 class FindingKind:
     """A kind of finding: its severity, what it means, and the fields its findings carry beyond the common ones.
 
-    `severity_rule` is set for the few kinds whose severity depends on the case (then `severity` is the
-    graver one, and the rule says when the milder one applies)."""
+    `meaning` is one sentence (the HTML report's); `rule` says exactly when the kind is reported and what its
+    fields hold (Markdown; docs/findings.md is generated from it). `severity_rule` is set for the few kinds whose
+    severity depends on the case (then `severity` is the graver one, and the rule says when the milder one
+    applies)."""
 
     name: str
     severity: Severity
     meaning: str
     fields: tuple[str, ...] = ()
     severity_rule: str | None = None
+    rule: str | None = None
 
 
 def _kinds(*kinds: FindingKind) -> dict[str, FindingKind]:
@@ -49,178 +52,402 @@ _MARKER_FIELDS = ("transactional_id", "coordinator_partition", "coordinator_offs
 _TXNINDEX_FIELDS = ("first_offset", "last_offset", "last_stable_offset")
 
 #: Every kind of finding, parsers' and analyses' alike: the one place a kind, its severity and its fields are
-#: defined. The README's finding tables are checked against it (tests/test_findings.py).
+#: defined. docs/findings.md is generated from it (docs/generate.py; tests/test_docs.py checks it is current).
 KINDS: dict[str, FindingKind] = _kinds(
     # record batches / message sets (*.log, *.checkpoint)
     FindingKind("truncated_tail", "warning", "the file ends inside a batch (a crash or a file still being written)",
-                ("declared_size", "bytes_present")),
+                ("declared_size", "bytes_present"),
+                rule="the file ends inside a batch: `declared_size`, `bytes_present`"),
     FindingKind("zero_filled_tail", "warning",
-                "the file ends in zero bytes where a batch should be (preallocation or a crash)", ("bytes",)),
+                "the file ends in zero bytes where a batch should be (preallocation or a crash)", ("bytes",),
+                rule="zeros where the next batch should be (preallocation, or a crash): `bytes`"),
     FindingKind("corrupt_crc", "error", "a batch's stored CRC differs from the CRC computed over its bytes",
-                ("stored_crc", "computed_crc", "base_offset", "magic")),
+                ("stored_crc", "computed_crc", "base_offset", "magic"),
+                rule=("stored CRC differs from the computed one; the batch is still printed with `crc_valid: false`"
+                      " and reading goes on: `stored_crc`, `computed_crc`, `base_offset`, `magic`")),
     FindingKind("invalid_batch_length", "error", "a batch length field is impossible; the rest of the file is "
-                "unreadable", ("batch_length", "magic", "base_offset")),
-    FindingKind("unknown_magic", "error", "a batch has a magic byte other than 0, 1 or 2", ("magic", "base_offset")),
+                "unreadable", ("batch_length", "magic", "base_offset"),
+                rule=("a length field no batch can have; the rest of the file cannot be framed: `batch_length`, "
+                      "`magic`, `base_offset`")),
+    FindingKind("unknown_magic", "error", "a batch has a magic byte other than 0, 1 or 2", ("magic", "base_offset"),
+                rule="magic byte not 0, 1 or 2; reading stops: `magic`, `base_offset`"),
     FindingKind("decompression_failed", "error", "a compressed batch could not be decompressed",
-                ("codec", "error", "base_offset", "offset")),
+                ("codec", "error", "base_offset", "offset"),
+                rule=("the codec rejected the payload (a zstd payload is walked frame by frame and block by block, "
+                      "so a frame cut short is this, not an empty batch): `codec`, `error`, `base_offset` (v2) or "
+                      "`offset` (a legacy wrapper)")),
     FindingKind("invalid_record", "error", "a record inside a batch could not be decoded (bad varint, bad length)",
-                ("record_index", "reason", "base_offset", "offset", "inner_index")),
+                ("record_index", "reason", "base_offset", "offset", "inner_index"),
+                rule=("a bad varint or a record overrunning its batch: `record_index`, `reason`, `base_offset` "
+                      "(v2); `offset`, `inner_index` (legacy)")),
     FindingKind("record_count_mismatch", "error", "a batch holds a different number of records than its header says",
-                ("declared", "decoded", "trailing_bytes", "base_offset")),
+                ("declared", "decoded", "trailing_bytes", "base_offset"),
+                rule=("the batch holds more or fewer records than its header says: `declared`, `decoded` or "
+                      "`trailing_bytes`, `base_offset`")),
     FindingKind("unknown_codec", "error", "a batch's attributes name a compression codec that does not exist",
-                ("codec", "base_offset")),
+                ("codec", "base_offset"),
+                rule="attributes name codec 5-7: `codec`, `base_offset`"),
     # index files
     FindingKind("index_non_monotonic", "error", "offset index entries do not strictly increase",
-                ("entry_index", "offset", "position", "previous_offset", "previous_position")),
+                ("entry_index", "offset", "position", "previous_offset", "previous_position"),
+                rule=("offset-index entries that do not strictly increase: `entry_index`, `offset`, `position`, "
+                      "`previous_offset`, `previous_position`")),
     FindingKind("index_bad_entry", "error", "an offset index entry points to no batch start, or to the wrong offset",
-                ("entry_index", "offset", "index_position", "batch_base_offset")),
+                ("entry_index", "offset", "index_position", "batch_base_offset"),
+                rule=("an offset-index entry pointing at no batch start, or at a batch starting after its offset: "
+                      "`entry_index`, `offset`, `index_position`, `batch_base_offset`")),
     FindingKind("index_offset_mismatch", "info", "an index entry's offset is not the last offset of the batch it "
                 "points to (kafka-dump-log's mismatch; normal for a follower's multi-batch appends)",
-                ("entry_index", "index_offset", "log_offset", "index_position")),
+                ("entry_index", "index_offset", "log_offset", "index_position"),
+                rule=("kafka-dump-log's \"Index offset: X, log offset: Y\" (legal for a follower's multi-batch "
+                      "appends): `entry_index`, `index_offset`, `log_offset`, `index_position`")),
     FindingKind("timeindex_non_monotonic", "error", "time index timestamps do not strictly increase",
-                ("entry_index", "timestamp", "offset", "previous_timestamp", "previous_offset")),
+                ("entry_index", "timestamp", "offset", "previous_timestamp", "previous_offset"),
+                rule=("time-index entries that do not strictly increase: `entry_index`, `timestamp`, `offset`, "
+                      "`previous_timestamp`, `previous_offset`")),
     FindingKind("timeindex_bad_entry", "error", "a time index entry names an offset or timestamp the log does not "
-                "hold", ("entry_index", "offset", "timestamp", "log_timestamp", "batch_position")),
+                "hold", ("entry_index", "offset", "timestamp", "log_timestamp", "batch_position"),
+                rule=("a time-index entry whose offset no batch holds, or whose batch's max timestamp differs: "
+                      "`entry_index`, `offset`, `timestamp`, `log_timestamp`, `batch_position`")),
     FindingKind("index_partial_entry", "warning", "an index file's size is not a multiple of its entry size",
-                ("file_size", "entry_size", "trailing_bytes")),
+                ("file_size", "entry_size", "trailing_bytes"),
+                rule=("an index file whose size is not a multiple of its entry size: `file_size`, `entry_size`, "
+                      "`trailing_bytes`")),
     # producer snapshots, txn index
     FindingKind("snapshot_corrupt_crc", "error", "a producer snapshot's CRC-32C does not match its contents",
-                ("stored_crc", "computed_crc")),
+                ("stored_crc", "computed_crc"),
+                rule="a producer snapshot's CRC-32C does not match: `stored_crc`, `computed_crc`"),
     FindingKind("snapshot_unsupported_version", "error", "a producer snapshot has a version this tool cannot read",
-                ("version",)),
+                ("version",),
+                rule="a producer snapshot version this tool cannot read: `version`"),
     FindingKind("snapshot_truncated", "error", "a producer snapshot is shorter than its header says",
-                ("file_size", "declared_entries", "entries_present")),
+                ("file_size", "declared_entries", "entries_present"),
+                rule=("a producer snapshot shorter than its header says (or absurdly large): `file_size`, or "
+                      "`declared_entries`, `entries_present`")),
     FindingKind("txnindex_bad_entry", "error", "a transaction index entry has an unknown version or impossible "
                 "offsets", ("entry_index", "version", "producer_id", "first_offset", "last_offset",
-                            "last_stable_offset")),
+                            "last_stable_offset"),
+                rule=("a `.txnindex` entry with an unknown version or impossible offsets: `entry_index`, `version`,"
+                      " `producer_id`, `first_offset`, `last_offset`, `last_stable_offset`")),
     # text files
     FindingKind("checkpoint_malformed", "error", "a checkpoint or properties file does not follow its format",
-                ("line", "file_size")),
+                ("line", "file_size"),
+                rule="a text file not following its format: `line`, or `file_size` (far too large for such a file)"),
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
-                ("offset", "error", "key", "value")),
+                ("offset", "error", "key", "value"),
+                rule=("an internal-topic record whose bytes cannot be framed or read as the record type and version "
+                      "they name (in dump: with any decoder option; in the scan: `__transaction_state`, "
+                      "`__consumer_offsets`, `__remote_log_metadata`); `position` is its batch's; the records around "
+                      "it are still read: `offset`, `error`, and `key`, `value` (base64) where they were read")),
     FindingKind("internal_record_newer_version", "info", "an internal-topic record is written at a version (or of "
                 "a record type) newer than kforensics' message tables know, as a newer Kafka writes it; the fields the "
                 "newest known version shares with it are decoded where the message is flexible",
-                ("offset", "record_type", "api_key", "version", "known_versions")),
+                ("offset", "record_type", "api_key", "version", "known_versions"),
+                rule=("an internal-topic record (`__cluster_metadata`, `__consumer_offsets`, `__transaction_state`, "
+                      "`__share_group_state`, `__remote_log_metadata`) written at a version, or of a record type, "
+                      "newer than the message tables know (a newer Kafka): not damage; reported once per topic, "
+                      "record type and version (per dump run, per scan); the fields the newest known version shares "
+                      "with it are decoded where the message is flexible; the topic is named in the message (the "
+                      "scan: `topic` column): `offset` (the first such record), `record_type`, `api_key`, `version`, "
+                      "`known_versions`")),
     # compaction (spark/cleaner.py)
     FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
                 "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",
                                                                              "held_by_producer_id", "txn_first_offset",
-                                                                             "bytes_behind")),
+                                                                             "bytes_behind"),
+                rule=("compaction held back by a transaction: the partition has a `cleaner-offset-checkpoint` entry"
+                      " (it is compacted), and its LSO is held below the log end by a transaction open longer than "
+                      "`--txn-timeout` (the earliest open one; the log cleaner never cleans past the LSO, so the "
+                      "partition grows without bound, KIP-664): `cleaner_offset`, `last_stable_offset`, "
+                      "`held_by_producer_id`, `txn_first_offset`, `bytes_behind` (bytes of the batches from the one"
+                      " holding the LSO to the log end); `offset`/`position` are the transaction's first batch")),
     # kafka-dump-log text as scan input (parsers/dump_text.py)
     FindingKind("dump_line_unparseable", "warning", "a line of kafka-dump-log text that could not be read (line "
-                "number and byte position in the text)", ("line", "text", "reason", "last_line", "lines")),
+                "number and byte position in the text)", ("line", "text", "reason", "last_line", "lines"),
+                rule=("(kafka-dump-log text input) a line that could not be read; `file` is the text file, "
+                      "`position` the line's byte position: `line`, `text` (at most 200 characters), `reason`; past"
+                      " 1,000 such lines in a file, one finding for the rest: `line`, `last_line`, `lines`, "
+                      "`reason`")),
     FindingKind("marker_outcome_unknown", "warning", "a control batch in kafka-dump-log text without record lines: "
-                "COMMIT or ABORT is not known", ("base_offset", "line", "dump")),
+                "COMMIT or ABORT is not known", ("base_offset", "line", "dump"),
+                rule=("(kafka-dump-log text input) a control batch without record lines: COMMIT or ABORT is not "
+                      "known: `base_offset`, `line`, `dump`")),
     FindingKind("dump_section_skipped", "info", "a section of kafka-dump-log text about a file that is not a "
-                "segment of a <topic>-<partition> directory", ("line", "dumped_file", "reason")),
+                "segment of a <topic>-<partition> directory", ("line", "dumped_file", "reason"),
+                rule=("(kafka-dump-log text input) a `Dumping` section of a file that is not a segment of a live "
+                      "`<topic>-<partition>` dir: `line`, `dumped_file`, `reason`")),
     FindingKind("dump_invalid_bytes", "warning", "kafka-dump-log found invalid bytes at the end of a segment (a "
-                "batch cut short, or zeros)", ("bytes", "line")),
+                "batch cut short, or zeros)", ("bytes", "line"),
+                rule=("(kafka-dump-log text input) `Found N invalid bytes at the end of ...`: a batch cut short or "
+                      "zeros, the text does not say which; `position` is where the valid bytes end: `bytes`, `line`")),
     # tiered storage (spark/remote_storage.py: __remote_log_metadata against the local logs)
     FindingKind("remote_log_gap", "error", "offsets between the earliest copied remote segment and the local log "
                 "start that neither a finished remote segment nor a local segment holds",
-                ("missing_offsets", "remote_end_offset", "local_log_start_offset", "topic_id")),
+                ("missing_offsets", "remote_end_offset", "local_log_start_offset", "topic_id"),
+                rule=("tiered storage: offsets between the earliest COPY_SEGMENT_FINISHED remote segment and the "
+                      "local log start (the first batch of the local replica's first segment) that neither a "
+                      "finished remote segment nor the local log holds, one finding per missing range on the local "
+                      "replica's broker: `missing_offsets` [first, last], `remote_end_offset` (the highest remote "
+                      "offset below the gap), `local_log_start_offset`, `topic_id`; `file`/`position` are the "
+                      "latest metadata record of a segment ending at `remote_end_offset`")),
     FindingKind("remote_segment_stuck", "warning", "a remote segment left in COPY_SEGMENT_STARTED or "
                 "DELETE_SEGMENT_STARTED longer than --remote-stuck-after before its partition's newest metadata "
                 "event", ("remote_segment_id", "state", "start_offset", "end_offset", "stuck_since", "newest_event_at",
-                          "stuck_ms", "stuck_after_ms")),
+                          "stuck_ms", "stuck_after_ms"),
+                rule=("a remote segment whose latest state is COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED, "
+                      "entered more than `--remote-stuck-after` (default 1h) before the newest "
+                      "`__remote_log_metadata` event of its partition: `remote_segment_id`, `state`, "
+                      "`start_offset`, `end_offset`, `stuck_since`, `newest_event_at`, `stuck_ms`, "
+                      "`stuck_after_ms`; `file`/`position` the record that set the state")),
     FindingKind("remote_leader_epoch_mismatch", "error", "a remote segment's leader-epoch entries disagree with the "
                 "local leader-epoch-checkpoint or with the other remote segments' epochs",
                 ("remote_segment_id", "against", "remote_epoch", "expected_epoch", "segment_leader_epochs",
-                 "checkpoint_file", "other_remote_segment_id")),
+                 "checkpoint_file", "other_remote_segment_id"),
+                rule=("a finished remote segment's leader-epoch entries disagree with the local "
+                      "`leader-epoch-checkpoint` at an offset both cover (`against`: `leader-epoch-checkpoint`; the"
+                      " checkpoint covers offsets from its first entry on), or hold, above another finished "
+                      "segment's epoch E, an epoch lower than E (`against`: `remote segments`; a leader epoch never"
+                      " decreases along the log): `remote_segment_id`, `against`, `remote_epoch`, `expected_epoch`,"
+                      " `segment_leader_epochs`, `checkpoint_file`, `other_remote_segment_id`; `offset` is the "
+                      "first offset in question")),
     FindingKind("remote_overlap", "warning", "two finished remote segments hold the same offsets with different "
                 "leader epochs", ("remote_segment_id", "other_remote_segment_id", "overlap", "segment_leader_epochs",
-                                  "other_segment_leader_epochs")),
+                                  "other_segment_leader_epochs"),
+                rule=("two COPY_SEGMENT_FINISHED segments of a partition hold the same offsets with different "
+                      "leader-epoch chains (some common offset in different epochs: two histories of those offsets "
+                      "in the remote tier), once per pair, on the one copied later: `remote_segment_id`, "
+                      "`other_remote_segment_id`, `overlap` [first, last], `segment_leader_epochs`, "
+                      "`other_segment_leader_epochs`")),
     # files and directories
-    FindingKind("unreadable_file", "error", "a file could not be opened or read"),
+    FindingKind("unreadable_file", "error", "a file could not be opened or read",
+                rule="a file that cannot be read (also a directory, FIFO or device passed to `dump`)"),
     FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
                 "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
-                "listed once, never opened, the scan goes on", ("entry",)),
+                "listed once, never opened, the scan goes on", ("entry",),
+                rule=("an entry of a log or partition dir that is not a broker file or partition dir (see [What a "
+                      "log dir may hold](cli.md#what-a-log-dir-may-hold)); a folder is one finding, never read: "
+                      "`entry` (`file`, `dir`, `fifo`, `socket`, `device`, `dangling_symlink`, `symlink_loop`, "
+                      "`unreadable`, `other`)")),
     # a broker restart, replayed (parsers/restart.py, spark/restart.py)
     FindingKind("restart_would_truncate", "error", "an unclean restart of this broker would discard valid data "
                 "behind damage (log recovery truncates at the first invalid batch and deletes the later unflushed "
                 "segments)", ("truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
-                              "committed_offsets_discarded", "damage_kind", "recovery_point")),
+                              "committed_offsets_discarded", "damage_kind", "recovery_point"),
+                rule=("an unclean restart of this broker would discard valid data behind damage: no clean-shutdown marker, "
+                      "and `LogSegment.recover` stops at an invalid batch (bad CRC, a length it cannot frame, a torn or "
+                      "zero-filled tail) in a segment at or above the recovery point with valid batches behind it, or later"
+                      " unflushed segments that recovery then deletes; or offsets going backwards where the index rebuild "
+                      "sees them (the whole segment is emptied); or the log end below the log start (every segment "
+                      "deleted). `truncate_at_offset`, `bytes_discarded`, `segments_deleted`, `offsets_discarded`, "
+                      "`committed_offsets_discarded`, `damage_kind` (`corrupt_crc`, `truncated_tail`, `zero_filled_tail`, "
+                      "`invalid_batch_length`, `unknown_magic`, `offset_overlap`, `log_end_below_log_start`), "
+                      "`recovery_point`; `file`/`position` are the first invalid batch, `offset` is `truncate_at_offset`. "
+                      "Save the records first: `kforensics export --from-finding OUT:restart_would_truncate`")),
     FindingKind("restart_trims_tail", "info", "a restart would trim only a damaged tail (a torn last write) with "
                 "no valid batch behind it: what log recovery is for", ("truncate_at_offset", "bytes_discarded",
-                                                                     "damage_kind", "recovery_point")),
+                                                                     "damage_kind", "recovery_point"),
+                rule=("recovery would cut only a damaged tail with no valid batch behind it (a torn last write: what "
+                      "recovery is for): `truncate_at_offset`, `bytes_discarded`, `damage_kind`, `recovery_point`")),
     FindingKind("damage_below_recovery_point", "warning", "damage in a segment a restart does not re-validate "
                 "(below the recovery point, or any segment with a clean-shutdown marker): it is served to consumers "
-                "as is", ("damage_kind", "recovery_point", "clean_shutdown")),
+                "as is", ("damage_kind", "recovery_point", "clean_shutdown"),
+                rule=("damage (a bad CRC or an unframeable batch) in a segment a restart does not re-validate: below the "
+                      "recovery point, or in any segment when the clean-shutdown marker is present. The broker keeps "
+                      "serving it to consumers as it is: `damage_kind`, `recovery_point`, `clean_shutdown`; `offset` is the"
+                      " first offset of the damaged batch")),
     # producers (spark/producers.py)
     FindingKind("sequence_gap", "error", "a producer's batch does not continue its sequence (records lost or "
                 "never written)", ("expected_sequence", "found_sequence", "gap_size", "size_class",
-                                   "leader_epoch_change", "previous_batch_offset")),
+                                   "leader_epoch_change", "previous_batch_offset"),
+                rule=("same producer id and epoch, base sequence is not last sequence + 1 (2147483647 is followed "
+                      "by 0): `expected_sequence`, `found_sequence`, `gap_size`, `previous_batch_offset`, "
+                      "`size_class` (`small`: at most 5 batches of the previous batch's size, a lost in-flight "
+                      "window; `large`: more), `leader_epoch_change` (the batch is the first of a new partition "
+                      "leader epoch: the signature of an unclean election)")),
     FindingKind("duplicate_sequence", "error", "the same producer id, epoch and sequence range at more than one "
-                "offset (a duplicate the broker should have rejected)", ("sequence_range", "offsets")),
+                "offset (a duplicate the broker should have rejected)", ("sequence_range", "offsets"),
+                rule=("the same producer id, epoch and sequence range at more than one offset (reported at the "
+                      "second copy): `sequence_range`, `offsets`")),
     FindingKind("zombie_epoch", "error", "data written with a producer epoch lower than one already written "
-                "(a fenced producer still writing)", ("newer_epoch", "newer_epoch_first_offset")),
+                "(a fenced producer still writing)", ("newer_epoch", "newer_epoch_first_offset"),
+                rule=("data written with an epoch lower than one already written (data or marker) for that producer"
+                      " id: `newer_epoch`, `newer_epoch_first_offset`")),
     FindingKind("content_duplicate", "warning", "a new producer id re-sent records another producer id had "
                 "written (a producer restarted without idempotence across the restart)",
-                ("producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between")),
+                ("producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between"),
+                rule=("full mode: a re-send. A run of at least `--resend-min-records` (3) consecutive records at "
+                      "the start of a producer id's history in a partition that equals, record for record (key and "
+                      "value hashes), a consecutive run among an earlier producer id's last `--resend-tail` "
+                      "(10,000) records there, the new producer id's first write within `--resend-window` (15 min; "
+                      "0: no limit) of the earlier one's last write, and after its last record in the log. A run "
+                      "whose first `--resend-min-records` records stand more than once in the earlier tail is the "
+                      "stream's own repetition (heartbeats, status and changelog topics), never a re-send. "
+                      "`producer_ids` ([earlier, new]), `matches` (re-sent records: never more than either producer"
+                      " wrote), `original_offsets` and `resent_offsets` ([first, last] on each side), `ms_between` "
+                      "(the new producer's first write after the earlier one's last)")),
     # transactions (spark/transactions.py)
     FindingKind("hanging_transaction", "error", "a transaction open at the log end for longer than the "
                 "transaction timeout: the LSO is stuck", ("first_offset", "lso_stuck_at", "age_ms_at_log_end",
-                                                         "last_data_offset")),
-    FindingKind("txnindex_missing", "error", "an aborted transaction the .txnindex does not list", _TXNINDEX_FIELDS),
-    FindingKind("txnindex_orphan", "error", "a .txnindex entry with no ABORT marker in the log", _TXNINDEX_FIELDS),
+                                                         "last_data_offset"),
+                rule=("a transaction open at the log end and older than `--txn-timeout` (15 min) measured against "
+                      "the newest timestamp in the log: `first_offset`, `lso_stuck_at`, `age_ms_at_log_end`, "
+                      "`last_data_offset`")),
+    FindingKind("txnindex_missing", "error", "an aborted transaction the .txnindex does not list", _TXNINDEX_FIELDS,
+                rule=("an aborted range (an ABORT marker in the log) that the `.txnindex` lacks: `first_offset`, "
+                      "`last_offset`, `last_stable_offset`")),
+    FindingKind("txnindex_orphan", "error", "a .txnindex entry with no ABORT marker in the log", _TXNINDEX_FIELDS,
+                rule=("a `.txnindex` entry with no ABORT marker in the log: `first_offset`, `last_offset`, "
+                      "`last_stable_offset`")),
     FindingKind("txnindex_mismatch", "error", "a .txnindex entry whose first offset or last stable offset differs "
-                "from the log's", (*_TXNINDEX_FIELDS, "index_first_offset", "index_last_stable_offset")),
+                "from the log's", (*_TXNINDEX_FIELDS, "index_first_offset", "index_last_stable_offset"),
+                rule=("a `.txnindex` entry with a different first offset or last stable offset than the log's "
+                      "aborted range: `first_offset`, `last_offset`, `last_stable_offset`, and the index's "
+                      "`index_first_offset`, `index_last_stable_offset`")),
     # cross-checks (spark/crosschecks.py)
     FindingKind("snapshot_mismatch", "error", "a producer snapshot entry that disagrees with the log",
                 ("snapshot_offset", "snapshot_last_offset", "snapshot_last_sequence", "log_last_offset",
-                 "log_last_sequence")),
+                 "log_last_sequence"),
+                rule=("a producer snapshot entry whose last offset is not below the snapshot's offset, or that "
+                      "disagrees with the producer's last batch below it while the log still holds that part: "
+                      "`snapshot_offset`, `snapshot_last_offset`, `snapshot_last_sequence`, `log_last_offset`, "
+                      "`log_last_sequence`")),
     FindingKind("leader_epoch_mismatch", "error", "batches whose partition leader epoch is not the one "
                 "leader-epoch-checkpoint assigns to their offsets", ("batch_leader_epoch", "checkpoint_epoch",
-                                                                     "batches")),
+                                                                     "batches"),
+                rule=("batches whose partitionLeaderEpoch is not the epoch leader-epoch-checkpoint assigns to their"
+                      " offsets: `batch_leader_epoch`, `checkpoint_epoch`, `batches`")),
     FindingKind("offset_overlap", "error", "offsets going backwards from one batch to the next in file order",
-                ("previous_last_offset",)),
+                ("previous_last_offset",),
+                rule="offsets going backwards from one batch to the next in file order: `previous_last_offset`"),
     FindingKind("segment_name_mismatch", "error", "a segment named for an offset above its first batch, or "
                 "overlapping the next segment", ("name_offset", "first_batch_base_offset", "last_offset",
-                                                 "next_segment_base_offset")),
+                                                 "next_segment_base_offset"),
+                rule=("a segment named for an offset above its first batch, or overlapping the next segment: "
+                      "`name_offset`, `first_batch_base_offset`, `last_offset`, `next_segment_base_offset`")),
     # replicas (spark/replicas.py)
     FindingKind("replica_divergence", "error", "two replicas of a topic-partition hold different batches at the "
                 "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
                                 "replicas", "elections"),
-                severity_rule="warning when no committed offset (below the high watermark) was lost"),
+                severity_rule="warning when no committed offset (below the high watermark) was lost",
+                rule=("two replicas of a topic-partition (same `cluster.id`) hold different batches at the same "
+                      "offset (compared by base/last offset, CRC, producer id/epoch, base sequence and leader "
+                      "epoch, headers only, from the later log start or cleaner checkpoint up to the shorter log "
+                      "end). On the replica whose history was replaced (lower leader epoch at that offset): "
+                      "`offset`, `common_prefix_end_offset`, `brokers`, `lost_offsets` ([first, last]: below that "
+                      "replica's high watermark, i.e. committed and lost in an unclean election; null if only "
+                      "uncommitted data differed, or when that replica's high watermark is not in the input), "
+                      "`lost_on`, `winner`, `replicas` (per broker: `leader_epoch_at_offset`, `log_end_offset`, "
+                      "`high_watermark`, `leader_epoch_checkpoint`), `elections` (where the cluster's KRaft "
+                      "metadata log is in the input: the leader changes of the epochs involved, above the lower of "
+                      "the two replicas' epochs at the divergence up to the higher, each `leader_epoch`, `leader`, "
+                      "`election`, `elected_at`: the election that caused it)")),
     FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
                 "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
-                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc")),
+                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc"),
+                rule=("a `-future` dir (the copy a broker builds while moving a replica between its log dirs, "
+                      "fetched from the live log) holds a batch, within the live log's offsets, that the live dir "
+                      "of the same broker does not hold identically (same fingerprint as `replica_divergence`); one"
+                      " finding per future dir at its first such batch; a copy that is only shorter is still "
+                      "catching up, no finding: `live_log_start_offset`, `live_log_end_offset`, `future_crc`, "
+                      "`live_crc` (null when the live dir has no batch at that offset)")),
     # the KRaft control plane (spark/control_plane.py: __cluster_metadata replayed, held against the data)
     FindingKind("unclean_leader_election", "error", "a partition leader elected from outside the previous ISR and "
                 "ELR (the metadata log's record of it; with the first data offset of its leader epoch and the "
                 "committed offsets it cost where the data is in the input)",
                 ("leader", "leader_epoch", "previous_leader", "previous_isr", "previous_elr", "metadata_offset",
-                 "elected_at", "metadata_broker", "offset", "lost_offsets")),
+                 "elected_at", "metadata_broker", "offset", "lost_offsets"),
+                rule=("KRaft: a partition leader elected from outside the previous ISR and ELR, as the replay of "
+                      "the metadata log shows it (both signatures: the PartitionChangeRecord that sets "
+                      "LeaderRecoveryState RECOVERING with Isr = [leader], and, when the partition is still "
+                      "RECOVERING, a new leader outside the ISR with the tag absent). Once per election per "
+                      "cluster, on the reference copy's record (`broker` = the broker whose `__cluster_metadata` "
+                      "copy was read, `file`/`position` the record's batch): `leader`, `leader_epoch`, "
+                      "`previous_leader`, `previous_isr`, `previous_elr`, `metadata_offset`, `elected_at` (the "
+                      "record's timestamp), `metadata_broker`; where the partition's data is in the input `offset` "
+                      "(the first data offset of that leader epoch: leader-epoch-checkpoint, else the first batch) "
+                      "and `lost_offsets` ([first, last] committed offsets a `replica_divergence` at that epoch "
+                      "shows lost)")),
     FindingKind("stray_partition", "warning", "a partition dir a broker holds but should not (deleted or re-created "
                 "topic, not a replica, or renamed -stray by Kafka): it may hold the only copy of its data",
-                ("reason", "topic_id", "metadata_topic_id", "replicas")),
+                ("reason", "topic_id", "metadata_topic_id", "replicas"),
+                rule=("KRaft: a partition dir a broker of a cluster whose metadata log is in the input holds but "
+                      "should not, with `reason`: `marked_stray` (Kafka 3.7+ renamed it "
+                      "`<topic>-<partition>.<uuid>-stray`), `topic_deleted` (its `partition.metadata` topic id, or "
+                      "without one its topic name, is no live topic), `topic_recreated` (the name is live under "
+                      "another id), `not_a_replica` (the broker's `node.id` is not in the partition's replicas); "
+                      "`topic_id` (of the dir), `metadata_topic_id` (the live topic's), `replicas`. `file` is the "
+                      "dir. The dir may hold the only copy of a deleted topic's data: the message says so")),
     FindingKind("offline_partition", "error", "a partition without a leader at the end of the metadata log while "
                 "some broker was up (registered, unfenced, not shutting down)",
-                ("since_offset", "since", "last_leader", "isr", "elr", "replicas", "live_brokers")),
+                ("since_offset", "since", "last_leader", "isr", "elr", "replicas", "live_brokers"),
+                rule=("KRaft: a live topic's partition with leader -1 at the end of the metadata log while some "
+                      "broker is registered, unfenced and not in controlled shutdown there (a log that ends with "
+                      "every broker fenced or shutting down is a stopped cluster: no finding): `since_offset`, "
+                      "`since` (metadata offset and time it lost its leader), `last_leader`, `isr`, `elr`, "
+                      "`replicas`, `live_brokers`")),
     FindingKind("leader_epoch_unknown", "error", "a data batch or leader-epoch-checkpoint entry carries a leader "
                 "epoch the metadata log never gave its partition (data or metadata from another cluster)",
-                ("leader_epoch", "source", "first_known_epoch", "last_known_epoch", "metadata_broker")),
+                ("leader_epoch", "source", "first_known_epoch", "last_known_epoch", "metadata_broker"),
+                rule=("KRaft: a data batch or `leader-epoch-checkpoint` entry of a partition (same topic id) "
+                      "carrying a leader epoch the metadata log never gave it, judged where the metadata covers "
+                      "that time: below the partition's first epoch only when its PartitionRecord is in the log "
+                      "(not the base snapshot), above its last epoch only on the broker whose metadata copy is the "
+                      "reference (a broker's data is never ahead of its own metadata). Once per broker, partition "
+                      "and epoch, at its first batch or entry: `leader_epoch`, `source` (`batch`, "
+                      "`leader-epoch-checkpoint`), `first_known_epoch`, `last_known_epoch`, `metadata_broker`")),
     # the transaction coordinator (spark/coordinator.py)
     FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
-                "holds no marker for it", _MARKER_FIELDS),
+                "holds no marker for it", _MARKER_FIELDS,
+                rule=("the coordinator completed a transaction (CompleteCommit/CompleteAbort) naming a partition in"
+                      " the input, but that replica (whose log reaches the completion time) holds no marker of the "
+                      "producer id between the transaction's start and the producer's next transaction there: "
+                      "`transactional_id`, `coordinator_partition`, `coordinator_offset`, `coordinator_broker`, "
+                      "`coordinator_outcome`, `txn_start_timestamp`, `completed_at`, `partitions_not_in_input`, "
+                      "`expected_coordinator_partition`; `offset`/`position` are the transaction's first data batch")),
     FindingKind("outcome_mismatch", "error", "a partition's marker says the other outcome than the coordinator",
-                (*_MARKER_FIELDS, "marker_outcome", "marker_offset")),
+                (*_MARKER_FIELDS, "marker_outcome", "marker_offset"),
+                rule=("the coordinator completed a transaction naming a partition in the input, and that replica's "
+                      "marker says the other outcome (COMMIT vs ABORT); matched as for `marker_missing`: the same "
+                      "fields (`transactional_id`, `coordinator_partition`, `coordinator_offset`, "
+                      "`coordinator_broker`, `coordinator_outcome`, `txn_start_timestamp`, `completed_at`, "
+                      "`partitions_not_in_input`, `expected_coordinator_partition`) plus `marker_outcome`, "
+                      "`marker_offset`")),
     FindingKind("unknown_producer", "error", "transactional data from a producer id no __transaction_state record "
                 "names", ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing"),
-                severity_rule="warning unless every __transaction_state partition is in the input"),
+                severity_rule="warning unless every __transaction_state partition is in the input",
+                rule=("transactional data from a producer id no `__transaction_state` record in the input names "
+                      "(judged only when some are in the input): `batches`, `transaction_state_partitions_present`,"
+                      " `transaction_state_partitions_missing`")),
     FindingKind("epoch_fenced_write", "error", "a transactional batch written after the coordinator fenced its "
                 "producer epoch", ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches",
-                                   "expected_coordinator_partition")),
+                                   "expected_coordinator_partition"),
+                rule=("a transactional batch created (base timestamp) after the coordinator recorded a higher epoch"
+                      " for its producer id: `transactional_id`, `fenced_at`, `fencing_epoch`, `written_at`, "
+                      "`batches`, `expected_coordinator_partition`")),
     # consumer groups (spark/consumer_offsets.py)
     FindingKind("committed_offset_beyond_log_end", "error", "a group's committed offset is above the partition's "
-                "log end", _COMMIT_FIELDS),
+                "log end", _COMMIT_FIELDS,
+                rule=("a group's latest committed offset is above the partition's log end (longest replica): the "
+                      "group resets or skips. `broker` is the one holding the commit, `topic`/`partition` the "
+                      "committed partition, `file`/`position` the commit record: `group`, `committed_offset`, "
+                      "`coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, "
+                      "`log_end_offset`, `reference_broker`")),
     FindingKind("committed_offset_below_log_start", "error", "a group's committed offset is below the partition's "
-                "log start", _COMMIT_FIELDS),
+                "log start", _COMMIT_FIELDS,
+                rule=("a group's latest committed offset is below the partition's log start (retention deleted "
+                      "records the group never read); `broker`, `topic`/`partition` and `file`/`position` as for "
+                      "`committed_offset_beyond_log_end`; the same fields: `group`, `committed_offset`, "
+                      "`coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, "
+                      "`log_end_offset`, `reference_broker`")),
     FindingKind("committed_offset_in_aborted_range", "warning", "a group's committed offset lies inside an aborted "
                 "transaction", (*_COMMIT_FIELDS, "aborted_first_offset", "aborted_last_offset",
-                                "aborted_producer_id")),
+                                "aborted_producer_id"),
+                rule=("a group's latest committed offset lies strictly inside an aborted transaction (after its "
+                      "first offset, up to its marker): the same fields as `committed_offset_beyond_log_end` "
+                      "(`group`, `committed_offset`, `coordinator_partition`, `coordinator_offset`, "
+                      "`commit_timestamp`, `log_start_offset`, `log_end_offset`, `reference_broker`) plus "
+                      "`aborted_first_offset`, `aborted_last_offset`, `aborted_producer_id`")),
 )
 
 #: The findings about producers' sequences and epochs (`kforensics gaps`).

@@ -1,4 +1,5 @@
-"""The README's "Python API" examples run as written, against the sample logs and a real scan of them."""
+"""The "Python API" page's examples (docs/python-api.md) run as written, against the sample logs and a real scan of
+them. The README's command examples are run by tests/test_docs.py."""
 
 from __future__ import annotations
 
@@ -12,16 +13,15 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-pytest.importorskip("duckdb", reason="duckdb (a test extra) runs the README's DuckDB example")
+pytest.importorskip("duckdb", reason="duckdb (a test extra) runs the Python API page's DuckDB example")
 
 
 def _api_examples() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    page = (REPO / "docs" / "python-api.md").read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", page, flags=re.S)
 
 
-def test_the_readme_has_examples_for_segments_indexes_and_scan_tables() -> None:
+def test_the_api_page_has_examples_for_segments_indexes_and_scan_tables() -> None:
     code = "\n".join(_api_examples())
     for needle in ("open_log(", "log.records(", "iter_offset_index(", "iter_time_index(", "pd.read_parquet(",
                    "duckdb.sql(", "require_complete(", "decode_coordinator_record(", "decode_metadata_record("):
@@ -29,7 +29,7 @@ def test_the_readme_has_examples_for_segments_indexes_and_scan_tables() -> None:
 
 
 @pytest.mark.parametrize("index", range(5))
-def test_readme_example_runs(index: int, full_scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_example_runs(index: int, full_scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     examples = _api_examples()
     assert len(examples) == 5
     # the examples' relative paths: the sample logs, and a completed scan's OUT as ./kforensics-out
@@ -38,7 +38,7 @@ def test_readme_example_runs(index: int, full_scan: Path, tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(examples[index], f"README.md python example {index + 1}", "exec"), {})  # noqa: S102
+        exec(compile(examples[index], f"docs/python-api.md example {index + 1}", "exec"), {})  # noqa: S102
     text = printed.getvalue()
     if index == 0:  # batches of the first orders segment, then records
         assert re.search(r"^0 4 1000 none True$", text, flags=re.M)
