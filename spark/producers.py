@@ -14,7 +14,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL, DEFAULT_RESEND_WINDOW_MS
+from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
 from kforensics.spark.findings import KEY, fmt, to_findings
 
 PRODUCER = [*KEY, "producer_id"]

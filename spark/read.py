@@ -362,7 +362,7 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
     with local_file(join_uri(task["path"], "meta.properties")) as path:
         props = read_meta_properties(path)[0] if path is not None else {}
-    with local_file(_join(task["path"], ".kafka_cleanshutdown")) as path:
+    with local_file(join_uri(task["path"], ".kafka_cleanshutdown")) as path:
         clean_shutdown = path is not None
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
     node = props.get("node.id", props.get("broker.id"))

@@ -147,7 +147,6 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
     else:
         d = d.withColumn("elections", F.lit(None).cast("array<struct<leader_epoch:int,leader:int,election:string,"
                                                         "elected_at:bigint>>"))
-    a_lost = F.col("a_epoch") < F.col("b_epoch")
     b_lost = F.col("b_epoch") < F.col("a_epoch")
 
     def pick(name: str):
