@@ -130,7 +130,9 @@ KINDS: dict[str, FindingKind] = _kinds(
                                   "other_segment_leader_epochs")),
     # files and directories
     FindingKind("unreadable_file", "error", "a file could not be opened or read"),
-    FindingKind("unknown_file", "info", "a file in a log directory that is not one of the broker's known files"),
+    FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
+                "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
+                "listed once, never opened, the scan goes on", ("entry",)),
     # producers (spark/producers.py)
     FindingKind("sequence_gap", "error", "a producer's batch does not continue its sequence (records lost or "
                 "never written)", ("expected_sequence", "found_sequence", "gap_size", "size_class",
@@ -167,6 +169,9 @@ KINDS: dict[str, FindingKind] = _kinds(
                 "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
                                 "replicas", "elections"),
                 severity_rule="warning when no committed offset (below the high watermark) was lost"),
+    FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
+                "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
+                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc")),
     # the KRaft control plane (spark/control_plane.py: __cluster_metadata replayed, held against the data)
     FindingKind("unclean_leader_election", "error", "a partition leader elected from outside the previous ISR and "
                 "ELR (the metadata log's record of it; with the first data offset of its leader epoch and the "

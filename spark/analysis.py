@@ -30,7 +30,7 @@ from kforensics.spark import (
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
-from kforensics.spark.read import InputFacts, batch_record_rows
+from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 
 T = TypeVar("T")
 
@@ -90,6 +90,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     content_duplicate's min_records, tail and window_ms; None (headers-only mode) skips that check, the only one
     that reads records."""
     keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
+    every_dir, tables = tables, live_only(tables)
     possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
     batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
     data = _Once(lambda: producers.data_batches(batches()))
@@ -160,7 +161,7 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
             checks.append(lambda: replicas.replica_divergence_findings(
                 clustered(), ends_r(), div(), control_plane.elections_of(history()) if kraft else None))
         if kraft:
-            checks += _control_plane_checks(tables, history, state, topics, broker_events, reference,
+            checks += _control_plane_checks(tables, every_dir, history, state, topics, broker_events, reference,
                                             lambda: replicas.divergence_facts(clustered(), ends_r(), div())
                                             if possible.replicas_possible else None)
         if possible.has_transaction_state:
@@ -169,6 +170,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
                        lambda: coordinator.epoch_fenced_writes(clustered(), log(), txn_ids())]
         if possible.has_consumer_offsets:
             checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
+        if possible.has_future_replicas:
+            checks.append(lambda: replicas.future_replica_divergences(every_dir["batches"]))
         if resend is not None:
             checks.append(lambda: producers.content_duplicates(producers.resends(
                 batch_record_rows(producers.resend_batches(resend_data(), resend_pairs(), tail=resend["tail"])),
@@ -196,7 +199,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
         "producers": lambda: producers.producers_table(data()),
         "transactions": lambda: replicas.with_cluster_id(txns().drop("txn_index"), tables["brokers"])
         .join(txn_ids(), ["cluster_id", "producer_id"], "left").drop("cluster_id"),
-        "replicas": lambda: replicas.replicas_table(ends_r(), div()),
+        "replicas": lambda: replicas.replicas_table(ends_r(), div()).withColumn("dir_state", F.lit("live"))
+        .unionByName(replicas.special_dir_replicas(every_dir["segments"], tables["brokers"])),
         "leader_epoch_lineage": lambda: replicas.leader_epoch_lineage(batches(), tables["leader_epochs"]),
         "coordinator_transactions": lambda: ctx().drop("txn_seq"),
         "consumer_offsets": offsets,
@@ -213,7 +217,8 @@ def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_T
     }
 
 
-def _control_plane_checks(tables: dict[str, DataFrame], history: Callable[[], DataFrame],
+def _control_plane_checks(tables: dict[str, DataFrame], every_dir: dict[str, DataFrame],
+                          history: Callable[[], DataFrame],
                           state: Callable[[], DataFrame], topics: Callable[[], DataFrame],
                           broker_events: Callable[[], DataFrame], reference: Callable[[], DataFrame],
                           divergence: Callable[[], DataFrame | None]) -> list[Callable[[], DataFrame]]:
@@ -232,7 +237,9 @@ def _control_plane_checks(tables: dict[str, DataFrame], history: Callable[[], Da
             history(), control_plane.epoch_starts(tables["batches"], tables["leader_epochs"], brokers), lost)
 
     def stray() -> DataFrame:
-        dirs = (tables["partition_dirs"].join(tables["partition_topic_ids"], ["broker", "topic", "partition"], "left")
+        # every_dir: the topic ids of -stray dirs too
+        dirs = (tables["partition_dirs"].join(every_dir["partition_topic_ids"],
+                                              ["broker", "topic", "partition", "dir_state"], "left")
                 .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
                                                  "node_id")), "broker"))
         return control_plane.stray_partitions(dirs, state(), topics(), reference())

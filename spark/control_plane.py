@@ -395,7 +395,7 @@ def offline_partitions(state: DataFrame, live: DataFrame) -> DataFrame:
 
 
 def stray_partitions(dirs: DataFrame, state: DataFrame, topics: DataFrame, reference: DataFrame) -> DataFrame:
-    """Needs partition dirs (broker, topic, partition, cluster_id, node_id, path, dir_kind live|stray, topic_id of
+    """Needs partition dirs (broker, topic, partition, cluster_id, node_id, path, dir_state live|stray, topic_id of
     partition.metadata or null), partition_state, topics_table and reference_copies; `stray_partition` findings for
     the dirs of clusters whose metadata log is in the input that the broker should not hold: `marked_stray`
     (Kafka renamed it already), `topic_deleted` (its topic id, or without one its name, is no live topic),
@@ -411,7 +411,7 @@ def stray_partitions(dirs: DataFrame, state: DataFrame, topics: DataFrame, refer
                                                                     F.lit(True).alias("id_live"))
     d = d.join(id_live, (d.cluster_id == id_live.cluster_id) & (d.topic_id == id_live.tid), "left").drop(
         id_live.cluster_id)
-    reason = (F.when(F.col("dir_kind") == "stray", F.lit("marked_stray"))
+    reason = (F.when(F.col("dir_state") == "stray", F.lit("marked_stray"))
               .when(F.col("metadata_topic_id").isNull(), F.lit("topic_deleted"))
               .when(F.col("topic_id").isNotNull() & (F.col("topic_id") != F.col("metadata_topic_id")),
                     F.when(F.col("id_live").isNull(), F.lit("topic_recreated")).otherwise(F.lit("topic_deleted")))

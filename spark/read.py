@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
-from kforensics.parsers.log_dir import filesystem, scan_log_dir
+from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, filesystem, scan_log_dir
 from kforensics.spark import schemas as S
 
 FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
@@ -33,11 +33,10 @@ FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds exec
 
 # --- driver: listing ---------------------------------------------------------------------------
 
-def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
-               dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tuple[list[dict[str, Any]],
+                                                                                    list[dict[str, Any]]]:
     """One task row per segment, partition dir and log dir, from the directory model (file names only); and
-    finding rows for what the listing found (files that are not a broker's). `dirs`, when given, receives one row
-    per live or stray partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check."""
+    finding rows for what the listing found (files that are not a broker's)."""
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
@@ -50,14 +49,10 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
         findings += [_finding_row(base, f) for f in listed]
-        for part in log_dir.partitions:
-            if dirs is not None and part.kind in ("live", "stray") and (
-                    not topic_glob or fnmatch.fnmatchcase(part.topic, topic_glob)):
-                dirs.append({"broker": broker, "topic": part.topic, "partition": part.partition, "path": part.path,
-                             "dir_kind": part.kind})
-            if part.kind != "live" or (topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
+        for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
+            if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
-            key = {"broker": broker, "topic": part.topic, "partition": part.partition}
+            key = {"broker": broker, "topic": part.topic, "partition": part.partition, "dir_state": part.dir_state}
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
                 name = path.rsplit("/", 1)[-1]
@@ -423,6 +418,24 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
+#: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
+#: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
+DIR_STATE_TABLES = ("batches", "segments", "txnindex", "snapshot_entries", "leader_epochs", "partition_topic_ids")
+
+
+def with_dir_state(df: DataFrame, path: str = "file") -> DataFrame:
+    """Needs `path` (a file in a partition dir); adds dir_state: live, delete, future or stray, from the name of
+    the partition dir (`parsers/log_dir.py`)."""
+    state = F.regexp_extract(F.col(path), DIR_STATE_OF_FILE, 1)
+    return df.withColumn("dir_state", F.when(state == "", F.lit("live")).otherwise(state))
+
+
+def live_only(tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    """The input tables as the analyses read them: the rows of live partition dirs, without dir_state."""
+    return {name: df.filter(F.col("dir_state") == "live").drop("dir_state") if name in DIR_STATE_TABLES else df
+            for name, df in tables.items()}
+
+
 @dataclass(frozen=True)
 class InputFacts:
     """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
@@ -432,6 +445,8 @@ class InputFacts:
     has_transaction_state: bool
     has_consumer_offsets: bool
     has_remote_log_metadata: bool = True
+    #: Some broker holds a -future copy of a partition it also holds live (a move between log dirs).
+    has_future_replicas: bool = False
     #: Some broker's `__cluster_metadata-0` (KRaft metadata log) is in the input.
     has_cluster_metadata: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
@@ -439,13 +454,16 @@ class InputFacts:
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
-    partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
-    topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
+    live = [t for t in tasks if t.get("dir_state", "live") == "live"]
+    partitions = [(t["topic"], t["partition"]) for t in live if t["task_kind"] == "partition"]
+    topics = {t["topic"] for t in live if t["task_kind"] == "segment"}
     dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
     return InputFacts(replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
+                      has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
+                                              for t in tasks),
                       has_cluster_metadata="__cluster_metadata" in topics)
 
 
@@ -453,14 +471,12 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
                 topic_glob: str | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
     listing tells about them."""
-    dirs: list[dict[str, Any]] = []
-    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
+    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
-    names = S.TASKS.names
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
     # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
-    task_df = spark.createDataFrame([tuple(t[n] for n in names) for t in tasks], S.ddl(S.TASKS))
-    segments = task_df.filter(F.col("task_kind") == "segment")
+    task_df = S.frame(spark, S.TASKS, tasks)
+    segments = with_dir_state(task_df.filter(F.col("task_kind") == "segment"), "path")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
     seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only),
@@ -497,7 +513,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     # Coordinator records and offset commits are decoded in every mode: they are small and the cluster-wide
     # checks need them.
     facts = input_facts(tasks)
-    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log"))
+    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log")
+                                & (F.col("dir_state") == "live"))
                 .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)))
     if not (facts.has_transaction_state or facts.has_consumer_offsets):
         internal = internal.limit(0)  # nothing to decode: no job
@@ -511,19 +528,20 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
     if listing_findings:
-        tables["parser_findings"] = tables["parser_findings"].unionByName(spark.createDataFrame(
-            [tuple(f[n] for n in S.FINDINGS.names) for f in listing_findings], S.ddl(S.FINDINGS)))
+        tables["parser_findings"] = tables["parser_findings"].unionByName(S.frame(spark, S.FINDINGS, listing_findings))
     # Tiered storage's __remote_log_metadata, decoded in every mode too (spark/remote_storage.py).
     from kforensics.spark.remote_storage import read_events
 
-    remote = read_events(segments, facts.has_remote_log_metadata).cache()
+    remote = read_events(segments.filter(F.col("dir_state") == "live"), facts.has_remote_log_metadata).cache()
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
-    tables["partition_topic_ids"] = small_rows.filter(F.col("row_kind") == "topic_id").select(*key, "topic_id")
+    tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
+        *key, "topic_id", "dir_state")
     # KRaft: the __cluster_metadata records the control plane replays (spark/control_plane.py), and the partition
     # dirs (live and stray) it holds against them.
     from kforensics.spark.control_plane import read_metadata_records
 
-    metadata = read_metadata_records(segments, tables["brokers"], facts.has_cluster_metadata).cache()
+    metadata = read_metadata_records(segments.filter(F.col("dir_state") == "live"), tables["brokers"],
+                                     facts.has_cluster_metadata).cache()
     tables["metadata_records"] = metadata.filter(F.col("row_kind") == "record").select(*S.METADATA_RECORDS.names)
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         metadata.filter(F.col("row_kind") == "finding").select(
@@ -531,12 +549,22 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             F.lit(0).alias("partition"), "kind", "severity", "file", "position",
             F.col("record_index").alias("offset"), F.lit(None).cast("long").alias("producer_id"),
             F.lit(None).cast("int").alias("producer_epoch"), "message", "details"))
-    tables["partition_dirs"] = spark.createDataFrame(
-        [(d["broker"], d["topic"], d["partition"], d["path"], d["dir_kind"]) for d in dirs],
-        "broker string, topic string, partition int, path string, dir_kind string")
+    tables["partition_dirs"] = S.frame(spark, S.INPUT_TABLES["partition_dirs"], [
+        {"broker": t["broker"], "topic": t["topic"], "partition": t["partition"], "path": t["path"],
+         "dir_state": t["dir_state"]} for t in tasks if t["task_kind"] == "partition"
+        and t["dir_state"] in ("live", "stray")])
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),
                                                              F.lit(None).cast("int").alias("producer_epoch"),
                                                              "message", "details"))
-    return tables, facts
+    for name in DIR_STATE_TABLES:
+        if name != "partition_topic_ids":  # its file column is not kept
+            tables[name] = with_dir_state(tables[name])
+    return {name: df.select(*S.INPUT_TABLES[name].names) for name, df in tables.items()}, facts
+
+
+def empty_tables(spark: SparkSession) -> dict[str, DataFrame]:
+    """Every input table with no rows and its full schema (`schemas.INPUT_TABLES`): what a scan of an empty
+    log dir gives the analyses."""
+    return {name: S.frame(spark, schema, []) for name, schema in S.INPUT_TABLES.items()}

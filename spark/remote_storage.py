@@ -22,6 +22,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
+from kforensics.spark import schemas as S
 from kforensics.spark.findings import fmt, to_findings
 
 TOPIC = "__remote_log_metadata"
@@ -30,18 +31,8 @@ STARTED_STATES = ("COPY_SEGMENT_STARTED", "DELETE_SEGMENT_STARTED")
 #: A data partition across the remote and local tiers (topic ids are compared separately: either may be unknown).
 TP = ["cluster_id", "topic", "partition"]
 
-#: What one `__remote_log_metadata` segment task emits: an event (one record), or a finding. `topic` and
-#: `partition` of an event are the data partition it is about; `metadata_partition` is where it was read.
-EVENT_ROWS = pa.schema([pa.field(n, t) for n, t in [
-    ("row_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-    ("metadata_partition", pa.int32()), ("file", pa.string()), ("position", pa.int64()), ("offset", pa.int64()),
-    ("timestamp", pa.int64()), ("record_type", pa.string()), ("topic_id", pa.string()),
-    ("remote_segment_id", pa.string()), ("start_offset", pa.int64()), ("end_offset", pa.int64()),
-    ("max_timestamp", pa.int64()), ("segment_leader_epochs", pa.string()), ("size", pa.int64()),
-    ("state", pa.string()), ("broker_id", pa.int32()), ("event_timestamp", pa.int64()), ("kind", pa.string()),
-    ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())]])
-_DDL_TYPES = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint"}
-EVENT_DDL = ", ".join(f"`{f.name}` {_DDL_TYPES[f.type]}" for f in EVENT_ROWS)
+EVENT_ROWS = S.REMOTE_EVENT_ROWS
+EVENT_DDL = S.ddl(EVENT_ROWS)
 
 
 def epochs_text(entries: list[tuple[int, int]] | None) -> str | None:

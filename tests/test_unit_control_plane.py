@@ -287,7 +287,7 @@ def test_stray_partitions_every_reason(spark):
         ("b1", "gone", 0, "c1", 1, "/d1/gone-0", "live", T2),              # deleted
         ("b2", "orders", 0, "c1", 2, "/d2/orders-0.x-stray", "stray", None),
         ("b9", "orders", 0, "c9", 9, "/d9/orders-0", "live", None),        # another cluster: not judged
-    ], "broker string, topic string, partition int, cluster_id string, node_id int, path string, dir_kind string, "
+    ], "broker string, topic string, partition int, cluster_id string, node_id int, path string, dir_state string, "
        "topic_id string")
     found = sorted(((f["broker"], f["file"], f["reason"], f.get("metadata_topic_id")) for f in _findings(
         cp.stray_partitions(dirs, cp.partition_state(h, topics), topics,

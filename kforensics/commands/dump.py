@@ -204,20 +204,12 @@ def dump_dir(path: Path, file_type: str | None, opts: DumpOptions, out: Any, sta
 
 def _what_it_is(path: Path) -> str:
     """What a path that is not a readable regular file is, in a few words."""
-    import stat
+    from kforensics.parsers.log_dir import local_entry
 
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    for test, name in ((stat.S_ISFIFO, "a named pipe (FIFO), not a regular file"),
-                       (stat.S_ISSOCK, "a socket, not a regular file"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device, not a regular file")):
-        if test(mode):
-            return name
-    return "not readable (permission denied)" if stat.S_ISREG(mode) else "not a regular file"
+    entry = local_entry(path)
+    if entry.kind == "file":
+        return "not readable (permission denied)"
+    return entry.what if entry.kind in ("missing", "unreadable") else f"{entry.what}, not a regular file"
 
 
 def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
