@@ -6,8 +6,11 @@ TransactionLogValue. A null value is a tombstone.
 
 Written from apache/kafka `transaction-coordinator/src/main/resources/common/message/TransactionLog{Key,Value}.json`
 at commit 054b66e3 (the "coordinator-value" schema of Kafka 4.x): versions 0-1, the tagged PreviousProducerId (0),
-NextProducerId (1) and ClientTransactionVersion (2) from version 1. A tagged NextProducerEpoch is in no stored
-schema version found; a tag the table does not declare is kept as an unknown tagged field.
+NextProducerId (1) and ClientTransactionVersion (2) from version 1. The tagged NextProducerEpoch (tag 3, int16,
+default -1: the epoch that goes with NextProducerId when a producer id is rotated, KIP-890/KIP-939, Kafka 4.0+) is
+in no stored copy of Kafka's schema file; it is declared here as Kafka 4.0's TransactionLogValue has it (tags 0-3,
+as an independent codec written from cp-kafka 4.0's schema lists them). Any other tag is kept as an unknown tagged
+field.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ VALUE = Message("TransactionLogValue", None, "0-1", "1+", (
     F("TransactionLastUpdateTimestampMs", "int64"),
     F("TransactionStartTimestampMs", "int64"),
     F("ClientTransactionVersion", "int16", "1+", tagged="1+", tag=2, default=0),
+    F("NextProducerEpoch", "int16", "1+", tagged="1+", tag=3, default=-1),
 ))
 
 #: TransactionState ids (TransactionState.java), as kafka-dump-log names them.
