@@ -72,12 +72,17 @@ class Manifest:
     files: list[str] = field(default_factory=list)  # every file the scan wrote, relative to OUT (when completed)
     spark_log: str | None = None
     version: str = __version__
+    #: Where the scan's seconds went (`spark/profile.py`): total seconds, Spark jobs and tasks, and the steps.
+    profile: dict[str, Any] | None = None
+    #: Which segment reader the Python workers that parsed the segments ran: {"host", "python", "reader"} each.
+    executor_readers: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": "kforensics", "format": MANIFEST_FORMAT, "version": self.version, "completed": self.completed,
                 "started_at": self.started_at, "ended_at": self.ended_at, "host": socket.gethostname(),
                 "inputs": self.inputs, "options": self.options, "tables": self.tables, "spark_log": self.spark_log,
-                "files": self.files}
+                "files": self.files, "profile": self.profile,
+                "executor_readers": self.executor_readers}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Manifest:
@@ -85,7 +90,8 @@ class Manifest:
                    tables=[str(t) for t in data.get("tables") or []], started_at=str(data.get("started_at")),
                    ended_at=data.get("ended_at"), completed=data.get("completed") is True,
                    files=[str(f) for f in data.get("files") or []], spark_log=data.get("spark_log"),
-                   version=str(data.get("version")))
+                   version=str(data.get("version")), profile=data.get("profile"),
+                   executor_readers=list(data.get("executor_readers") or []))
 
 
 def _join(base: str, *names: str) -> str:
