@@ -14,6 +14,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import importlib
+import importlib.metadata
+import json
 import os
 import sys
 import sysconfig
@@ -57,7 +59,10 @@ def packed_environment(cache: Path | None = None, prefix: str = sys.prefix) -> P
         cache = cache_dir()
     archive = cache / f"env-{environment_key(prefix)}.tar.gz"
     if archive.is_file():
-        return archive
+        return archive  # packed from this very content, so packable
+    problem = _unpackable(prefix)
+    if problem:
+        raise ShipEnvError(f"--ship-env cannot pack {prefix}: {problem}")
     try:
         import venv_pack
     except ImportError as exc:
@@ -75,6 +80,25 @@ def packed_environment(cache: Path | None = None, prefix: str = sys.prefix) -> P
         raise
     os.replace(partial, archive)  # whole or absent: a scan interrupted while packing leaves no archive
     return archive
+
+
+def _unpackable(prefix: str) -> str | None:
+    """Why the venv at `prefix` would not work on the executors once packed (venv-pack 0.2 checks neither)."""
+    config = Path(prefix) / "pyvenv.cfg"
+    settings = dict(line.split("=", 1) for line in config.read_text().splitlines() if "=" in line) \
+        if config.is_file() else {}
+    if {k.strip(): v.strip() for k, v in settings.items()}.get("include-system-site-packages") == "true":
+        return ("it sees the system's site-packages, which the archive would not hold: make a venv without "
+                "--system-site-packages and install kforensics into it")
+    site = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix})["purelib"]
+    for dist in importlib.metadata.distributions(path=[site]):
+        if dist.metadata["Name"] == "kforensics":
+            direct = json.loads(dist.read_text("direct_url.json") or "{}")
+            if direct.get("dir_info", {}).get("editable"):
+                return ("kforensics is installed editable (pip install -e), so the archive would hold a link to "
+                        "this machine's checkout: pip install it without -e")
+            return None
+    return "kforensics is not installed in it (pip install kforensics)"
 
 
 def spark_settings(archive: Path) -> tuple[dict[str, str], str]:
