@@ -10,8 +10,8 @@ apply.
 
 from __future__ import annotations
 
-import threading
 import contextlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
