@@ -134,8 +134,8 @@ def test_cluster_executors_run_the_compiled_reader(standalone_cluster: str, tmp_
 
 
 #: What the packed environment needs besides kforensics (its executors' imports and the CLI's), installed without
-#: their own dependency resolution from the local index or pip's cache; pyspark and py4j are linked in instead
-#: (a 400 MB download otherwise, and `--ship-env` leaves them out of the archive anyway).
+#: their own dependency resolution from the local index or pip's cache; pyspark and py4j are linked into its
+#: site-packages instead (a 400 MB download otherwise, and `--ship-env` leaves them out of the archive anyway).
 _SHIPPED_DEPS = ("pyarrow", "pandas", "numpy", "python-dateutil", "pytz", "tzdata", "six", "click", "rich",
                  "markdown-it-py", "mdurl", "pygments", "crcmod", "cramjam", "lz4", "zstandard", "isal", "crc32c",
                  "venv-pack")
@@ -162,13 +162,10 @@ def _packable_venv(root: Path) -> Path:
             pinned.append(name)
     subprocess.run([*pip, *pinned, *_BUILD_DEPS], check=True, timeout=900, capture_output=True)
     subprocess.run([*pip, "--no-build-isolation", str(REPO)], check=True, timeout=900, capture_output=True)
-    linked = root / "spark-link"
-    linked.mkdir()
-    for module in (pyspark, py4j):
-        (linked / module.__name__).symlink_to(Path(module.__file__).parent)
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
-    (Path(site) / "spark-link.pth").write_text(f"{linked}\n")
+    for module in (pyspark, py4j):  # linked in (a .pth to another folder would be an editable install to venv-pack)
+        (Path(site) / module.__name__).symlink_to(Path(module.__file__).parent)
     return python
 
 
