@@ -11,6 +11,8 @@ DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
 DEFAULT_TRANSACTION_STATE_PARTITIONS = 50
 #: The broker's default offsets.topic.num.partitions (how many __consumer_offsets partitions exist).
 DEFAULT_OFFSETS_TOPIC_PARTITIONS = 50
+#: The broker's default share.coordinator.state.topic.num.partitions (how many __share_group_state partitions exist).
+DEFAULT_SHARE_STATE_PARTITIONS = 50
 #: How long a remote segment may stay in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED before its partition's
 #: newest __remote_log_metadata event (remote_segment_stuck).
 DEFAULT_REMOTE_STUCK_AFTER_MS = 60 * 60 * 1000

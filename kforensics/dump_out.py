@@ -190,6 +190,8 @@ class JsonOut:
             "header_keys": [k for k, _ in r.headers], "control_type": r.control_type,
             "coordinator_epoch": r.coordinator_epoch,
         }
+        if b.is_control and r.control_type not in (None, "ABORT", "COMMIT"):
+            obj["control_data"] = control_data(r)
         if print_data:
             obj["key"] = data_text(r.key)
             obj["value"] = data_text(r.value)
@@ -246,15 +248,28 @@ def _java_string(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
+def control_data(r: Any) -> dict[str, Any] | None:
+    """A KRaft control record's fields (SnapshotHeader, SnapshotFooter, KRaftVersion, KRaftVoters, LeaderChange),
+    as Kafka's JsonConverter writes them; None for other records or a value that does not decode."""
+    from kforensics.parsers.cluster_metadata import CONTROL_TYPE_IDS as KRAFT_CONTROL, decode_control_record
+
+    if r.control_type not in KRAFT_CONTROL:
+        return None
+    try:
+        return decode_control_record(r.control_type, r.value).data
+    except ValueError:
+        return None
+
+
 def _control_suffix(r: Any) -> str:
     kind = r.control_type
     if kind in ("ABORT", "COMMIT"):
         return f" endTxnMarker: {kind} coordinatorEpoch: {r.coordinator_epoch}"
-    decoded = getattr(r, "control_json", None)
     names = {"SNAPSHOT_HEADER": "SnapshotHeader", "SNAPSHOT_FOOTER": "SnapshotFooter",
              "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}
-    if kind in names and decoded is not None:
-        return f" {names[kind]} {decoded}"
+    decoded = control_data(r) if kind in names else None
+    if decoded is not None:
+        return f" {names[kind]} {json.dumps(decoded, separators=(',', ':'), ensure_ascii=False)}"
     type_id = CONTROL_TYPE_IDS.get(kind)
     return f" controlType: {kind}" if type_id is None else f" controlType: {kind}({type_id})"
 

@@ -70,6 +70,7 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
                          ("batches", summary.batches), ("records", summary.records),
                          ("bytes", summary.bytes), ("producers", summary.producers),
                          *((f"transactions {k}", v) for k, v in sorted(summary.transactions.items())),
+                         *((f"partition dirs -{k}", v) for k, v in summary.special_dirs.items()),
                          ("seconds", f"{summary.seconds:.1f}")):
         facts.add_row(label, f"{value:,}" if isinstance(value, int) else str(value))
     out.print(facts)

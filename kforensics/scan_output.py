@@ -327,6 +327,8 @@ class ScanSummary:
     findings: list[tuple[str, str, int]] = field(default_factory=list)  # (kind, severity, count)
     #: Partitions a coordinator transaction or a group commit names that are not in the input (not judged).
     not_in_input: list[str] = field(default_factory=list)
+    #: Kafka's special partition dirs read beside the live ones: "delete", "future", "stray" -> how many.
+    special_dirs: dict[str, int] = field(default_factory=dict)
     #: Broker labels of inputs read as kafka-dump-log text (what such text lacks is not checked).
     dump_inputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -351,16 +353,19 @@ def summarize(out: str) -> ScanSummary:
     scan, the same aggregates as ~14 Spark jobs took ~2 s)."""
     summary = ScanSummary(out=out)
     replicas: set[tuple] = set()
-    for batch in table_batches(out, "segments", ["broker", "topic", "partition", "batch_count", "record_count",
-                                                 "size"]):
-        replicas.update(_rows(batch.select(["broker", "topic", "partition"])))
+    special: set[tuple] = set()
+    for batch in table_batches(out, "segments", ["broker", "topic", "partition", "dir_state", "batch_count",
+                                                 "record_count", "size"]):
+        for broker, topic, partition, state in _rows(batch.select(["broker", "topic", "partition", "dir_state"])):
+            (replicas if state == "live" else special).add((broker, topic, partition, state))
         summary.segments += batch.num_rows
         summary.batches += _sum(batch, "batch_count")
         summary.records += _sum(batch, "record_count")
         summary.bytes += _sum(batch, "size")
-    summary.brokers = sorted({broker for broker, _, _ in replicas})
+    summary.brokers = sorted({broker for broker, *_ in replicas | special})
     summary.partitions = len(replicas)
-    summary.topic_partitions = len({(topic, partition) for _, topic, partition in replicas})
+    summary.topic_partitions = len({(topic, partition) for _, topic, partition, _ in replicas})
+    summary.special_dirs = dict(sorted(Counter(state for *_, state in special).items()))
     producers: set[tuple] = set()
     for batch in table_batches(out, "producers", ["broker", "topic", "partition", "producer_id"]):
         producers.update(_rows(batch))

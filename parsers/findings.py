@@ -99,6 +99,10 @@ KINDS: dict[str, FindingKind] = _kinds(
     # internal topics
     FindingKind("internal_record_undecodable", "warning", "an internal-topic key or value could not be decoded",
                 ("offset", "error", "key", "value")),
+    FindingKind("internal_record_newer_version", "info", "an internal-topic record is written at a version (or of "
+                "a record type) newer than kforensics' message tables know, as a newer Kafka writes it; the fields the "
+                "newest known version shares with it are decoded where the message is flexible",
+                ("offset", "record_type", "api_key", "version", "known_versions")),
     # compaction (spark/cleaner.py)
     FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
                 "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",
@@ -130,7 +134,9 @@ KINDS: dict[str, FindingKind] = _kinds(
                                   "other_segment_leader_epochs")),
     # files and directories
     FindingKind("unreadable_file", "error", "a file could not be opened or read"),
-    FindingKind("unknown_file", "info", "a file in a log directory that is not one of the broker's known files"),
+    FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
+                "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
+                "listed once, never opened, the scan goes on", ("entry",)),
     # producers (spark/producers.py)
     FindingKind("sequence_gap", "error", "a producer's batch does not continue its sequence (records lost or "
                 "never written)", ("expected_sequence", "found_sequence", "gap_size", "size_class",
@@ -167,6 +173,9 @@ KINDS: dict[str, FindingKind] = _kinds(
                 "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
                                 "replicas"),
                 severity_rule="warning when no committed offset (below the high watermark) was lost"),
+    FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
+                "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
+                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc")),
     # the transaction coordinator (spark/coordinator.py)
     FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
                 "holds no marker for it", _MARKER_FIELDS),

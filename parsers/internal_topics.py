@@ -1,362 +1,323 @@
-"""Keys and values of Kafka's internal topics: `__consumer_offsets`, `__transaction_state`, and the
-KRaft `__cluster_metadata` log (and its snapshots).
+"""Keys and values of Kafka's coordinator logs (`__consumer_offsets`, `__transaction_state`, `__share_group_state`)
+and of the KRaft `__cluster_metadata` log, read through the message-schema interpreter (`message_schema`) with the
+tables of `schemas_group`, `schemas_transaction`, `schemas_share` and `schemas_metadata` (each names the Kafka
+version it reflects).
+
+A coordinator record's key is an int16 record type (CoordinatorRecordType) then the key message in the classic
+encoding; its value an int16 version then the value message; a null value is a tombstone.
+:func:`decode_coordinator_record` reads one into a :class:`CoordinatorRecord` (raising MessageDecodeError on bytes
+that cannot be read); a record type or value version newer than the tables is not an error: it comes back `newer`.
 
 `decode_*` return JSON-able dicts and never raise: undecodable input gives `{"error": ...}`.
 `format_*` give the text kafka-dump-log's --offsets-decoder / --transaction-log-decoder /
---cluster-metadata-decoder print as `key: ...` and `payload: ...`.
+--share-group-state-decoder / --cluster-metadata-decoder print as `key: ...` and `payload: ...`.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import struct
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
-TRANSACTION_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
-                      "PrepareEpochFence")
+from kforensics.parsers.message_schema import Message, MessageDecodeError, Reader, decode, decode_versioned
+from kforensics.parsers.schemas_group import RECORDS as GROUP_RECORDS
+from kforensics.parsers.schemas_share import RECORDS as SHARE_RECORDS
+from kforensics.parsers.schemas_transaction import KEY as TXN_KEY, TRANSACTION_STATES, VALUE as TXN_VALUE
 
-# MetadataRecordType ids (metadata/src/main/resources/common/metadata/*.json "apiKey"; 27 checked against
-# real KRaft logs, whose RegisterControllerRecord carries apiKey 27).
-METADATA_RECORD_TYPES = {
-    0: "REGISTER_BROKER_RECORD", 1: "UNREGISTER_BROKER_RECORD", 2: "TOPIC_RECORD", 3: "PARTITION_RECORD",
-    4: "CONFIG_RECORD", 5: "PARTITION_CHANGE_RECORD", 6: "ACCESS_CONTROL_ENTRY_RECORD", 7: "FENCE_BROKER_RECORD",
-    8: "UNFENCE_BROKER_RECORD", 9: "REMOVE_TOPIC_RECORD", 10: "DELEGATION_TOKEN_RECORD",
-    11: "USER_SCRAM_CREDENTIAL_RECORD", 12: "FEATURE_LEVEL_RECORD", 14: "CLIENT_QUOTA_RECORD",
-    15: "PRODUCER_IDS_RECORD", 16: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD", 17: "BROKER_REGISTRATION_CHANGE_RECORD",
-    18: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD", 19: "REMOVE_DELEGATION_TOKEN_RECORD", 20: "NO_OP_RECORD",
-    21: "ZK_MIGRATION_STATE_RECORD", 22: "REMOVE_FEATURE_LEVEL_RECORD", 23: "BEGIN_TRANSACTION_RECORD",
-    24: "END_TRANSACTION_RECORD", 25: "ABORT_TRANSACTION_RECORD", 27: "REGISTER_CONTROLLER_RECORD",
-    28: "CLEAR_ELR_RECORD", 29: "UNREGISTER_CONTROLLER_RECORD",
+CONSUMER_OFFSETS = "__consumer_offsets"
+TRANSACTION_STATE = "__transaction_state"
+SHARE_GROUP_STATE = "__share_group_state"
+
+#: topic -> record type -> (key description, value description).
+COORDINATOR_RECORDS: dict[str, dict[int, tuple[Message, Message]]] = {
+    CONSUMER_OFFSETS: GROUP_RECORDS,
+    TRANSACTION_STATE: {0: (TXN_KEY, TXN_VALUE)},
+    SHARE_GROUP_STATE: SHARE_RECORDS,
 }
 
+__all__ = ["CONSUMER_OFFSETS", "COORDINATOR_RECORDS", "SHARE_GROUP_STATE", "TRANSACTION_STATE",
+           "TRANSACTION_STATES", "CoordinatorRecord", "NewerVersions", "decode_cluster_metadata",
+           "decode_consumer_offsets", "decode_coordinator_record", "decode_share_group_state",
+           "decode_transaction_state", "encode_coordinator_record", "format_cluster_metadata",
+           "format_consumer_offsets", "format_share_group_state", "format_transaction_state", "record_type_name"]
 
-class _DecodeError(Exception):
-    pass
+
+@dataclass(frozen=True)
+class CoordinatorRecord:
+    """One decoded coordinator record. `key` and `value` are in Kafka's JsonConverter form (the schema's field
+    names, first letter lower-cased; uuids base64url; bytes base64); `value` is None for a tombstone.
+    `newer`: the record type or the value version is above what the tables know (`known_versions` then says
+    which value versions are known; for an unknown record type `key_name` is None and key and value are empty)."""
+
+    topic: str
+    record_type: int
+    key_name: str | None
+    key: dict[str, Any]
+    value_name: str | None
+    value_version: int | None
+    value: dict[str, Any] | None
+    newer: bool = False
+    known_versions: str = ""
+    unknown_tags: tuple[dict[str, Any], ...] = field(default=(), compare=False)
 
 
-class _Reader:
-    """Kafka protocol primitives over a bytes buffer (classic and flexible encodings)."""
+def decode_coordinator_record(topic: str, key: bytes | None, value: bytes | None) -> CoordinatorRecord:
+    """The record of a coordinator log (`topic` one of COORDINATOR_RECORDS). Raises MessageDecodeError when the key
+    is missing or the bytes do not read as the record their type and version name."""
+    records = COORDINATOR_RECORDS[topic]
+    if key is None:
+        raise MessageDecodeError("record has no key", 0)
+    record_type = Reader(key).fixed("int16")
+    pair = records.get(record_type)
+    if pair is None:
+        if record_type > max(records):
+            return CoordinatorRecord(topic, record_type, None, {}, None, None, None, True, "")
+        raise MessageDecodeError(f"{topic} has no record type {record_type}", 0)
+    key_message, value_message = pair
+    key_data, _ = decode(key_message, key, 0, 2)
+    if value is None:
+        return CoordinatorRecord(topic, record_type, key_message.name, key_data, value_message.name, None, None)
+    version = Reader(value).fixed("int16")
+    decoded = decode_versioned(value_message, value, version, 2)
+    return CoordinatorRecord(topic, record_type, key_message.name, key_data, value_message.name, version,
+                             decoded.data, decoded.newer, value_message.valid, decoded.unknown_tags)
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
 
-    def _take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise _DecodeError(f"needs {n} bytes at {self.pos}, {len(self.data) - self.pos} left")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
+def encode_coordinator_record(topic: str, record_type: int, key: dict[str, Any],
+                              value: dict[str, Any] | None, version: int = 0) -> tuple[bytes, bytes | None]:
+    """(key bytes, value bytes or None for a tombstone) of a coordinator record, `key`/`value` in the form
+    `decode_coordinator_record` returns."""
+    import struct
 
-    def int8(self) -> int:
-        return struct.unpack(">b", self._take(1))[0]
+    from kforensics.parsers.message_schema import encode
 
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
+    key_message, value_message = COORDINATOR_RECORDS[topic][record_type]
+    key_bytes = struct.pack(">h", record_type) + encode(key_message, 0, key)
+    if value is None:
+        return key_bytes, None
+    return key_bytes, struct.pack(">h", version) + encode(value_message, version, value)
 
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
 
-    def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
+def record_type_name(message_name: str | None) -> str:
+    """A key message's name as a record type in snake case: OffsetCommitKey -> offset_commit."""
+    if message_name is None:
+        return "unknown"
+    stem = message_name[:-3] if message_name.endswith("Key") else message_name
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower()
 
-    def uuid(self) -> str:
-        return base64.urlsafe_b64encode(self._take(16)).decode().rstrip("=")
 
-    def uvarint(self) -> int:
-        shift = value = 0
-        while True:
-            b = self._take(1)[0]
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return value
-            shift += 7
-            if shift > 35:
-                raise _DecodeError("unsigned varint too long")
+class NewerVersions:
+    """Remembers which (topic, record type, version) were reported, so that each gets one
+    `internal_record_newer_version` finding."""
 
-    def string(self, nullable: bool = False) -> str | None:
-        n = self.int16()
-        if n < 0:
-            if nullable:
-                return None
-            raise _DecodeError("null string where one is required")
-        return self._take(n).decode("utf-8", errors="replace")
+    def __init__(self, seen: set[tuple[str, str, int]] | None = None) -> None:
+        self.seen: set[tuple[str, str, int]] = set() if seen is None else seen
 
-    def compact_string(self) -> str | None:
-        n = self.uvarint() - 1
-        return None if n < 0 else self._take(n).decode("utf-8", errors="replace")
+    def finding(self, topic: str, file: str, position: int | None, offset: int, record_type: str,
+                api_key: int, version: int, known_versions: str) -> Any:
+        """The finding for the first record of its kind, None for the ones after it."""
+        from kforensics.parsers.findings import Finding
 
-    def bytes_(self) -> bytes | None:
-        n = self.int32()
-        return None if n < 0 else self._take(n)
-
-    def array(self, item) -> list | None:
-        n = self.int32()
-        if n > len(self.data):
-            raise _DecodeError(f"array of {n} items cannot fit")
-        return None if n < 0 else [item() for _ in range(n)]
-
-    def compact_array(self, item) -> list | None:
-        n = self.uvarint() - 1
-        if n > len(self.data):
-            raise _DecodeError(f"array of {n} items cannot fit")
-        return None if n < 0 else [item() for _ in range(n)]
-
-    def tagged_fields(self) -> dict[int, bytes]:
-        return {self.uvarint(): self._take(self.uvarint()) for _ in range(self.uvarint())}
-
+        if (topic, record_type, version) in self.seen:
+            return None
+        self.seen.add((topic, record_type, version))
+        known = f"versions {known_versions}" if known_versions else "no such record type"
+        return Finding("internal_record_newer_version", file, position,
+                       f"{topic} record at offset {offset} is {record_type} version {version}, newer than the "
+                       f"tables know ({known}): written by a newer Kafka; its known fields are decoded where possible",
+                       {"offset": offset, "record_type": record_type, "api_key": api_key, "version": version,
+                        "known_versions": known_versions})
 
 
 def _b64(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode()
 
 
-def _guard(fn):
-    def wrapper(key: bytes | None, value: bytes | None) -> dict[str, Any]:
-        try:
-            return fn(key, value)
-        except (_DecodeError, struct.error, IndexError, ValueError) as exc:
-            return {"error": str(exc), "key": _b64(key), "value": _b64(value)}
+def _error(exc: Exception, key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    return {"error": str(exc), "key": _b64(key), "value": _b64(value)}
 
-    wrapper.__doc__ = fn.__doc__
-    wrapper.__name__ = fn.__name__
-    return wrapper
+
+def _marked(out: dict[str, Any], rec: CoordinatorRecord) -> dict[str, Any]:
+    """`out` with `newer` and `known_versions` where the record is newer than the tables."""
+    if rec.newer:
+        out["newer"] = True
+        out["known_versions"] = rec.known_versions
+    return out
+
+
+def _generic(topic: str, key: bytes | None, value: bytes | None) -> tuple[CoordinatorRecord | None, dict[str, Any]]:
+    """(record, {"key": {"type", "version", key fields...}, "value": {"version", value fields...} | None}), or
+    (None, the error dict)."""
+    try:
+        rec = decode_coordinator_record(topic, key, value)
+    except MessageDecodeError as exc:
+        return None, _error(exc, key, value)
+    return rec, {"key": {"type": record_type_name(rec.key_name), "version": rec.record_type, **rec.key},
+                 "value": None if rec.value is None else {"version": rec.value_version, **rec.value}}
 
 
 # --- __consumer_offsets ------------------------------------------------------------------------
 
-@_guard
 def decode_consumer_offsets(key: bytes | None, value: bytes | None) -> dict[str, Any]:
-    """{"key": {"type": "offset_commit"|"group_metadata"|..., "version", ...}, "value": {...} | None}."""
-    if key is None:
-        raise _DecodeError("record has no key")
-    r = _Reader(key)
-    version = r.int16()
-    if version in (0, 1):
-        k = {"type": "offset_commit", "version": version, "group": r.string(), "topic": r.string(),
-             "partition": r.int32()}
-    elif version == 2:
-        k = {"type": "group_metadata", "version": version, "group": r.string()}
-    else:
-        k = {"type": f"coordinator_record_{version}", "version": version}
-        try:
-            k["group"] = r.string() if version < 10 else r.compact_string()
-        except _DecodeError:
-            pass
-    if value is None:
-        return {"key": k, "value": None}
-    v = _Reader(value)
-    v_version = v.int16()
-    if k["type"] == "offset_commit":
-        out: dict[str, Any] = {"version": v_version, "offset": v.int64()}
-        if v_version >= 3:
-            out["leaderEpoch"] = v.int32()
-        out["metadata"] = v.compact_string() if v_version >= 4 else v.string()
-        out["commitTimestamp"] = v.int64()
-        if v_version == 1:
-            out["expireTimestamp"] = v.int64()
-        if v_version >= 4:
-            v.tagged_fields()
-        return {"key": k, "value": out}
-    if k["type"] == "group_metadata":
-        return {"key": k, "value": _group_metadata_value(v, v_version)}
-    return {"key": k, "value": {"version": v_version, "bytes": _b64(value)}}
+    """{"key": {"type": "offset_commit"|"group_metadata"|"consumer_group_metadata"|..., "version": record type,
+    key fields...}, "value": {"version", value fields...} | None}, or {"error", "key", "value"}.
+
+    Key fields keep Kafka's names (`group`, `topic`, `partition` for offset commits and group metadata;
+    `groupId`, `memberId`, ... for the others, with `group` repeating `groupId`). A newer record type or value
+    version adds `"newer": true` and `known_versions`."""
+    rec, out = _generic(CONSUMER_OFFSETS, key, value)
+    if rec is None:
+        return out
+    k = out["key"]
+    if rec.record_type in (0, 1):
+        k["type"] = "offset_commit"
+    if "groupId" in k:
+        k["group"] = k["groupId"]
+    return _marked(out, rec)
 
 
-def _group_metadata_value(v: _Reader, version: int) -> dict[str, Any]:
-    flexible = version >= 4
-    text = v.compact_string if flexible else (lambda: v.string(nullable=True))
-    blob = (lambda: v._take(v.uvarint() - 1)) if flexible else v.bytes_
-    out: dict[str, Any] = {"version": version, "protocolType": text(), "generation": v.int32(),
-                           "protocol": text(), "leader": text()}
-    if version >= 2:
-        out["currentStateTimestamp"] = v.int64()
+def _consumer_protocol(data: dict[str, Any]) -> dict[str, Any]:
+    """GroupMetadataValue as kafka-dump-log prints it: for protocolType "consumer", each member's subscription
+    and assignment decoded as ConsumerProtocolSubscription / ConsumerProtocolAssignment (left as base64 when they
+    do not read, as Kafka swallows the error)."""
+    from kforensics.parsers.schemas_group import CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION
 
-    def member() -> dict[str, Any]:
-        m: dict[str, Any] = {"memberId": text()}
-        if version >= 3:
-            m["groupInstanceId"] = text()
-        m["clientId"] = text()
-        m["clientHost"] = text()
-        if version >= 1:
-            m["rebalanceTimeout"] = v.int32()
-        m["sessionTimeout"] = v.int32()
-        m["subscription"] = _b64(blob())
-        m["assignment"] = _b64(blob())
-        if flexible:
-            v.tagged_fields()
-        return m
-
-    out["members"] = v.compact_array(member) if flexible else v.array(member)
-    return out
+    if data.get("protocolType") != "consumer":
+        return data
+    members = []
+    for member in data.get("members") or []:
+        member = dict(member)
+        for name, message in (("subscription", CONSUMER_PROTOCOL_SUBSCRIPTION),
+                              ("assignment", CONSUMER_PROTOCOL_ASSIGNMENT)):
+            raw = member.get(name)
+            if raw is None:
+                continue
+            blob = base64.b64decode(raw)
+            try:
+                version = Reader(blob).fixed("int16")
+                member[name], _ = decode(message, blob, min(version, message.highest_version), 2, whole=False)
+            except MessageDecodeError:
+                pass
+        members.append(member)
+    return {**data, "members": members}
 
 
-def format_consumer_offsets(key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
-    """kafka-dump-log --offsets-decoder: key `{"type":"<key version>","data":{...}}`, payload
+def _coordinator_text(topic: str, key: bytes | None, value: bytes | None, offset: int | None,
+                      transform: Any = None) -> tuple[str | None, str | None]:
+    """kafka-dump-log's coordinator record parser: key `{"type":"<record type>","data":{...}}`, payload
     `{"version":"<value version>","data":{...}}` or `<DELETE>`."""
-    decoded = decode_consumer_offsets(key, value)
-    if "error" in decoded:
-        return f"Error, skipping. {decoded['error']}", None
-    k = dict(decoded["key"])
-    key_version = k.pop("version")
-    k.pop("type")
-    key_text = json.dumps({"type": str(key_version), "data": k}, separators=(",", ":"))
-    if decoded["value"] is None:
+    if key is None:
+        return f"Error at offset {offset}, skipping. Failed to decode message at offset {offset} (message had a " \
+               f"missing key)", None
+    try:
+        rec = decode_coordinator_record(topic, key, value)
+    except MessageDecodeError as exc:
+        return f"Error at offset {offset}, skipping. {exc}", None
+    if rec.key_name is None:
+        return f"Unknown record type {rec.record_type} at offset {offset}, skipping.", None
+    key_text = _json({"type": str(rec.record_type), "data": rec.key})
+    if rec.value is None:
         return key_text, "<DELETE>"
-    data = dict(decoded["value"])
-    value_version = data.pop("version")
-    return key_text, json.dumps({"version": str(value_version), "data": data}, separators=(",", ":"))
+    data = transform(rec.value) if transform is not None and rec.record_type == 2 else rec.value
+    return key_text, _json({"version": str(rec.value_version), "data": data})
+
+
+def _json(obj: Any) -> str:
+    """Compact JSON as Jackson's ObjectNode.toString writes it (non-ASCII characters as they are)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def format_consumer_offsets(key: bytes | None, value: bytes | None,
+                            offset: int | None = None) -> tuple[str | None, str | None]:
+    """kafka-dump-log --offsets-decoder: key `{"type":"<record type>","data":{...}}`, payload
+    `{"version":"<value version>","data":{...}}` or `<DELETE>` (a consumer group's member subscriptions and
+    assignments decoded)."""
+    return _coordinator_text(CONSUMER_OFFSETS, key, value, offset, _consumer_protocol)
 
 
 # --- __transaction_state -----------------------------------------------------------------------
 
-@_guard
 def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str, Any]:
-    """{"key": {"version", "transactional_id"}, "value": {producer_id, producer_epoch, state, ...} | None}."""
-    if key is None:
-        raise _DecodeError("record has no key")
-    r = _Reader(key)
-    key_version = r.int16()
-    if key_version != 0:
-        raise _DecodeError(f"transaction log key version {key_version} is not a transaction log key")
-    k = {"version": key_version, "transactional_id": r.string()}
-    if value is None:
+    """{"key": {"version", "transactional_id"}, "value": {version, producer_id, producer_epoch, state, partitions
+    {topic: [ids]}, transaction_timeout_ms, last_update_timestamp_ms, start_timestamp_ms, and where written
+    previous_producer_id, next_producer_id, client_transaction_version} | None}, or {"error", "key", "value"}."""
+    try:
+        rec = decode_coordinator_record(TRANSACTION_STATE, key, value)
+        if rec.key_name is None:
+            raise MessageDecodeError(f"transaction log record type {rec.record_type} is not a transaction log key", 0)
+    except MessageDecodeError as exc:
+        return _error(exc, key, value)
+    k = {"version": rec.record_type, "transactional_id": rec.key["transactionalId"]}
+    if rec.value is None:
         return {"key": k, "value": None}
-    v = _Reader(value)
-    version = v.int16()
-    if version not in (0, 1):
-        raise _DecodeError(f"unknown transaction log value version {version}")
-    out: dict[str, Any] = {"version": version, "producer_id": v.int64(), "producer_epoch": v.int16(),
-                           "transaction_timeout_ms": v.int32()}
-    status = v.int8()
-    out["state"] = TRANSACTION_STATES[status] if 0 <= status < len(TRANSACTION_STATES) else f"Unknown({status})"
-    if version == 0:
-        parts = v.array(lambda: (v.string(), v.array(v.int32)))
-    else:
-        def flexible_partition() -> tuple[str | None, list | None]:
-            topic, ids = v.compact_string(), v.compact_array(v.int32)
-            v.tagged_fields()
-            return topic, ids
-
-        parts = v.compact_array(flexible_partition)
-    out["partitions"] = {t: p for t, p in parts} if parts is not None else None
-    out["last_update_timestamp_ms"] = v.int64()
-    out["start_timestamp_ms"] = v.int64()
-    if version >= 1:
-        tags = v.tagged_fields()
-        if 0 in tags:
-            out["previous_producer_id"] = struct.unpack(">q", tags[0])[0]
-        if 1 in tags:
-            out["next_producer_id"] = struct.unpack(">q", tags[1])[0]
-        if 2 in tags:
-            out["client_transaction_version"] = struct.unpack(">h", tags[2])[0]
-    return {"key": k, "value": out}
+    v = rec.value
+    if not v:  # a newer version whose fields could not be read
+        return {"key": k, "value": {"version": rec.value_version}, "newer": True, "known_versions": rec.known_versions}
+    status = v["transactionStatus"]
+    parts = v["transactionPartitions"]
+    out: dict[str, Any] = {
+        "version": rec.value_version, "producer_id": v["producerId"], "producer_epoch": v["producerEpoch"],
+        "transaction_timeout_ms": v["transactionTimeoutMs"],
+        "state": TRANSACTION_STATES[status] if 0 <= status < len(TRANSACTION_STATES) else f"Unknown({status})",
+        "partitions": None if parts is None else {p["topic"]: p["partitionIds"] for p in parts},
+        "last_update_timestamp_ms": v["transactionLastUpdateTimestampMs"],
+        "start_timestamp_ms": v["transactionStartTimestampMs"],
+    }
+    for name, out_name in (("previousProducerId", "previous_producer_id"), ("nextProducerId", "next_producer_id"),
+                           ("clientTransactionVersion", "client_transaction_version")):
+        if name in v:
+            out[out_name] = v[name]
+    return _marked({"key": k, "value": out}, rec)
 
 
-def format_transaction_state(key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
-    """kafka-dump-log --transaction-log-decoder's `transaction_metadata::transactionalId=...` form.
+def format_transaction_state(key: bytes | None, value: bytes | None,
+                             offset: int | None = None) -> tuple[str | None, str | None]:
+    """kafka-dump-log 4.x --transaction-log-decoder: key `{"type":"0","data":{"transactionalId":...}}`, payload
+    `{"version":"<n>","data":{...TransactionLogValue...}}` or `<DELETE>`."""
+    return _coordinator_text(TRANSACTION_STATE, key, value, offset)
 
-    Kafka prints the partitions of a Java hash set (unordered); they are sorted here.
-    """
-    decoded = decode_transaction_state(key, value)
-    if "error" in decoded:
-        return f"Error, skipping. {decoded['error']}", None
-    key_text = f"transaction_metadata::transactionalId={decoded['key']['transactional_id']}"
-    v = decoded["value"]
-    if v is None:
-        return key_text, "<DELETE>"
-    parts = [] if v["state"] == "Empty" or not v["partitions"] else sorted(
-        (t, p) for t, ps in v["partitions"].items() for p in (ps or []))
-    return key_text, (f"producerId:{v['producer_id']},producerEpoch:{v['producer_epoch']},state={v['state']},"
-                      f"partitions=[{','.join(f'{t}-{p}' for t, p in parts)}],"
-                      f"txnLastUpdateTimestamp={v['last_update_timestamp_ms']},"
-                      f"txnTimeoutMs={v['transaction_timeout_ms']}")
+
+# --- __share_group_state -----------------------------------------------------------------------
+
+def decode_share_group_state(key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    """{"key": {"type": "share_snapshot"|"share_update", "version": record type, "groupId", "topicId",
+    "partition"}, "value": {"version", value fields...} | None}, or {"error", "key", "value"}."""
+    rec, out = _generic(SHARE_GROUP_STATE, key, value)
+    return out if rec is None else _marked(out, rec)
+
+
+def format_share_group_state(key: bytes | None, value: bytes | None,
+                             offset: int | None = None) -> tuple[str | None, str | None]:
+    """kafka-dump-log --share-group-state-decoder: key `{"type":"<0|1>","data":{"groupId",...}}`, payload
+    `{"version":"<n>","data":{...}}` or `<DELETE>`."""
+    return _coordinator_text(SHARE_GROUP_STATE, key, value, offset)
 
 
 # --- __cluster_metadata ------------------------------------------------------------------------
 
-def _topic_record(r: _Reader, version: int) -> dict[str, Any]:
-    return {"name": r.compact_string(), "topicId": r.uuid()}
-
-
-def _partition_record(r: _Reader, version: int) -> dict[str, Any]:
-    ints = lambda: r.compact_array(r.int32)  # noqa: E731
-    return {"partitionId": r.int32(), "topicId": r.uuid(), "replicas": ints(), "isr": ints(),
-            "removingReplicas": ints(), "addingReplicas": ints(), "leader": r.int32(), "leaderEpoch": r.int32(),
-            "partitionEpoch": r.int32()}
-
-
-def _feature_level_record(r: _Reader, version: int) -> dict[str, Any]:
-    return {"name": r.compact_string(), "featureLevel": r.int16()}
-
-
-def _producer_ids_record(r: _Reader, version: int) -> dict[str, Any]:
-    return {"brokerId": r.int32(), "brokerEpoch": r.int64(), "nextProducerId": r.int64()}
-
-
-def _broker_id_first(r: _Reader, version: int) -> dict[str, Any]:
-    return {"brokerId": r.int32()}
-
-
-def _controller_id_first(r: _Reader, version: int) -> dict[str, Any]:
-    return {"controllerId": r.int32()}
-
-
-def _config_record(r: _Reader, version: int) -> dict[str, Any]:
-    return {"resourceType": r.int8(), "resourceName": r.compact_string(), "name": r.compact_string(),
-            "value": r.compact_string()}
-
-
-def _remove_topic_record(r: _Reader, version: int) -> dict[str, Any]:
-    return {"topicId": r.uuid()}
-
-
-def _no_fields(r: _Reader, version: int) -> dict[str, Any]:
-    return {}
-
-
-_METADATA_DECODERS = {
-    0: _broker_id_first, 1: _broker_id_first, 2: _topic_record, 3: _partition_record, 4: _config_record,
-    7: _broker_id_first, 8: _broker_id_first, 9: _remove_topic_record, 12: _feature_level_record,
-    15: _producer_ids_record, 17: _broker_id_first, 20: _no_fields, 27: _controller_id_first,
-    29: _controller_id_first,
-}
-# Records whose listed fields are all there is (the others carry more fields than decoded here).
-_COMPLETE = {2, 4, 9, 12, 15, 20, 29}
-
-
-@_guard
 def decode_cluster_metadata(key: bytes | None, value: bytes | None) -> dict[str, Any]:
-    """{"type": "<MetadataRecordType>", "version": n, "data": {...}} for one KRaft metadata record.
+    """{"type": "<MetadataRecordType>", "version": n, "data": {...}} for one KRaft metadata record (plus
+    `"newer": true` and `known_versions` for a version the tables do not know), or {"error", "key", "value"}."""
+    from kforensics.parsers.cluster_metadata import decode_metadata_record
 
-    The data holds the fields decoded here; records only partly decoded add `"partial": true`.
-    """
-    if value is None:
-        raise _DecodeError("metadata record has no value")
-    r = _Reader(value)
-    frame_version = r.uvarint()
-    if frame_version != 1:
-        raise _DecodeError(f"unknown metadata frame version {frame_version}")
-    api_key = r.uvarint()
-    version = r.uvarint()
-    name = METADATA_RECORD_TYPES.get(api_key, f"UNKNOWN({api_key})")
-    out: dict[str, Any] = {"type": name, "version": version}
-    decoder = _METADATA_DECODERS.get(api_key)
-    if decoder is None:
-        out["data"] = {}
-        out["partial"] = True
-        return out
-    out["data"] = decoder(r, version)
-    if api_key not in _COMPLETE:
-        out["partial"] = True
+    try:
+        rec = decode_metadata_record(value)
+    except MessageDecodeError as exc:
+        return _error(exc, key, value)
+    out = rec.to_json()
+    if rec.newer:
+        out["newer"] = True
+        out["known_versions"] = rec.known_versions
     return out
 
 
-def format_cluster_metadata(key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
-    """kafka-dump-log --cluster-metadata-decoder: no key, payload `{"type":...,"version":...,"data":{...}}`."""
+def format_cluster_metadata(key: bytes | None, value: bytes | None,
+                            offset: int | None = None) -> tuple[str | None, str | None]:
+    """kafka-dump-log --cluster-metadata-decoder: no key, payload `{"type":...,"version":...,"data":{...}}`
+    (`Error at <offset>, skipping. ...` for a value that does not read)."""
     decoded = decode_cluster_metadata(key, value)
     if "error" in decoded:
-        return None, f"Error, skipping. {decoded['error']}"
-    return None, json.dumps({k: decoded[k] for k in ("type", "version", "data")}, separators=(",", ":"))
-
+        return None, f"Error at {offset}, skipping. {decoded['error']}"
+    return None, _json({k: decoded[k] for k in ("type", "version", "data")})

@@ -7,8 +7,10 @@ scan's listing share it.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
@@ -18,8 +20,17 @@ from kforensics.parsers.findings import Finding
 SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
 TRANSIENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)\.(deleted|cleaned|swap)$")
 METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-# `<topic>-<partition>` or `<topic>-<partition>.<uuid hex>-delete|-future`
-PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uuid>[0-9a-fA-F]{32})-(?P<kind>delete|future))?$")
+# `<topic>-<partition>`, or `<topic>-<partition>.<uniqueId>-delete|-future|-stray` (Kafka 4.1 `LocalLog`:
+# logDirNameWithSuffix / logDirNameWithSuffixCappedLength; uniqueId is a dashless random UUID after the LAST '.';
+# for -delete and -stray the topic is cut so that the name stays within 255 characters).
+PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<unique_id>[^.]+)-(?P<state>delete|future|stray))?$")
+#: What a partition dir's name says of it (the `dir_state` column): a live replica, one renamed for deletion
+#: (topic deleted or replica moved away; LogManager deletes it after `file.delete.delay.ms`), the copy of a
+#: replica being moved between log dirs (ReplicaAlterLogDirsThread), or one Kafka found should not be here.
+DIR_STATES = ("live", "delete", "future", "stray")
+#: The same grammar for a file's path as a Java regex (Spark's regexp_extract): group 1 is the dir_state of the
+#: partition dir holding the file, empty for a live dir (tests hold it to `parse_partition_dir_name`).
+DIR_STATE_OF_FILE = r"-[0-9]+\.[^./]+-(delete|future|stray)/[^/]*$"
 
 OFFSET_CHECKPOINTS = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
@@ -50,11 +61,19 @@ def detect_file_type(path: str | os.PathLike[str]) -> str | None:
 
 
 def parse_partition_dir_name(name: str) -> tuple[str, int, str] | None:
-    """(topic, partition, kind) with kind live|delete|future; the partition is after the LAST '-'."""
+    """(topic, partition, dir_state) with dir_state one of DIR_STATES; the partition is after the LAST '-' (of
+    the part before the unique id), as Kafka's `LocalLog.parseTopicPartitionName` reads it."""
     m = PARTITION_DIR.match(name)
-    if not m:
+    if not m or len(m.group("partition")) > 10 or int(m.group("partition")) > 2**31 - 1:
         return None
-    return m.group("topic"), int(m.group("partition")), m.group("kind") or "live"
+    return m.group("topic"), int(m.group("partition")), m.group("state") or "live"
+
+
+def dir_state_of(path: str) -> str:
+    """The dir_state of the partition dir holding `path` (a file in it); "live" when its name says nothing else."""
+    parts = path.rstrip("/").rsplit("/", 2)
+    parsed = parse_partition_dir_name(parts[-2]) if len(parts) >= 2 else None
+    return parsed[2] if parsed else "live"
 
 
 @dataclass
@@ -72,7 +91,7 @@ class PartitionDir:
     path: str
     topic: str
     partition: int
-    kind: str = "live"
+    dir_state: str = "live"
     segments: list[Segment] = field(default_factory=list)
     snapshots: list[str] = field(default_factory=list)
     leader_epoch_checkpoint: str | None = None
@@ -108,24 +127,75 @@ def _join(base: str, name: str) -> str:
     return base.rstrip("/") + "/" + name
 
 
-def _listing(fs: pafs.FileSystem, path: str) -> list[pafs.FileInfo]:
-    return sorted(fs.get_file_info(pafs.FileSelector(path)), key=lambda e: e.base_name)
+@dataclass(frozen=True)
+class Entry:
+    """One name in a directory, for what it is: `file`, `dir`, or what the scan never opens: `fifo`, `socket`,
+    `device`, `dangling_symlink`, `symlink_loop`, `unreadable` (its type could not be read), `other`. Symbolic
+    links to files and folders count as what they point to, as they do for the broker."""
+
+    name: str
+    path: str  # on the listing's filesystem
+    kind: str
+    error: str | None = None
+
+    @property
+    def what(self) -> str:
+        """The entry in a few words, for a finding's message."""
+        return {"dir": "a folder", "file": "a file", "fifo": "a named pipe (FIFO)", "socket": "a socket",
+                "device": "a device node", "dangling_symlink": "a symbolic link to nothing",
+                "symlink_loop": "a symbolic link loop", "missing": "no such file",
+                "unreadable": f"unreadable ({self.error})"}.get(self.kind, "not a regular file or folder")
 
 
-def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live", *,
+def local_entry(path: str | os.PathLike[str]) -> Entry:
+    """What a local path is, by stat (following links, as the broker does); never opens it."""
+    path = os.fspath(path)
+    name = os.path.basename(path.rstrip("/"))
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return Entry(name, path, "dangling_symlink" if os.path.islink(path) else "missing")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Entry(name, path, "symlink_loop")
+        return Entry(name, path, "unreadable", exc.strerror or str(exc))
+    for test, kind in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISFIFO, "fifo"),
+                       (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
+        if test(mode):
+            return Entry(name, path, kind)
+    return Entry(name, path, "other")
+
+
+def list_entries(fs: pafs.FileSystem, path: str) -> list[Entry]:
+    """A directory's entries by name. Local folders are read with lstat/stat (pyarrow's listing leaves dangling
+    links and link loops out, and cannot tell a FIFO from a device); other filesystems through pyarrow.fs.
+    Raises OSError when the folder itself cannot be listed."""
+    if isinstance(fs, pafs.LocalFileSystem):
+        with os.scandir(path) as it:
+            return sorted((local_entry(e.path) for e in it), key=lambda e: e.name)
+    kinds = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
+    return sorted((Entry(i.base_name, i.path, kinds.get(i.type, "other")) for i in fs.get_file_info(
+        pafs.FileSelector(path))), key=lambda e: e.name)
+
+
+def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "live", *,
                        fs: pafs.FileSystem | None = None, uri: str | None = None) -> tuple[PartitionDir, list[Finding]]:
     """List one `<topic>-<partition>` dir: its segments by base offset and its other files. `path` is on `fs`
-    (local by default); files are named by `uri` (the dir as the user gave it) joined with their names."""
+    (local by default); files are named by `uri` (the dir as the user gave it) joined with their names.
+    Raises OSError when the dir cannot be listed."""
     fs = fs or pafs.LocalFileSystem()
     base = uri or path
-    part = PartitionDir(base, topic, partition, kind)
+    part = PartitionDir(base, topic, partition, dir_state)
     findings: list[Finding] = []
     segments: dict[int, Segment] = {}
-    for entry in _listing(fs, path):
-        name = entry.base_name
+    for entry in list_entries(fs, path):
+        name = entry.name
         full = _join(base, name)
-        if entry.type != pafs.FileType.File:
+        if entry.kind != "file":
             part.other_files.append(full)
+            findings.append(Finding("unknown_file", full, None, f"{name} is {entry.what}, not a file a broker "
+                                                                 "writes in a partition dir; never opened",
+                                    {"entry": entry.kind}))
             continue
         m = SEGMENT_FILE.match(name)
         if m:
@@ -145,7 +215,8 @@ def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live"
         else:
             part.other_files.append(full)
             if not TRANSIENT_FILE.match(name) and not name.endswith((".tmp", ".deleted", ".cleaned", ".swap")):
-                findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes here"))
+                findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes here",
+                                        {"entry": "file"}))
     # A snapshot-only offset (no .log) is not a segment.
     part.segments = [s for _, s in sorted(segments.items()) if s.log or s.index or s.timeindex or s.txnindex]
     return part, findings
@@ -153,27 +224,41 @@ def scan_partition_dir(path: str, topic: str, partition: int, kind: str = "live"
 
 def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
     """List one broker log dir (the parent of `<topic>-<partition>` dirs), local or any URI pyarrow.fs
-    understands: its broker files, its partition dirs and their files, and findings for what is not a broker's.
-    Raises FileNotFoundError when it is not a readable directory."""
+    understands: its broker files, its partition dirs (Kafka's `-delete`, `-future` and `-stray` dirs too, named
+    by their dir_state) and their files. Whatever else it holds (lost+found, notes, hidden files, FIFOs,
+    sockets, devices, broken links, unreadable entries) is an `unknown_file` finding, a folder as one finding,
+    never opened. A partition dir that cannot be listed is an `unreadable_file` finding.
+    Raises FileNotFoundError when the log dir itself is not a readable directory."""
     uri = os.fspath(uri)
     fs, path = filesystem(uri)
     base = uri.rstrip("/") if "://" in uri else path
     if fs.get_file_info(path).type != pafs.FileType.Directory:
         raise FileNotFoundError(f"{uri} is not a readable directory")
+    try:
+        entries = list_entries(fs, path)
+    except OSError as exc:
+        raise FileNotFoundError(f"{uri} is not a readable directory: {exc.strerror or exc}") from exc
     log_dir = LogDir(base)
     findings: list[Finding] = []
-    for entry in _listing(fs, path):
-        name = entry.base_name
+    for entry in entries:
+        name = entry.name
         full = _join(base, name)
-        if entry.type == pafs.FileType.Directory:
-            parsed = parse_partition_dir_name(name)
-            if parsed is None:
+        parsed = parse_partition_dir_name(name) if entry.kind == "dir" else None
+        if parsed is not None:
+            try:
+                part, part_findings = scan_partition_dir(entry.path, *parsed, fs=fs, uri=full)
+            except OSError as exc:
                 log_dir.other_files.append(full)
-                findings.append(Finding("unknown_file", full, None, f"{name} is not a topic-partition directory"))
+                findings.append(Finding("unreadable_file", full, None, f"cannot list the partition dir {name}: "
+                                                                       f"{exc.strerror or exc}"))
                 continue
-            part, part_findings = scan_partition_dir(entry.path, *parsed, fs=fs, uri=full)
             log_dir.partitions.append(part)
             findings.extend(part_findings)
+        elif entry.kind != "file":
+            log_dir.other_files.append(full)
+            what = "a folder that is not a topic-partition directory" if entry.kind == "dir" else entry.what
+            findings.append(Finding("unknown_file", full, None, f"{name} is {what}; the scan leaves it alone (never opened)",
+                                    {"entry": entry.kind}))
         elif name == "meta.properties":
             log_dir.meta_properties = full
         elif name == ".kafka_cleanshutdown":
@@ -184,5 +269,6 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
             log_dir.other_files.append(full)
         else:
             log_dir.other_files.append(full)
-            findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes in a log dir"))
+            findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes in a log dir",
+                                    {"entry": "file"}))
     return log_dir, findings

@@ -1,16 +1,18 @@
 """Values of `__remote_log_metadata`, the internal topic of tiered storage's TopicBasedRemoteLogMetadataManager
 (KIP-405): RemoteLogSegmentMetadataRecord, RemoteLogSegmentMetadataUpdateRecord,
-RemotePartitionDeleteMetadataRecord and RemoteLogSegmentMetadataSnapshotRecord.
+RemotePartitionDeleteMetadataRecord and RemoteLogSegmentMetadataSnapshotRecord, read through the message-schema
+interpreter (`message_schema`) with the tables of `schemas_remote_log` (see there for the Kafka version).
 
 Framing (RemoteLogMetadataSerde -> BytesApiMessageSerde -> AbstractApiMessageSerde.write): the record key
 is null (ProducerManager.publishMessage); the value is three unsigned varints, frame version (1), api key
-and message version, then the message in the flexible encoding of its schema
-(storage/src/main/resources/message/*.json): compact strings, arrays and bytes, 16-byte uuids, and a
-tagged-field section after every struct. Kafka rejects trailing bytes, and so does this decoder.
+and message version, then the message in the flexible encoding. Kafka rejects trailing bytes, and so does this
+decoder.
 
 `decode_remote_log_metadata` returns a JSON-able dict and never raises: undecodable input gives
 `{"error": ...}`. Its `data` uses the schema's field names as Kafka's JSON converters do (lowerCamelCase);
-tagged fields no schema version declares are kept under `unknownTaggedFields`.
+tagged fields no table declares are kept under `unknownTaggedFields`. A version newer than the tables is not an
+error: the record gets `"newer": true` and `knownVersions`, and `data` holds what the newest known version
+reads ({} when that is impossible).
 `remote_log_event` flattens a decoded record into the snake_case fields of the scan's tables.
 `format_remote_log_metadata` gives what kafka-dump-log --remote-log-metadata-decoder prints (the
 toString of RemoteLogSegmentMetadata, ...Update, RemotePartitionDeleteMetadata, ...Snapshot).
@@ -19,11 +21,12 @@ toString of RemoteLogSegmentMetadata, ...Update, RemotePartitionDeleteMetadata, 
 from __future__ import annotations
 
 import base64
-import struct
 from typing import Any
 
+from kforensics.parsers.message_schema import FRAME_VERSION, MessageDecodeError, decode_versioned, read_frame
+from kforensics.parsers.schemas_remote_log import BY_API_KEY
+
 TOPIC = "__remote_log_metadata"
-FRAME_VERSION = 1  # AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
 
 #: RemoteLogSegmentState ids (storage/api/.../RemoteLogSegmentState.java)
 SEGMENT_STATES = ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED",
@@ -31,109 +34,8 @@ SEGMENT_STATES = ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGME
 #: RemotePartitionDeleteState ids (storage/api/.../RemotePartitionDeleteState.java)
 PARTITION_DELETE_STATES = ("DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED")
 
-# --- the schemas, declared once: (Name, type, nested fields or None, nullable) -------------------------------
-# Every field of these schemas has "versions": "0+"; every version is flexible ("flexibleVersions": "0+").
-_TOPIC_ID_PARTITION = (("Name", "string", None, False), ("Id", "uuid", None, False),
-                       ("Partition", "int32", None, False))
-_SEGMENT_ID = (("TopicIdPartition", "struct", _TOPIC_ID_PARTITION, False), ("Id", "uuid", None, False))
-_LEADER_EPOCH_ENTRY = (("LeaderEpoch", "int32", None, False), ("Offset", "int64", None, False))
-
-#: api key -> (message name, valid versions, fields)
-SCHEMAS: dict[int, tuple[str, tuple[int, ...], tuple]] = {
-    0: ("RemoteLogSegmentMetadataRecord", (0,), (
-        ("RemoteLogSegmentId", "struct", _SEGMENT_ID, False), ("StartOffset", "int64", None, False),
-        ("EndOffset", "int64", None, False), ("BrokerId", "int32", None, False),
-        ("MaxTimestampMs", "int64", None, False), ("EventTimestampMs", "int64", None, False),
-        ("SegmentLeaderEpochs", "[]struct", _LEADER_EPOCH_ENTRY, False),
-        ("SegmentSizeInBytes", "int32", None, False), ("CustomMetadata", "bytes", None, True),
-        ("RemoteLogSegmentState", "int8", None, False))),
-    1: ("RemoteLogSegmentMetadataUpdateRecord", (0,), (
-        ("RemoteLogSegmentId", "struct", _SEGMENT_ID, False), ("BrokerId", "int32", None, False),
-        ("EventTimestampMs", "int64", None, False), ("CustomMetadata", "bytes", None, True),
-        ("RemoteLogSegmentState", "int8", None, False))),
-    2: ("RemotePartitionDeleteMetadataRecord", (0,), (
-        ("TopicIdPartition", "struct", _TOPIC_ID_PARTITION, False), ("BrokerId", "int32", None, False),
-        ("EventTimestampMs", "int64", None, False), ("RemotePartitionDeleteState", "int8", None, False))),
-    3: ("RemoteLogSegmentMetadataSnapshotRecord", (0,), (
-        ("SegmentId", "uuid", None, False), ("StartOffset", "int64", None, False),
-        ("EndOffset", "int64", None, False), ("BrokerId", "int32", None, False),
-        ("MaxTimestampMs", "int64", None, False), ("EventTimestampMs", "int64", None, False),
-        ("SegmentLeaderEpochs", "[]struct", _LEADER_EPOCH_ENTRY, False),
-        ("SegmentSizeInBytes", "int32", None, False), ("CustomMetadata", "bytes", None, True),
-        ("RemoteLogSegmentState", "int8", None, False))),
-}
-_FIXED = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q"}
-
-
-class RemoteLogMetadataError(Exception):
-    """The bytes are not a record of the remote log metadata topic."""
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise RemoteLogMetadataError(f"needs {n} bytes at byte {self.pos}, {len(self.data) - self.pos} left")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def uvarint(self) -> int:
-        shift = value = 0
-        while True:
-            b = self.take(1)[0]
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise RemoteLogMetadataError(f"unsigned varint too long at byte {self.pos}")
-
-    def compact_length(self, what: str, nullable: bool) -> int | None:
-        n = self.uvarint() - 1
-        if n < 0:
-            if nullable:
-                return None
-            raise RemoteLogMetadataError(f"null {what} at byte {self.pos} where one is required")
-        if n > len(self.data) - self.pos:
-            raise RemoteLogMetadataError(f"{what} of length {n} at byte {self.pos} overruns the value")
-        return n
-
-
-def _camel(name: str) -> str:
-    return name[0].lower() + name[1:]
-
-
-def _read_struct(r: _Reader, fields: tuple, path: str, unknown: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, kind, nested, nullable in fields:
-        key = _camel(name)
-        if kind in _FIXED:
-            fmt = _FIXED[kind]
-            out[key] = struct.unpack(fmt, r.take(struct.calcsize(fmt)))[0]
-        elif kind == "uuid":
-            out[key] = base64.urlsafe_b64encode(r.take(16)).decode().rstrip("=")
-        elif kind == "string":
-            n = r.compact_length(f"string {name}", nullable)
-            out[key] = None if n is None else r.take(n).decode("utf-8", errors="replace")
-        elif kind == "bytes":
-            n = r.compact_length(f"bytes {name}", nullable)
-            out[key] = None if n is None else base64.b64encode(r.take(n)).decode()
-        elif kind == "struct":
-            out[key] = _read_struct(r, nested, f"{path}.{key}", unknown)
-        elif kind == "[]struct":
-            n = r.compact_length(f"array {name}", nullable)
-            out[key] = None if n is None else [_read_struct(r, nested, f"{path}.{key}[{i}]", unknown)
-                                              for i in range(n)]
-        else:  # pragma: no cover - the declarations above use only these types
-            raise AssertionError(kind)
-    for _ in range(r.uvarint()):
-        tag = r.uvarint()
-        size = r.uvarint()
-        unknown.append({"path": path or ".", "tag": tag, "data": base64.b64encode(r.take(size)).decode()})
-    return out
+__all__ = ["FRAME_VERSION", "PARTITION_DELETE_STATES", "SEGMENT_STATES", "TOPIC", "decode_remote_log_metadata",
+           "format_remote_log_metadata", "iter_remote_log_metadata", "remote_log_event"]
 
 
 def decode_remote_log_metadata(key: bytes | None, value: bytes | None) -> dict[str, Any]:
@@ -141,34 +43,30 @@ def decode_remote_log_metadata(key: bytes | None, value: bytes | None) -> dict[s
     {"error": "...", "value": base64} when it does not decode. The key is ignored, as Kafka ignores it."""
     try:
         return _decode(value)
-    except RemoteLogMetadataError as exc:
+    except MessageDecodeError as exc:
         return {"error": str(exc), "value": None if value is None else base64.b64encode(value).decode()}
 
 
 def _decode(value: bytes | None) -> dict[str, Any]:
     if value is None:
-        raise RemoteLogMetadataError("record has no value")
-    r = _Reader(value)
-    frame = r.uvarint()
-    if frame != FRAME_VERSION:
-        raise RemoteLogMetadataError(f"unknown frame version {frame} (only {FRAME_VERSION} is defined)")
-    api_key, version = r.uvarint(), r.uvarint()
-    if api_key not in SCHEMAS:
-        raise RemoteLogMetadataError(f"unknown api key {api_key} (remote log metadata records are 0-3)")
-    name, versions, fields = SCHEMAS[api_key]
-    if version not in versions:
-        raise RemoteLogMetadataError(f"{name} version {version} is not a valid version ({versions})")
-    unknown: list[dict[str, Any]] = []
-    data = _read_struct(r, fields, "", unknown)
-    if r.pos != len(value):
-        raise RemoteLogMetadataError(f"{len(value) - r.pos} byte(s) of garbage after {name} at byte {r.pos}")
-    states = PARTITION_DELETE_STATES if api_key == 2 else SEGMENT_STATES
-    state_field = "remotePartitionDeleteState" if api_key == 2 else "remoteLogSegmentState"
-    if not 0 <= data[state_field] < len(states):
-        raise RemoteLogMetadataError(f"{name} has unknown {state_field} id {data[state_field]}")
-    out: dict[str, Any] = {"type": name, "apiKey": api_key, "version": version, "data": data}
-    if unknown:
-        out["unknownTaggedFields"] = unknown
+        raise MessageDecodeError("record has no value", 0)
+    api_key, version, pos = read_frame(value)
+    message = BY_API_KEY.get(api_key)
+    if message is None:
+        raise MessageDecodeError(f"unknown api key {api_key} (remote log metadata records are 0-3)", 1)
+    decoded = decode_versioned(message, value, version, pos)
+    data = decoded.data
+    out: dict[str, Any] = {"type": message.name, "apiKey": api_key, "version": version, "data": data}
+    if decoded.newer:
+        out["newer"] = True
+        out["knownVersions"] = message.valid
+    if data:
+        states = PARTITION_DELETE_STATES if api_key == 2 else SEGMENT_STATES
+        state_field = "remotePartitionDeleteState" if api_key == 2 else "remoteLogSegmentState"
+        if not 0 <= data[state_field] < len(states):
+            raise MessageDecodeError(f"{message.name} has unknown {state_field} id {data[state_field]}", pos)
+    if decoded.unknown_tags:
+        out["unknownTaggedFields"] = list(decoded.unknown_tags)
     return out
 
 
@@ -176,7 +74,8 @@ def remote_log_event(decoded: dict[str, Any]) -> dict[str, Any]:
     """A decoded record as the scan's flat fields: `record_type` (segment, segment_update, partition_delete,
     segment_snapshot), `topic`, `topic_id`, `partition` (None for snapshots), `remote_segment_id`,
     `start_offset`, `end_offset`, `max_timestamp`, `segment_leader_epochs` ([(epoch, offset)] sorted by
-    offset), `size`, `state`, `broker_id`, `event_timestamp`, `custom_metadata_size`."""
+    offset), `size`, `state`, `broker_id`, `event_timestamp`, `custom_metadata_size`, `broker_leader_epoch`
+    (the record's BrokerLeaderEpoch where its version has the field, version 1 on; else None)."""
     d, api_key = decoded["data"], decoded["apiKey"]
     tip = d.get("topicIdPartition") or d.get("remoteLogSegmentId", {}).get("topicIdPartition") or {}
     states = PARTITION_DELETE_STATES if api_key == 2 else SEGMENT_STATES
@@ -194,7 +93,15 @@ def remote_log_event(decoded: dict[str, Any]) -> dict[str, Any]:
         "size": d.get("segmentSizeInBytes"), "state": states[state], "broker_id": d["brokerId"],
         "event_timestamp": d["eventTimestampMs"],
         "custom_metadata_size": None if custom is None else len(base64.b64decode(custom)),
+        "broker_leader_epoch": _broker_leader_epoch(decoded),
     }
+
+
+def _broker_leader_epoch(decoded: dict[str, Any]) -> int | None:
+    field = next((f for f in BY_API_KEY[decoded["apiKey"]].fields if f.name == "BrokerLeaderEpoch"), None)
+    if field is None or not field.present(min(decoded["version"], BY_API_KEY[decoded["apiKey"]].highest_version)):
+        return None
+    return decoded["data"].get("brokerLeaderEpoch", field.default_value())
 
 
 # --- kafka-dump-log's text --------------------------------------------------------------------------------
@@ -247,12 +154,16 @@ def format_remote_log_metadata(key: bytes | None, value: bytes | None, offset: i
 
 def iter_remote_log_metadata(path: str) -> Any:
     """Every value of one `__remote_log_metadata` segment: (batch position, offset, timestamp, decoded), or a
-    Finding `internal_record_undecodable` at the batch's position for a value that does not decode (and the
-    record batch reader's own findings). Reading goes on after each. The records of a batch whose CRC does not
-    match are not read (its `corrupt_crc` finding says why): their bytes cannot be trusted."""
+    Finding `internal_record_undecodable` at the batch's position for a value that does not decode, or
+    `internal_record_newer_version` (once per record type and version in the file) for a version newer than the
+    tables (its record follows when its fields could be read), and the record batch reader's own findings.
+    Reading goes on after each. The records of a batch whose CRC does not match are not read (its `corrupt_crc`
+    finding says why): their bytes cannot be trusted."""
     from kforensics.parsers.findings import Finding
+    from kforensics.parsers.internal_topics import NewerVersions
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
 
+    newer = NewerVersions()
     with open_log(path) as log:
         for b in log.batches():
             if not isinstance(b, RecordBatch):
@@ -269,5 +180,12 @@ def iter_remote_log_metadata(path: str) -> Any:
                     yield Finding("internal_record_undecodable", str(path), b.position,
                                   f"{TOPIC} record at offset {rec.offset} could not be decoded: {decoded['error']}",
                                   {"offset": rec.offset, "error": decoded["error"]})
-                else:
-                    yield b.position, rec.offset, rec.timestamp, decoded
+                    continue
+                if decoded.get("newer"):
+                    finding = newer.finding(TOPIC, str(path), b.position, rec.offset, decoded["type"],
+                                            decoded["apiKey"], decoded["version"], decoded["knownVersions"])
+                    if finding is not None:
+                        yield finding
+                    if not decoded["data"]:
+                        continue
+                yield b.position, rec.offset, rec.timestamp, decoded

@@ -5,7 +5,10 @@ LegacyRecordBatchBuilder). What only a broker writes is done here with struct, f
 rules (LogSegment, OffsetIndex, TimeIndex, TransactionIndex, ProducerStateManager): base offsets and
 partition leader epochs (both outside the CRC), control batches (COMMIT/ABORT markers), one raw
 (non-xerial) snappy batch, index, time index, txn index, producer snapshot and checkpoint files.
-Nothing here uses kforensics itself: the output is the oracle for kforensics' decoders.
+Nothing here uses kforensics itself: the output is the oracle for kforensics' decoders. The one exception is
+`__share_group_state`, whose records are written by kforensics' table-driven encoder
+(`parsers.internal_topics.encode_coordinator_record`); tests/test_message_schema.py holds that encoder to bytes
+written by hand after Kafka's schemas.
 
 EXPECTED.json is written from this script's own bookkeeping of what it wrote.
 
@@ -969,6 +972,57 @@ def coordinator_partition(topic: str, partition: int, entries: list[tuple[int, b
     return p
 
 
+# --- share groups (KIP-932): __share_group_state ---------------------------------------------------------------
+
+SHARE_STATE_PARTITIONS = 50  # share.coordinator.state.topic.num.partitions
+
+
+def _java_string_hash(text: str) -> int:
+    h = 0
+    for (unit,) in struct.iter_unpack(">H", text.encode("utf-16-be")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return _java_int(h)
+
+
+def share_state_partition(group: str, topic: str, partition: int) -> int:
+    """ShareCoordinatorService.partitionFor(SharePartitionKey.asCoordinatorKey()): Utils.abs of the Java hash of
+    "<group>:<topic id>:<partition>", modulo the partition count."""
+    h = _java_string_hash(f"{group}:{_topic_id(topic)}:{partition}")
+    return (0 if h == -(1 << 31) else abs(h)) % SHARE_STATE_PARTITIONS
+
+
+def build_share_group_state() -> tuple[PartitionWriter, list[dict]]:
+    """The __share_group_state partition of share group orders-share's state of orders-0: a first snapshot, two
+    updates (acknowledged, released and archived batches) and a later snapshot that folds them in, as the share
+    coordinator writes them (Kafka 4.2 schemas). Returns the partition and the decoded records to expect."""
+    from kforensics.parsers.internal_topics import SHARE_GROUP_STATE, encode_coordinator_record
+
+    group, topic, partition = "orders-share", "orders", 0
+    key = {"groupId": group, "topicId": _topic_id(topic), "partition": partition}
+    t0 = BASE_TS + 5 * 60_000
+    batch = lambda first, last, state, count: {"firstOffset": first, "lastOffset": last,  # noqa: E731
+                                               "deliveryState": state, "deliveryCount": count}
+    entries = [
+        (t0, 0, {"snapshotEpoch": 0, "stateEpoch": 0, "leaderEpoch": 0, "startOffset": 0, "createTimestamp": t0,
+                 "writeTimestamp": t0, "stateBatches": []}),
+        (t0 + 1_000, 1, {"snapshotEpoch": 0, "leaderEpoch": 0, "startOffset": 40, "deliveryCompleteCount": 10,
+                         "stateBatches": [batch(40, 49, 2, 1), batch(50, 59, 0, 2)]}),
+        (t0 + 2_000, 1, {"snapshotEpoch": 0, "leaderEpoch": 0, "startOffset": -1,
+                         "stateBatches": [batch(60, 64, 4, 5)]}),
+        (t0 + 3_000, 0, {"snapshotEpoch": 1, "stateEpoch": 0, "leaderEpoch": 0, "startOffset": 50,
+                         "deliveryCompleteCount": 0, "createTimestamp": t0, "writeTimestamp": t0 + 3_000,
+                         "stateBatches": [batch(50, 59, 0, 2), batch(60, 64, 4, 5)]}),
+    ]
+    written, expected = [], []
+    for offset, (at, record_type, value) in enumerate(entries):
+        k, v = encode_coordinator_record(SHARE_GROUP_STATE, record_type, key, value)
+        written.append((at, k, v))
+        expected.append({"offset": offset, "record_type": record_type, "key": key, "value_version": 0,
+                         "value": value})
+    p = coordinator_partition("__share_group_state", share_state_partition(group, topic, partition), written)
+    return p, expected
+
+
 # --- tiered storage: __remote_log_metadata and partitions whose history is in the remote tier -----
 
 REMOTE_LOG_METADATA_PARTITIONS = 50  # remote.log.metadata.topic.num.partitions
@@ -1267,6 +1321,8 @@ def main(out: Path) -> None:
     tiered = [build_clicks(random.Random(20251124)), build_views(random.Random(20251125))]
     metadata = remote_log_metadata_partitions(tiered, "scratch")
     extra += [*tiered, *metadata.values()]
+    share_state, share_records = build_share_group_state()
+    extra.append(share_state)
 
     # payments-0 is compacted on broker-1 (the cleaner has cleaned up to its active segment, 34): the hanging
     # transaction at 43 holds the LSO, past which the cleaner never goes (KIP-664's unbounded growth).
@@ -1293,6 +1349,7 @@ def main(out: Path) -> None:
         if p.topic == "clicks":
             parts1[p.name]["anomalies"] += [{"producer_id": None, "producer_epoch": None, **a}
                                             for a in clicks_anomalies(remote, metadata_dir)]
+    parts1[share_state.name]["share_group_state"] = share_records
     files = damaged.write(b1, truncate_tail=cut, final_snapshot=False)  # crashed: no snapshot at shutdown
     damaged_end = damaged_last["base_offset"]
     parts1[damaged.name] = partition_facts(damaged, files, damaged_end, damaged_end)

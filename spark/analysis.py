@@ -19,6 +19,7 @@ from functools import reduce
 from typing import Any, Generic, TypeVar
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from kforensics.scan_options import ScanOptions
 from kforensics.spark import (
@@ -35,7 +36,7 @@ from kforensics.spark.coordinator_partition import with_expected_coordinator_par
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.profile import ScanProfile
-from kforensics.spark.read import InputFacts, batch_record_rows
+from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 
 T = TypeVar("T")
 
@@ -101,7 +102,8 @@ class Analysis:
     """One scan's input tables, options and listing facts, and the intermediate tables its outputs share."""
 
     def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts) -> None:
-        self.tables, self.options, self.facts = tables, options, facts
+        #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
+        self.every_dir, self.tables, self.options, self.facts = tables, live_only(tables), options, facts
         self.keep = _Keeper()  # the kept tables' plans live as long as this Analysis
 
     @_shared
@@ -254,6 +256,8 @@ CHECKS: list[Check] = [
           lambda a: a.facts.has_transaction_state),
     Check("committed_offset", lambda a: consumer_offsets.committed_offset_findings(a.offsets),
           lambda a: a.facts.has_consumer_offsets),
+    Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"]),
+          lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
     Check("remote_segment_stuck", lambda a: remote_storage.remote_segment_stuck(a.remote,
                                                                                 a.options.remote_stuck_after_ms),
@@ -270,7 +274,8 @@ TABLES: dict[str, Callable[[Analysis], DataFrame]] = {
     "producers": lambda a: producers.producers_table(a.data),
     "transactions": lambda a: replicas.with_cluster_id(a.txns.drop("txn_index"), a.tables["brokers"])
     .join(a.txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id"),
-    "replicas": lambda a: replicas.replicas_table(a.ends_r, a.div),
+    "replicas": lambda a: replicas.replicas_table(a.ends_r, a.div).withColumn("dir_state", F.lit("live"))
+    .unionByName(replicas.special_dir_replicas(a.every_dir["segments"], a.tables["brokers"])),
     "leader_epoch_lineage": lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"]),
     "coordinator_transactions": lambda a: a.ctx.drop("txn_seq"),
     "consumer_offsets": lambda a: a.offsets,

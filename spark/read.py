@@ -22,11 +22,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 from pyspark.accumulators import AccumulatorParam
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
-from kforensics.parsers.log_dir import filesystem, scan_log_dir
+from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, filesystem, scan_log_dir
 from kforensics.spark import schemas as S
 
 FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
@@ -50,10 +50,10 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
         findings += [_finding_row(base, f) for f in listed]
-        for part in log_dir.partitions:
-            if part.kind != "live" or (topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob)):
+        for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
+            if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
-            key = {"broker": broker, "topic": part.topic, "partition": part.partition}
+            key = {"broker": broker, "topic": part.topic, "partition": part.partition, "dir_state": part.dir_state}
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
                 name = path.rsplit("/", 1)[-1]
@@ -287,7 +287,7 @@ def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
 def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks of __transaction_state / __consumer_offsets -> one row per coordinator record
     or offset commit (group metadata and other record types are skipped), and undecodable-record findings."""
-    from kforensics.parsers.internal_topics import decode_consumer_offsets, decode_transaction_state
+    from kforensics.parsers.internal_topics import NewerVersions, decode_consumer_offsets, decode_transaction_state
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
 
     out = _Rows(S.INTERNAL_ROWS)
@@ -295,6 +295,7 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for task in chunk.to_pylist():
             key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             is_txn = task["topic"] == "__transaction_state"
+            newer = NewerVersions()
             with local_file(task["path"]) as path:
                 if path is None:
                     continue
@@ -308,10 +309,31 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                             where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
                                      "timestamp": r.timestamp}
                             decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key, r.value)
+                            if decoded.get("newer"):
+                                finding = _newer_row(where, decoded, newer)
+                                if finding is not None:
+                                    yield from out.add(finding)
                             row = _internal_row(where, decoded, is_txn)
                             if row is not None:
                                 yield from out.add(row)
     yield from out.flush()
+
+
+def _newer_row(where: dict[str, Any], decoded: dict[str, Any], seen: Any) -> dict[str, Any] | None:
+    """An `internal_record_newer_version` finding row for the first record of its record type and version in
+    this task (the scan keeps the first of each across tasks)."""
+    from kforensics.parsers.internal_topics import COORDINATOR_RECORDS
+
+    k, v = decoded["key"], decoded.get("value") or {}
+    pair = COORDINATOR_RECORDS[where["topic"]].get(k.get("version", 0))
+    record_type = pair[1].name if pair is not None else f"record type {k.get('version')}"
+    version = v.get("version", k.get("version", -1))
+    f = seen.finding(where["topic"], where["file"], where["position"], where["offset"], record_type,
+                     k.get("version", 0), version, decoded.get("known_versions", ""))
+    if f is None:
+        return None
+    return {"row_kind": "finding", **where, "kind": f.kind, "severity": f.effective_severity, "message": f.message,
+            "details": json.dumps(dict(f.details))}
 
 
 def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) -> dict[str, Any] | None:
@@ -321,6 +343,8 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
                            f"decoded: {decoded['error']}", "details": json.dumps(decoded)}
     k, v = decoded["key"], decoded["value"]
     if is_txn:
+        if v is not None and "producer_id" not in v:
+            return None  # a newer value version whose fields could not be read (its finding says so)
         row = {"row_kind": "txn", **where, "transactional_id": k["transactional_id"], "tombstone": v is None}
         if v is not None:
             parts = v.get("partitions") or {}
@@ -329,7 +353,7 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
                        txn_partitions=",".join(sorted(f"{t}-{p}" for t, ps in parts.items() for p in ps or [])),
                        last_update_timestamp=v["last_update_timestamp_ms"], start_timestamp=v["start_timestamp_ms"])
         return row
-    if k.get("type") != "offset_commit":
+    if k.get("type") != "offset_commit" or (v is not None and "offset" not in v):
         return None
     row = {"row_kind": "commit", **where, "group_id": k["group"], "commit_topic": k["topic"],
            "commit_partition": k["partition"], "tombstone": v is None}
@@ -441,6 +465,24 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
+#: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
+#: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
+DIR_STATE_TABLES = ("batches", "segments", "txnindex", "snapshot_entries", "leader_epochs", "partition_topic_ids")
+
+
+def with_dir_state(df: DataFrame, path: str = "file") -> DataFrame:
+    """Needs `path` (a file in a partition dir); adds dir_state: live, delete, future or stray, from the name of
+    the partition dir (`parsers/log_dir.py`)."""
+    state = F.regexp_extract(F.col(path), DIR_STATE_OF_FILE, 1)
+    return df.withColumn("dir_state", F.when(state == "", F.lit("live")).otherwise(state))
+
+
+def live_only(tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    """The input tables as the analyses read them: the rows of live partition dirs, without dir_state."""
+    return {name: df.filter(F.col("dir_state") == "live").drop("dir_state") if name in DIR_STATE_TABLES else df
+            for name, df in tables.items()}
+
+
 @dataclass(frozen=True)
 class InputFacts:
     """What the driver knows from the listing alone, so that analyses with nothing to judge plan no jobs."""
@@ -450,6 +492,8 @@ class InputFacts:
     has_transaction_state: bool
     has_consumer_offsets: bool
     has_remote_log_metadata: bool = True
+    #: Some broker holds a -future copy of a partition it also holds live (a move between log dirs).
+    has_future_replicas: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
     #: Bytes of the segments and dump files to parse, when all are local files (None: some are remote).
@@ -457,14 +501,17 @@ class InputFacts:
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
-    partitions = [(t["topic"], t["partition"]) for t in tasks if t["task_kind"] == "partition"]
-    topics = {t["topic"] for t in tasks if t["task_kind"] == "segment"}
+    live = [t for t in tasks if t.get("dir_state", "live") == "live"]
+    partitions = [(t["topic"], t["partition"]) for t in live if t["task_kind"] == "partition"]
+    topics = {t["topic"] for t in live if t["task_kind"] == "segment"}
     dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
     parsed = [t["path"] for t in tasks if t["task_kind"] in ("segment", "dump_text")]
     return InputFacts(input_bytes=_local_bytes(parsed), replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
-                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps)
+                      has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
+                      has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
+                                              for t in tasks))
 
 
 def _local_bytes(uris: list[str]) -> int | None:
@@ -482,11 +529,10 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     that parsed segments ran."""
     tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
-    names = S.TASKS.names
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
     # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
-    task_df = spark.createDataFrame([tuple(t[n] for n in names) for t in tasks], S.ddl(S.TASKS))
-    segments = task_df.filter(F.col("task_kind") == "segment")
+    task_df = S.frame(spark, S.TASKS, tasks)
+    segments = with_dir_state(task_df.filter(F.col("task_kind") == "segment"), "path")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
     seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only, readers=readers),
@@ -523,7 +569,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     # Coordinator records and offset commits are decoded in every mode: they are small and the cluster-wide
     # checks need them.
     facts = input_facts(tasks)
-    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log"))
+    internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log")
+                                & (F.col("dir_state") == "live"))
                 .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)))
     if not (facts.has_transaction_state or facts.has_consumer_offsets):
         internal = internal.limit(0)  # nothing to decode: no job
@@ -535,19 +582,39 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         *key, "file", "position", "offset", "timestamp", "group_id", "commit_topic", "commit_partition",
         "committed_offset", "committed_leader_epoch", "commit_timestamp", "tombstone")
     tables["parser_findings"] = tables["parser_findings"].unionByName(
-        internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names))
+        first_newer_version(internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)))
     if listing_findings:
-        tables["parser_findings"] = tables["parser_findings"].unionByName(spark.createDataFrame(
-            [tuple(f[n] for n in S.FINDINGS.names) for f in listing_findings], S.ddl(S.FINDINGS)))
+        tables["parser_findings"] = tables["parser_findings"].unionByName(S.frame(spark, S.FINDINGS, listing_findings))
     # Tiered storage's __remote_log_metadata, decoded in every mode too (spark/remote_storage.py).
     from kforensics.spark.remote_storage import read_events
 
-    remote = read_events(segments, facts.has_remote_log_metadata).cache()
+    remote = read_events(segments.filter(F.col("dir_state") == "live"), facts.has_remote_log_metadata).cache()
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
-    tables["partition_topic_ids"] = small_rows.filter(F.col("row_kind") == "topic_id").select(*key, "topic_id")
-    tables["parser_findings"] = tables["parser_findings"].unionByName(
+    tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
+        *key, "topic_id", "dir_state")
+    tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),
                                                              F.lit(None).cast("int").alias("producer_epoch"),
-                                                             "message", "details"))
-    return tables, facts
+                                                             "message", "details")))
+    for name in DIR_STATE_TABLES:
+        if name != "partition_topic_ids":  # its file column is not kept
+            tables[name] = with_dir_state(tables[name])
+    return {name: df.select(*S.INPUT_TABLES[name].names) for name, df in tables.items()}, facts
+
+
+def empty_tables(spark: SparkSession) -> dict[str, DataFrame]:
+    """Every input table with no rows and its full schema (`schemas.INPUT_TABLES`): what a scan of an empty
+    log dir gives the analyses."""
+    return {name: S.frame(spark, schema, []) for name, schema in S.INPUT_TABLES.items()}
+
+
+def first_newer_version(findings: DataFrame) -> DataFrame:
+    """Needs finding rows (FINDINGS columns); keeps one `internal_record_newer_version` per topic, record type and
+    version (the first by broker, file, position, offset) and every other finding as it is."""
+    newer = F.col("kind") == "internal_record_newer_version"
+    ranked = findings.filter(newer).withColumn("_n", F.row_number().over(
+        Window.partitionBy("topic", F.get_json_object("details", "$.record_type"),
+                           F.get_json_object("details", "$.version"))
+        .orderBy("broker", "file", "position", "offset")))
+    return findings.filter(~newer).unionByName(ranked.filter(F.col("_n") == 1).drop("_n"))

@@ -22,6 +22,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
+from kforensics.spark import schemas as S
 from kforensics.spark.findings import fmt, to_findings
 
 TOPIC = "__remote_log_metadata"
@@ -30,18 +31,8 @@ STARTED_STATES = ("COPY_SEGMENT_STARTED", "DELETE_SEGMENT_STARTED")
 #: A data partition across the remote and local tiers (topic ids are compared separately: either may be unknown).
 TP = ["cluster_id", "topic", "partition"]
 
-#: What one `__remote_log_metadata` segment task emits: an event (one record), or a finding. `topic` and
-#: `partition` of an event are the data partition it is about; `metadata_partition` is where it was read.
-EVENT_ROWS = pa.schema([pa.field(n, t) for n, t in [
-    ("row_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-    ("metadata_partition", pa.int32()), ("file", pa.string()), ("position", pa.int64()), ("offset", pa.int64()),
-    ("timestamp", pa.int64()), ("record_type", pa.string()), ("topic_id", pa.string()),
-    ("remote_segment_id", pa.string()), ("start_offset", pa.int64()), ("end_offset", pa.int64()),
-    ("max_timestamp", pa.int64()), ("segment_leader_epochs", pa.string()), ("size", pa.int64()),
-    ("state", pa.string()), ("broker_id", pa.int32()), ("event_timestamp", pa.int64()), ("kind", pa.string()),
-    ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())]])
-_DDL_TYPES = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint"}
-EVENT_DDL = ", ".join(f"`{f.name}` {_DDL_TYPES[f.type]}" for f in EVENT_ROWS)
+EVENT_ROWS = S.REMOTE_EVENT_ROWS
+EVENT_DDL = S.ddl(EVENT_ROWS)
 
 
 def epochs_text(entries: list[tuple[int, int]] | None) -> str | None:
@@ -66,7 +57,7 @@ def event_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                     continue
                 for item in iter_remote_log_metadata(path):
                     if isinstance(item, Finding):
-                        if item.kind != "internal_record_undecodable":
+                        if item.kind not in ("internal_record_undecodable", "internal_record_newer_version"):
                             continue  # damage to the batches themselves is reported by the segment pass
                         rows.append({"row_kind": "finding", **where, "topic": TOPIC, "partition": task["partition"],
                                      "position": item.position, "offset": item.details.get("offset"),
@@ -79,7 +70,7 @@ def event_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                                  "timestamp": timestamp, **{k: e[k] for k in (
                                      "record_type", "topic", "topic_id", "partition", "remote_segment_id",
                                      "start_offset", "end_offset", "max_timestamp", "size", "state", "broker_id",
-                                     "event_timestamp")},
+                                     "event_timestamp", "broker_leader_epoch")},
                                  "segment_leader_epochs": epochs_text(e["segment_leader_epochs"])})
                     if len(rows) >= 8192:
                         yield pa.RecordBatch.from_pylist(rows, schema=EVENT_ROWS)
@@ -105,14 +96,17 @@ def _last(column: str) -> Column:
 
 def remote_segments_table(events: DataFrame) -> DataFrame:
     """Needs the events (record_type, topic, topic_id, partition, remote_segment_id, start_offset, end_offset,
-    max_timestamp, segment_leader_epochs, size, state, broker_id, event_timestamp, file, position, offset);
+    max_timestamp, segment_leader_epochs, size, state, broker_id, event_timestamp, broker_leader_epoch, file,
+    position, offset);
     one row per remote segment and broker holding its metadata: topic_id, remote_segment_id, start_offset,
     end_offset, max_timestamp, segment_leader_epochs, size, state (of its latest record), broker_id (the
-    broker that copied it), broker_leader_epoch (the highest epoch of its entries), first_event_at,
+    broker that copied it), broker_leader_epoch (the record's BrokerLeaderEpoch where its version has the field,
+    RemoteLogSegmentMetadataRecord v1 on; else the highest epoch of its entries), first_event_at,
     last_event_at, event_count, and file, position of its latest metadata record."""
     seg = events.filter(F.col("record_type").isin("segment", "segment_update"))
     copy = F.when(F.col("record_type") == "segment", F.struct(
-        "offset", "start_offset", "end_offset", "max_timestamp", "segment_leader_epochs", "size", "broker_id"))
+        "offset", "start_offset", "end_offset", "max_timestamp", "segment_leader_epochs", "size", "broker_id",
+        "broker_leader_epoch"))
     grouped = seg.groupBy("broker", "topic", "partition", "topic_id", "remote_segment_id").agg(
         F.min(copy).alias("copy"), _last("state").alias("state"), F.min("event_timestamp").alias("first_event_at"),
         _last("event_timestamp").alias("last_event_at"), F.count(F.lit(1)).alias("event_count"),
@@ -123,7 +117,8 @@ def remote_segments_table(events: DataFrame) -> DataFrame:
                                                  "segment_leader_epochs", "size")], "state", "copy.broker_id",
         # SQL text, not a Python lambda: PySpark names a lambda's variable afresh at every build, so each scan
         # would generate different code and compile it again
-        F.expr("array_max(transform(split(copy.segment_leader_epochs, ', '), e -> cast(split(e, '@')[0] as int)))")
+        F.coalesce(F.col("copy.broker_leader_epoch"), F.expr(
+            "array_max(transform(split(copy.segment_leader_epochs, ', '), e -> cast(split(e, '@')[0] as int)))"))
         .alias("broker_leader_epoch"),
         "first_event_at", "last_event_at", "event_count", "file", "position")
 

@@ -188,3 +188,46 @@ def leader_epoch_lineage(batches: DataFrame, epochs: DataFrame) -> DataFrame:
                       F.when(F.col("batch_start_offset").isNull(), F.lit(None).cast("boolean"))
                       .otherwise(F.col("checkpoint_start_offset").eqNullSafe(F.col("batch_start_offset")))
                       .alias("agrees"))
+
+
+def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs the segments table with dir_state and the brokers table; one row per -delete, -future or -stray
+    partition dir, with the replicas table's columns: its log_start_offset and log_end_offset from its segments,
+    nothing compared (they are not replicas of the live dir)."""
+    special = segments.filter(F.col("dir_state") != "live").groupBy(*KEY, "dir_state").agg(
+        F.min("first_batch_base_offset").alias("log_start_offset"), (F.max("last_offset") + 1).alias("log_end_offset"))
+    return with_cluster_id(special, brokers).select(
+        *KEY, "cluster_id", "log_start_offset", "log_end_offset", F.lit(None).cast("long").alias("high_watermark"),
+        F.lit(None).cast("int").alias("latest_leader_epoch"), F.lit(None).cast("string").alias("leader_epoch_checkpoint"),
+        F.lit(None).cast("long").alias("replica_count"), F.lit(None).cast("string").alias("longest_broker"),
+        F.lit(None).cast("long").alias("lag"), F.lit(None).cast("long").alias("diverged_at"),
+        F.lit(None).cast("boolean").alias("in_sync"), "dir_state")
+
+
+def future_replica_divergences(batches: DataFrame) -> DataFrame:
+    """Needs the batches table with dir_state; `future_replica_divergence` findings: a -future dir (the copy a
+    broker builds while it moves a replica to another of its log dirs, fetched from the live log) holding a batch,
+    within the live log's offsets, that the live dir does not hold identically. One finding per future dir, at
+    its first such batch. A future copy that is only shorter is still catching up: no finding."""
+    valid = batches.filter(F.col("crc_valid"))
+    live = valid.filter(F.col("dir_state") == "live")
+    bounds = live.groupBy(*KEY).agg(F.min("base_offset").alias("live_log_start_offset"),
+                                    (F.max("last_offset") + 1).alias("live_log_end_offset"))
+    live_fp = live.select(*KEY, "base_offset", *[F.col(c).alias(f"live_{c}") for c in FINGERPRINT])
+    future = valid.filter(F.col("dir_state") == "future").join(bounds, KEY).filter(
+        (F.col("base_offset") >= F.col("live_log_start_offset")) & (F.col("base_offset") < F.col("live_log_end_offset")))
+    joined = future.join(live_fp, [*KEY, "base_offset"], "left")
+    same = F.lit(True)
+    for c in FINGERPRINT:
+        same = same & F.col(c).eqNullSafe(F.col(f"live_{c}"))
+    first = (joined.filter(~same).withColumn("n", F.row_number().over(
+        Window.partitionBy(*KEY, F.regexp_extract("file", r"^(.*)/[^/]*$", 1)).orderBy("base_offset")))
+        .filter(F.col("n") == 1))
+    return to_findings(
+        first, "future_replica_divergence", file="file", position="position", offset="base_offset",
+        message=fmt("the -future copy of %s-%d on %s holds a batch at offset %d that the live replica does not "
+                    "hold identically (live CRC %s, future CRC %d): the copy being moved between log dirs differs "
+                    "from the log it is copied from", "topic", "partition", "broker", "base_offset",
+                    F.coalesce(F.col("live_crc").cast("string"), F.lit("none")), "crc"),
+        details={"live_log_start_offset": "live_log_start_offset", "live_log_end_offset": "live_log_end_offset",
+                 "future_crc": "crc", "live_crc": "live_crc"})

@@ -3,9 +3,14 @@ batches out of mapInArrow) and the Spark side (the same schema as DDL)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
 from kforensics.parsers.findings import FINDING_COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 PARTITION_KEY = [("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32())]
 
@@ -100,6 +105,51 @@ TASK_FIELDS = [("task_kind", pa.string()), ("broker", pa.string()), ("topic", pa
 TASKS = _schema(TASK_FIELDS)
 
 FINDINGS = _schema([(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS])
+
+#: What one `__remote_log_metadata` segment task emits: an event (one record), or a finding. `topic` and
+#: `partition` of an event are the data partition it is about; `metadata_partition` is where it was read.
+REMOTE_EVENT_ROWS = _schema([
+    ("row_kind", pa.string()), *PARTITION_KEY, ("metadata_partition", pa.int32()), ("file", pa.string()),
+    ("position", pa.int64()), ("offset", pa.int64()), ("timestamp", pa.int64()), ("record_type", pa.string()),
+    ("topic_id", pa.string()), ("remote_segment_id", pa.string()), ("start_offset", pa.int64()),
+    ("end_offset", pa.int64()), ("max_timestamp", pa.int64()), ("segment_leader_epochs", pa.string()),
+    ("size", pa.int64()), ("state", pa.string()), ("broker_id", pa.int32()), ("event_timestamp", pa.int64()),
+    ("broker_leader_epoch", pa.int32()),
+    ("kind", pa.string()), ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())])
+
+DIR_STATE = ("dir_state", pa.string())
+_POSITION = [("file", pa.string()), ("position", pa.int64()), ("offset", pa.int64()), ("timestamp", pa.int64())]
+
+#: The input tables of the analysis, as `spark/read.py` builds them from the parse pass (every one has exactly
+#: these columns, empty inputs included: `empty_tables` builds them from here).
+INPUT_TABLES: dict[str, pa.Schema] = {
+    "batches": _schema([*PARTITION_KEY, *BATCH_FIELDS, DIR_STATE]),
+    "segments": _schema([*PARTITION_KEY, ("file", pa.string()), ("base_offset", pa.int64()), ("size", pa.int32()),
+                         *[(n, t) for n, t in SEGMENT_FIELDS if n not in ("file", "base_offset", "size")],
+                         DIR_STATE]),
+    "txnindex": _schema([*PARTITION_KEY, *TXNINDEX_FIELDS, DIR_STATE]),
+    "snapshot_entries": _schema([*PARTITION_KEY, *SNAPSHOT_FIELDS, DIR_STATE]),
+    "leader_epochs": _schema([*PARTITION_KEY, *EPOCH_FIELDS, DIR_STATE]),
+    "brokers": _schema([("broker", pa.string()), ("cluster_id", pa.string())]),
+    "partition_checkpoints": _schema([*PARTITION_KEY, *CHECKPOINT_FIELDS]),
+    "parser_findings": FINDINGS,
+    "coordinator_records": _schema([
+        *PARTITION_KEY, *_POSITION, *[(n, t) for n, t in INTERNAL_ROW_FIELDS if n in (
+            "transactional_id", "producer_id", "producer_epoch", "state", "transaction_timeout_ms", "txn_partitions",
+            "last_update_timestamp", "start_timestamp", "tombstone")]]),
+    "offset_commits": _schema([
+        *PARTITION_KEY, *_POSITION, *[(n, t) for n, t in INTERNAL_ROW_FIELDS if n in (
+            "group_id", "commit_topic", "commit_partition", "committed_offset", "committed_leader_epoch",
+            "commit_timestamp", "tombstone")]]),
+    "remote_log_events": _schema([(f.name, f.type) for f in REMOTE_EVENT_ROWS if f.name != "row_kind"]),
+    "partition_topic_ids": _schema([*PARTITION_KEY, ("topic_id", pa.string()), DIR_STATE]),
+}
+
+
+def frame(spark: "SparkSession", schema: pa.Schema, rows: list[dict]) -> "DataFrame":
+    """A DataFrame of `schema` from dict rows built on the driver (a key a row lacks is null; no rows: an empty
+    frame with every column)."""
+    return spark.createDataFrame([tuple(row.get(name) for name in schema.names) for row in rows], ddl(schema))
 
 
 def ddl(schema: pa.Schema) -> str:

@@ -37,6 +37,8 @@ GOLDEN_CASES = {
                                 ["--transaction-log-decoder"]),
     "remote_log_metadata_decoder": (B1 / "__remote_log_metadata-9" / "00000000000000000000.log",
                                     ["--remote-log-metadata-decoder"]),
+    "share_group_state_decoder": (B1 / "__share_group_state-17" / "00000000000000000000.log",
+                                  ["--share-group-state-decoder"]),
 }
 
 

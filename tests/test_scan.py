@@ -177,13 +177,16 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
         seg = spark.read.parquet(f"{base}/segments")
         agg = seg.agg(F.count(F.lit(1)).alias("s"), F.sum("batch_count").alias("b"), F.sum("record_count").alias("r"),
                       F.sum("size").alias("bytes")).first()
-        replicas = seg.select("broker", "topic", "partition").distinct().collect()
+        replicas = seg.filter("dir_state = 'live'").select("broker", "topic", "partition").distinct().collect()
+        special = {r["dir_state"]: r["n"] for r in seg.filter("dir_state != 'live'").select(
+            "broker", "topic", "partition", "dir_state").distinct().groupBy("dir_state").agg(
+            F.count(F.lit(1)).alias("n")).collect()}
         named = (spark.read.parquet(f"{base}/coordinator_transactions")
                  .select(F.explode("partitions_not_in_input").alias("p"))
                  .unionByName(spark.read.parquet(f"{base}/consumer_offsets").filter(~F.col("in_input"))
                               .select(F.format_string("%s-%d", "topic", "partition").alias("p"))).distinct())
         return ScanSummary(
-            out=base, brokers=sorted({r["broker"] for r in replicas}), partitions=len(replicas),
+            out=base, brokers=sorted(r["broker"] for r in seg.select("broker").distinct().collect()), partitions=len(replicas),
             topic_partitions=len({(r["topic"], r["partition"]) for r in replicas}), segments=agg["s"] or 0,
             batches=agg["b"] or 0, records=agg["r"] or 0, bytes=agg["bytes"] or 0,
             producers=spark.read.parquet(f"{base}/producers").select("broker", "topic", "partition",
@@ -193,7 +196,7 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
             findings=[(r["kind"], r["severity"], r["n"]) for r in spark.read.parquet(f"{base}/findings")
                       .groupBy("kind", "severity").agg(F.count(F.lit(1)).alias("n")).orderBy("kind", "severity")
                       .collect()],
-            not_in_input=sorted(r["p"] for r in named.collect()))
+            not_in_input=sorted(r["p"] for r in named.collect()), special_dirs=dict(sorted(special.items())))
 
     # the scans named their jobs for Spark's UI, and left no name behind on this thread
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None

@@ -11,16 +11,16 @@ from kforensics.spark import remote_storage as R
 EVENTS = ("broker string, topic string, partition int, metadata_partition int, file string, position bigint, "
           "offset bigint, timestamp bigint, record_type string, topic_id string, remote_segment_id string, "
           "start_offset bigint, end_offset bigint, max_timestamp bigint, segment_leader_epochs string, size bigint, "
-          "state string, broker_id int, event_timestamp bigint, kind string, severity string, message string, "
-          "details string")
+          "state string, broker_id int, event_timestamp bigint, broker_leader_epoch int, kind string, severity string, "
+          "message string, details string")
 F = "m.log"
 
 
 def _event(offset: int, record_type: str, seg: str, state: str, at: int, start=None, end=None, epochs=None,
-           topic="t", topic_id="T1", broker="b1") -> tuple:
+           topic="t", topic_id="T1", broker="b1", broker_leader_epoch=None) -> tuple:
     return (broker, topic, 0, 3, F, offset * 100, offset, at, record_type, topic_id, seg, start, end,
             None if start is None else at - 1, epochs, None if start is None else 1000, state,
-            1, at, None, None, None, None)
+            1, at, broker_leader_epoch, None, None, None, None)
 
 
 def _segments(spark, *specs) -> object:
@@ -62,6 +62,12 @@ def test_events_fold_into_one_row_per_segment_with_its_final_state(spark) -> Non
     assertDataFrameEqual(table, expected)
     deletes = spark.createDataFrame([_event(0, "partition_delete", None, "DELETE_PARTITION_MARKED", 5)], EVENTS)
     assert [r["state"] for r in R.remote_partition_deletes_table(deletes).collect()] == ["DELETE_PARTITION_MARKED"]
+    # a RemoteLogSegmentMetadataRecord v1 names the leader epoch it was copied under: that, not the entries' highest
+    v1 = spark.createDataFrame([_event(0, "segment", "s1", "COPY_SEGMENT_STARTED", 10, 0, 99, "0@0, 1@60",
+                                       broker_leader_epoch=7),
+                                _event(1, "segment_update", "s1", "COPY_SEGMENT_FINISHED", 20, broker_leader_epoch=8)],
+                               EVENTS)
+    assert [r["broker_leader_epoch"] for r in R.remote_segments_table(v1).collect()] == [7]
 
 
 def test_gap_and_stuck_copy_found_and_a_sound_tiered_partition_is_silent(spark) -> None:

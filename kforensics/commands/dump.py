@@ -6,6 +6,7 @@ entities to a renderer (:mod:`kforensics.dump_out`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -23,7 +24,7 @@ FILE_TYPES = (
     "log", "metadata_snapshot", "index", "timeindex", "txnindex", "snapshot", "leader_epoch_checkpoint",
     "offset_checkpoint", "partition_metadata", "meta_properties", "quorum_state", "clean_shutdown",
 )
-DECODERS = ("offsets", "transaction_log", "cluster_metadata", "remote_log_metadata")
+DECODERS = ("offsets", "transaction_log", "cluster_metadata", "remote_log_metadata", "share_group_state")
 _METADATA_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
@@ -52,6 +53,8 @@ class DumpState:
     unreadable: bool = False
     index_mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     non_consecutive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: (topic, record type, version) already reported as internal_record_newer_version
+    newer_versions: set[tuple[str, str, int]] = field(default_factory=set)
 
     @property
     def exit_code(self) -> int:
@@ -98,6 +101,8 @@ def detect_type(path: Path) -> str | None:
 @click.option("--cluster-metadata-decoder", is_flag=True, help="Decode KRaft __cluster_metadata records.")
 @click.option("--remote-log-metadata-decoder", is_flag=True,
               help="Decode tiered storage's __remote_log_metadata records.")
+@click.option("--share-group-state-decoder", is_flag=True,
+              help="Decode __share_group_state (KIP-932 share groups) keys and values.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines instead of kafka-dump-log text.")
 @click.option("--pid", "pids", type=int, multiple=True, help="Only batches of this producer id (repeatable).")
 @click.option("--producer-epoch", type=int, help="Only batches of this producer epoch.")
@@ -107,7 +112,7 @@ def detect_type(path: Path) -> str | None:
 def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | None, print_data_log: bool,
          deep_iteration: bool, index_sanity_check: bool, verify_index_only: bool, max_bytes: int | None,
          max_message_size: int, skip_record_metadata: bool, offsets_decoder: bool, transaction_log_decoder: bool,
-         cluster_metadata_decoder: bool, remote_log_metadata_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
+         cluster_metadata_decoder: bool, remote_log_metadata_decoder: bool, share_group_state_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
          leader_epoch: int | None, offsets_range: str | None, iso_time: bool) -> None:
     """Print broker files: *.log, *.index, *.timeindex, *.txnindex, *.snapshot, checkpoints, metadata.
 
@@ -123,11 +128,12 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
     if not files:
         raise click.UsageError("no file given: pass files as arguments or with --files")
     decoders = [name for name, on in zip(DECODERS, (offsets_decoder, transaction_log_decoder,
-                                                     cluster_metadata_decoder, remote_log_metadata_decoder),
-                                                            strict=True) if on]
+                                                     cluster_metadata_decoder, remote_log_metadata_decoder,
+                                                     share_group_state_decoder), strict=True) if on]
     if len(decoders) > 1:
         raise click.UsageError("choose at most one of --offsets-decoder, --transaction-log-decoder, "
-                               "--cluster-metadata-decoder, --remote-log-metadata-decoder")
+                               "--cluster-metadata-decoder, --remote-log-metadata-decoder, "
+                               "--share-group-state-decoder")
     opts = DumpOptions(
         print_data_log=print_data_log or bool(decoders),
         deep_iteration=deep_iteration or print_data_log or bool(decoders),
@@ -204,20 +210,12 @@ def dump_dir(path: Path, file_type: str | None, opts: DumpOptions, out: Any, sta
 
 def _what_it_is(path: Path) -> str:
     """What a path that is not a readable regular file is, in a few words."""
-    import stat
+    from kforensics.parsers.log_dir import local_entry
 
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    for test, name in ((stat.S_ISFIFO, "a named pipe (FIFO), not a regular file"),
-                       (stat.S_ISSOCK, "a socket, not a regular file"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device, not a regular file")):
-        if test(mode):
-            return name
-    return "not readable (permission denied)" if stat.S_ISREG(mode) else "not a regular file"
+    entry = local_entry(path)
+    if entry.kind == "file":
+        return "not readable (permission denied)"
+    return entry.what if entry.kind in ("missing", "unreadable") else f"{entry.what}, not a regular file"
 
 
 def dump_file(path: Path, file_type: str | None, opts: DumpOptions, out: Any, state: DumpState) -> None:
@@ -325,13 +323,11 @@ def _dump_log_batches(path: Path, opts: DumpOptions, out: Any, state: DumpState)
                         (last_record_offset, rec.offset))
                 last_record_offset = rec.offset
                 if selected and _record_selected(rec, opts):
-                    decoded = error = None
+                    decoded = None
                     if decode is not None and not batch.is_control:
-                        decoded, error = decode(rec, batch)
-                    if error is not None:
-                        _report(Finding("internal_record_undecodable", str(path), batch.position,
-                                        f"record at offset {rec.offset} could not be decoded: {error}",
-                                        {"offset": rec.offset, "error": error}), out, state)
+                        decoded, findings = decode(rec, batch, str(path), state)
+                        for finding in findings:
+                            _report(finding, out, state)
                     out.record(batch, rec, print_data=opts.print_data_log, decoded=decoded)
         return log.size, valid_bytes
 
@@ -341,27 +337,87 @@ def _base_offset_from_name(name: str) -> int | str:
     return int(head) if head.isdigit() else head
 
 
-def _decoder(name: str | None, *, as_json: bool = False) -> Callable[[Any, Any], tuple[Any, str | None]] | None:
-    """The --*-decoder function: (record, batch) -> ((key text, value text), error or None). The
-    --remote-log-metadata-decoder reports values that do not decode as findings (its error), and in JSON gives
-    the decoded record itself."""
+#: decoder name -> the internal topic its records belong to
+DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction_log": "__transaction_state",
+                  "cluster_metadata": "__cluster_metadata", "remote_log_metadata": "__remote_log_metadata",
+                  "share_group_state": "__share_group_state"}
+
+
+def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[Any, list[Finding]]] | None:
+    """The --*-decoder function: (record, batch, file, state) -> (what to print, findings). What to print is
+    (key text, payload text) as kafka-dump-log prints them, or with --json the decoded object. A value that does
+    not decode gives `internal_record_undecodable`; a version newer than the tables `internal_record_newer_version`
+    (once per topic, record type and version in the run)."""
     if name is None:
         return None
+    from kforensics.parsers import internal_topics as it
+
+    topic = DECODER_TOPICS[name]
+
+    def findings_of(rec: Any, batch: Any, file: str, state: DumpState, error: str | None,
+                    newer: tuple[str, int, int, str] | None) -> list[Finding]:
+        if error is not None:
+            return [Finding("internal_record_undecodable", file, batch.position,
+                            f"record at offset {rec.offset} could not be decoded: {error}",
+                            {"offset": rec.offset, "error": error})]
+        if newer is not None:
+            finding = it.NewerVersions(state.newer_versions).finding(topic, file, batch.position, rec.offset, *newer)
+            return [] if finding is None else [finding]
+        return []
+
     if name == "remote_log_metadata":
         from kforensics.parsers import remote_log_metadata as rlm
 
-        def decode(rec: Any, batch: Any) -> tuple[Any, str | None]:
+        def decode_remote(rec: Any, batch: Any, file: str, state: DumpState) -> tuple[Any, list[Finding]]:
             decoded = rlm.decode_remote_log_metadata(rec.key, rec.value)
+            newer = ((decoded["type"], decoded["apiKey"], decoded["version"], decoded["knownVersions"])
+                     if decoded.get("newer") else None)
+            found = findings_of(rec, batch, file, state, decoded.get("error"), newer)
             if as_json:
-                return decoded, decoded.get("error")
-            return rlm.format_remote_log_metadata(rec.key, rec.value, rec.offset), decoded.get("error")
+                return decoded, found
+            return rlm.format_remote_log_metadata(rec.key, rec.value, rec.offset), found
 
-        return decode
-    from kforensics.parsers import internal_topics as it
+        return decode_remote
+    if name == "cluster_metadata":
+        from kforensics.parsers.cluster_metadata import MessageDecodeError, decode_metadata_record
 
-    fn = {"offsets": it.format_consumer_offsets, "transaction_log": it.format_transaction_state,
-          "cluster_metadata": it.format_cluster_metadata}[name]
-    return lambda rec, batch: (fn(rec.key, rec.value), None)
+        def decode_metadata(rec: Any, batch: Any, file: str, state: DumpState) -> tuple[Any, list[Finding]]:
+            try:
+                r = decode_metadata_record(rec.value)
+            except MessageDecodeError as exc:
+                error = str(exc)
+                shown: Any = {"error": error} if as_json else (None, f"Error at {rec.offset}, skipping. {error}")
+                return shown, findings_of(rec, batch, file, state, error, None)
+            newer = (r.type_name, r.api_key, r.version, r.known_versions) if r.newer else None
+            found = findings_of(rec, batch, file, state, None, newer)
+            return (r.to_json() if as_json else (None, it._json(r.to_json()))), found
+
+        return decode_metadata
+
+    fmt = {"offsets": it.format_consumer_offsets, "transaction_log": it.format_transaction_state,
+           "share_group_state": it.format_share_group_state}[name]
+
+    def decode_coordinator(rec: Any, batch: Any, file: str, state: DumpState) -> tuple[Any, list[Finding]]:
+        try:
+            r = it.decode_coordinator_record(topic, rec.key, rec.value)
+        except it.MessageDecodeError as exc:
+            error = str(exc)
+            shown: Any = {"error": error} if as_json else fmt(rec.key, rec.value, rec.offset)
+            return shown, findings_of(rec, batch, file, state, error, None)
+        newer = None
+        if r.newer:
+            newer = ((r.value_name or f"record type {r.record_type}"), r.record_type,
+                     r.record_type if r.key_name is None else r.value_version, r.known_versions)
+        found = findings_of(rec, batch, file, state, None, newer)
+        if not as_json:
+            return fmt(rec.key, rec.value, rec.offset), found
+        if r.key_name is None:
+            return {"error": f"unknown record type {r.record_type}"}, found
+        key_obj, value_text = fmt(rec.key, rec.value, rec.offset)
+        return {"record_type": it.record_type_name(r.key_name), "key": json.loads(key_obj),
+                "value": None if value_text == "<DELETE>" else json.loads(value_text)}, found
+
+    return decode_coordinator
 
 
 # --- index files -----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`kforensics locate`: the coordinator partition of a group or transactional id, and the disks holding it.
+"""`kforensics locate`: the coordinator partition of a group, transactional id or share-partition, and the disks
+holding it.
 
 No Spark: a hash and a few directory look-ups.
 """
@@ -13,7 +14,7 @@ from typing import Any
 import click
 
 from kforensics.commands import options
-from kforensics.defaults import DEFAULT_OFFSETS_TOPIC_PARTITIONS
+from kforensics.defaults import DEFAULT_OFFSETS_TOPIC_PARTITIONS, DEFAULT_SHARE_STATE_PARTITIONS
 
 
 def _holds(path: str, name: str) -> str | None:
@@ -31,13 +32,16 @@ def _holds(path: str, name: str) -> str | None:
     return None
 
 
-def locate_ids(ids: list[tuple[str, str]], partitions: int, dirs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """One row per (kind, id): kind, id, topic, partition, found ([{broker, path}] among `dirs`)."""
+def locate_ids(ids: list[tuple[str, str]], partitions: int, dirs: list[tuple[str, str]],
+               share_partitions: int | None = None) -> list[dict[str, Any]]:
+    """One row per (kind, id): kind, id, topic, partition, found ([{broker, path}] among `dirs`). A `share_group`
+    id is the coordinator key "<group>:<topic id>:<partition>" and is placed among `share_partitions`."""
     from kforensics.parsers.coordinator_partition import TOPIC_OF, partition_for
 
     rows = []
     for kind, coordinator_id in ids:
-        topic, partition = TOPIC_OF[kind], partition_for(coordinator_id, partitions)
+        n = share_partitions if kind == "share_group" and share_partitions is not None else partitions
+        topic, partition = TOPIC_OF[kind], partition_for(coordinator_id, n)
         found = []
         for broker, path in dirs:
             held = _holds(path, f"{topic}-{partition}")
@@ -55,14 +59,25 @@ def locate_ids(ids: list[tuple[str, str]], partitions: int, dirs: list[tuple[str
 @click.option("--partitions", type=click.IntRange(min=1), default=DEFAULT_OFFSETS_TOPIC_PARTITIONS, show_default=True,
               help="Partitions of the internal topic (offsets.topic.num.partitions / "
                    "transaction.state.log.num.partitions).")
+@click.option("--share-group", "share_groups", multiple=True, metavar="GROUP",
+              help="A share group (KIP-932), with --topic-id and --partition: where its state of that topic partition "
+                   "lives in __share_group_state (repeatable).")
+@click.option("--topic-id", metavar="ID", help="The topic id of the share-partition (base64url as Kafka prints it, "
+                                                "or a hex UUID).")
+@click.option("--partition", "topic_partition", type=click.IntRange(min=0), metavar="N",
+              help="The partition of the share-partition.")
+@click.option("--share-state-partitions", type=click.IntRange(min=1), default=DEFAULT_SHARE_STATE_PARTITIONS,
+              show_default=True, help="Partitions of __share_group_state (share.coordinator.state.topic.num.partitions).")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines, one per id.")
 def locate(dirs: tuple[str, ...], groups: tuple[str, ...], transactional_ids: tuple[str, ...], partitions: int,
-           as_json: bool) -> None:
-    """Which __consumer_offsets / __transaction_state partition holds a group or transactional id, and which
-    of the log dirs DIR hold that partition.
+           share_groups: tuple[str, ...], topic_id: str | None, topic_partition: int | None,
+           share_state_partitions: int, as_json: bool) -> None:
+    """Which __consumer_offsets / __transaction_state / __share_group_state partition holds a group, a
+    transactional id or a share group's state of one topic partition, and which of the log dirs DIR hold it.
 
-    The partition is the broker's own: Utils.abs(id.hashCode()) % N, with Java's String.hashCode.
-    Groups are listed first, then transactional ids, each in the order given.
+    The partition is the broker's own: Utils.abs(id.hashCode()) % N, with Java's String.hashCode; a share
+    group's id is the key "GROUP:TOPIC_ID:PARTITION" (SharePartitionKey). Groups are listed first, then
+    transactional ids, then share groups, each in the order given.
 
     \b
     Exit codes: 0 done (found or not), 2 usage error or a DIR that cannot be read.
@@ -70,13 +85,27 @@ def locate(dirs: tuple[str, ...], groups: tuple[str, ...], transactional_ids: tu
     Examples:
       kforensics locate --group payments-app
       kforensics locate --transactional-id tx-1 --partitions 50 b1=/data/kafka-1 b2=/data/kafka-2 --json
+      kforensics locate --share-group sg1 --topic-id 3aJOBeUFT2i-2s4EZqlyqQ --partition 0 /data/kafka-1
     """
-    if not groups and not transactional_ids:
-        raise click.UsageError("name at least one --group or --transactional-id")
+    if not groups and not transactional_ids and not share_groups:
+        raise click.UsageError("name at least one --group, --transactional-id or --share-group")
+    if share_groups and (topic_id is None or topic_partition is None):
+        raise click.UsageError("--share-group needs --topic-id and --partition (the share-partition)")
+    if not share_groups and (topic_id is not None or topic_partition is not None):
+        raise click.UsageError("--topic-id and --partition go with --share-group")
+    share_keys: list[str] = []
+    if share_groups:
+        from kforensics.parsers.coordinator_partition import share_coordinator_key
+
+        try:
+            share_keys = [share_coordinator_key(g, topic_id, topic_partition) for g in share_groups]  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--topic-id") from exc
     inputs = options.inputs(dirs, files=False, uri_queries=True)
-    ids = [("group", g) for g in groups] + [("transactional_id", t) for t in transactional_ids]
+    ids = ([("group", g) for g in groups] + [("transactional_id", t) for t in transactional_ids]
+           + [("share_group", k) for k in share_keys])
     try:
-        rows = locate_ids(ids, partitions, inputs)
+        rows = locate_ids(ids, partitions, inputs, share_state_partitions)
     except OSError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:

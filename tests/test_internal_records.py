@@ -1,0 +1,294 @@
+"""Coordinator records (__consumer_offsets key types 0-23, __transaction_state, __share_group_state), remote log
+metadata and KRaft control records through the one schema interpreter: round trips of every record type and
+version, truncation at every byte, hand-built bytes, versions newer than the tables, the sample's
+__share_group_state partition, `dump --share-group-state-decoder` and `locate --share-group`."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SAMPLE_LOGS
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from test_message_schema import sample_struct
+
+from kforensics.cli import main
+from kforensics.parsers.cluster_metadata import decode_control_record, encode_control_record
+from kforensics.parsers.internal_topics import (
+    COORDINATOR_RECORDS, SHARE_GROUP_STATE, CoordinatorRecord, decode_consumer_offsets, decode_coordinator_record,
+    decode_share_group_state, decode_transaction_state, encode_coordinator_record, format_consumer_offsets,
+    format_share_group_state, format_transaction_state,
+)
+from kforensics.parsers.message_schema import MessageDecodeError, encode, write_frame
+from kforensics.parsers.record_batch import Record, open_log
+from kforensics.parsers.remote_log_metadata import decode_remote_log_metadata
+from kforensics.parsers.schemas_raft import MESSAGES as CONTROL
+from kforensics.parsers.schemas_remote_log import MESSAGES as REMOTE
+
+EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
+CASES = [(topic, t, v) for topic, records in COORDINATOR_RECORDS.items() for t, (_, value) in records.items()
+         for v in value.versions]
+
+
+def _s(text: str) -> bytes:
+    return struct.pack(">h", len(text)) + text.encode()
+
+
+def _cs(text: str) -> bytes:
+    return bytes([len(text) + 1]) + text.encode()
+
+
+@pytest.mark.parametrize("topic,record_type,version", CASES, ids=lambda x: str(x))
+def test_every_coordinator_record_type_and_version_round_trips(topic: str, record_type: int, version: int) -> None:
+    key_message, value_message = COORDINATOR_RECORDS[topic][record_type]
+    key = sample_struct(key_message.fields, 0, record_type)
+    value = sample_struct(value_message.fields, version, record_type + version)
+    k, v = encode_coordinator_record(topic, record_type, key, value, version)
+    assert struct.unpack(">h", k[:2])[0] == record_type and struct.unpack(">h", v[:2])[0] == version
+    rec = decode_coordinator_record(topic, k, v)
+    assert rec == CoordinatorRecord(topic, record_type, key_message.name, key, value_message.name, version, value,
+                                    False, value_message.valid)
+    tombstone = decode_coordinator_record(topic, k, None)
+    assert tombstone.value is None and tombstone.key == key
+    for cut in range(len(k)):
+        with pytest.raises(MessageDecodeError):
+            decode_coordinator_record(topic, k[:cut], v)
+    for cut in range(len(v)):
+        with pytest.raises(MessageDecodeError):
+            decode_coordinator_record(topic, k, v[:cut])
+
+
+@pytest.mark.parametrize("message,version", [(m, v) for m in REMOTE for v in m.versions], ids=str)
+def test_every_remote_log_metadata_record_and_version_round_trips(message, version) -> None:
+    data = sample_struct(message.fields, version, version)
+    state = "remotePartitionDeleteState" if message.api_key == 2 else "remoteLogSegmentState"
+    data[state] = 1
+    raw = write_frame(message.api_key, version) + encode(message, version, data)
+    decoded = decode_remote_log_metadata(None, raw)
+    assert decoded == {"type": message.name, "apiKey": message.api_key, "version": version, "data": data}
+    for cut in range(len(raw)):
+        assert "error" in decode_remote_log_metadata(None, raw[:cut])
+
+
+@pytest.mark.parametrize("control_type", sorted(CONTROL))
+def test_every_kraft_control_record_round_trips(control_type: str) -> None:
+    message = CONTROL[control_type]
+    for version in message.versions:
+        data = {**sample_struct(message.fields, version, version), "version": version}
+        raw = encode_control_record(control_type, data)
+        rec = decode_control_record(control_type, raw)
+        assert (rec.type_name, rec.version, rec.data, rec.newer) == (control_type, version, data, False)
+        for cut in range(len(raw)):
+            with pytest.raises(MessageDecodeError):
+                decode_control_record(control_type, raw[:cut])
+
+
+def test_hand_built_share_update_offset_commit_and_transaction_values() -> None:
+    """Bytes written by hand after Kafka's schemas, independent of the encoder."""
+    topic_id = bytes(range(16))
+    key = struct.pack(">h", 1) + _s("sg") + topic_id + struct.pack(">i", 3)
+    batch = struct.pack(">qqbh", 10, 19, 2, 1) + b"\x00"
+    value = (struct.pack(">hiiq", 0, 4, 5, 10) + b"\x02" + batch
+             + b"\x01" + b"\x00\x04" + struct.pack(">i", 7))  # tagged DeliveryCompleteCount (tag 0) = 7
+    d = decode_share_group_state(key, value)
+    assert d["key"] == {"type": "share_update", "version": 1, "groupId": "sg",
+                        "topicId": base64.urlsafe_b64encode(topic_id).decode().rstrip("="), "partition": 3}
+    assert d["value"] == {"version": 0, "snapshotEpoch": 4, "leaderEpoch": 5, "startOffset": 10,
+                          "deliveryCompleteCount": 7, "stateBatches": [
+                              {"firstOffset": 10, "lastOffset": 19, "deliveryState": 2, "deliveryCount": 1}]}
+    k, v = encode_coordinator_record(SHARE_GROUP_STATE, 1, {"groupId": "sg", "topicId": d["key"]["topicId"],
+                                                            "partition": 3}, {k: x for k, x in d["value"].items()
+                                                                              if k != "version"})
+    assert (k, v) == (key, value)
+    # OffsetCommitValue v4 (flexible) and a ConsumerGroupMemberMetadata key (type 5): group id read as a classic
+    # string, as every key is (the old decoder read a compact string from type 10 on)
+    commit = struct.pack(">hqi", 4, 42, 7) + _cs("m") + struct.pack(">q", 1000) + b"\x00"
+    d = decode_consumer_offsets(struct.pack(">h", 1) + _s("g") + _s("t") + struct.pack(">i", 0), commit)
+    assert d["value"] == {"version": 4, "offset": 42, "leaderEpoch": 7, "metadata": "m", "commitTimestamp": 1000}
+    d = decode_consumer_offsets(struct.pack(">h", 5) + _s("grp") + _s("member-1"), None)
+    assert d["key"] == {"type": "consumer_group_member_metadata", "version": 5, "groupId": "grp",
+                        "memberId": "member-1", "group": "grp"}
+    d = decode_consumer_offsets(struct.pack(">h", 10) + _s("share-g") + _s("m"), None)
+    assert d["key"]["group"] == "share-g" and d["key"]["type"] == "share_group_member_metadata"
+    # TransactionLogValue v1 with NextProducerId (tag 1)
+    v1 = (struct.pack(">hqhib", 1, 5000, 3, 60000, 0) + b"\x01" + struct.pack(">qq", 11, 10)
+          + b"\x01" + b"\x01\x08" + struct.pack(">q", 5001))
+    t = decode_transaction_state(struct.pack(">h", 0) + _s("tx"), v1)
+    assert t["value"]["next_producer_id"] == 5001 and t["value"]["partitions"] == {}
+    assert format_transaction_state(struct.pack(">h", 0) + _s("tx"), v1, 3) == (
+        '{"type":"0","data":{"transactionalId":"tx"}}',
+        '{"version":"1","data":{"producerId":5000,"nextProducerId":5001,"producerEpoch":3,"transactionTimeoutMs":60000,'
+        '"transactionStatus":0,"transactionPartitions":[],"transactionLastUpdateTimestampMs":11,'
+        '"transactionStartTimestampMs":10}}')
+
+
+def test_consumer_protocol_of_a_classic_group_is_decoded_as_kafka_dump_log_does() -> None:
+    from kforensics.parsers.schemas_group import CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION
+
+    sub = struct.pack(">h", 1) + encode(CONSUMER_PROTOCOL_SUBSCRIPTION, 1, {"topics": ["orders"], "userData": None,
+                                                                             "ownedPartitions": []})
+    assign = struct.pack(">h", 0) + encode(CONSUMER_PROTOCOL_ASSIGNMENT, 0, {"assignedPartitions": [
+        {"topic": "orders", "partitions": [0, 1]}], "userData": None})
+    member = {"memberId": "m", "clientId": "c", "clientHost": "/h", "rebalanceTimeout": 1, "sessionTimeout": 2,
+              "subscription": base64.b64encode(sub).decode(), "assignment": base64.b64encode(assign).decode()}
+    k, v = encode_coordinator_record("__consumer_offsets", 2, {"group": "g"}, {
+        "protocolType": "consumer", "generation": 1, "protocol": "range", "leader": "m",
+        "currentStateTimestamp": 5, "members": [member]}, 3)
+    _, payload = format_consumer_offsets(k, v, 0)
+    printed = json.loads(payload)["data"]["members"][0]
+    assert printed["subscription"] == {"topics": ["orders"], "userData": None, "ownedPartitions": []}
+    assert printed["assignment"] == {"assignedPartitions": [{"topic": "orders", "partitions": [0, 1]}],
+                                     "userData": None}
+
+
+def test_newer_record_types_and_versions_are_newer_not_damage() -> None:
+    key = struct.pack(">h", 1) + _s("g") + _s("t") + struct.pack(">i", 0)
+    # OffsetCommitValue v7: flexible, read as v4 (a tag the table does not know is kept aside)
+    value = struct.pack(">hqi", 7, 42, 7) + _cs("m") + struct.pack(">q", 1000) + b"\x01\x05\x01\x09"
+    d = decode_consumer_offsets(key, value)
+    assert d["newer"] and d["known_versions"] == "0-4" and d["value"]["offset"] == 42
+    rec = decode_coordinator_record("__consumer_offsets", key, value)
+    assert rec.unknown_tags == ({"path": ".", "tag": 5, "data": "CQ=="},)
+    # a record type past the known ones (a newer Kafka's): newer, with nothing decoded
+    unknown = struct.pack(">h", 40) + _s("g")
+    d = decode_consumer_offsets(unknown, b"\x00\x00")
+    assert d["newer"] and d["key"]["type"] == "unknown" and d["key"]["version"] == 40
+    assert format_consumer_offsets(unknown, b"\x00\x00", 9) == ("Unknown record type 40 at offset 9, skipping.", None)
+    # a TransactionLogValue v2 whose non-tagged fields changed: newer, fields not guessed
+    t = decode_transaction_state(struct.pack(">h", 0) + _s("tx"), struct.pack(">h", 2) + b"\x01\x02")
+    assert t["newer"] and t["value"] == {"version": 2}
+    # ...but a classic (non-flexible) version below the known ones is damage
+    assert "error" in decode_transaction_state(struct.pack(">h", 0) + _s("tx"), struct.pack(">h", -1) + b"\x00")
+
+
+def _log(tmp_path: Path, kvs: list[tuple[bytes, bytes | None]], name: str) -> Path:
+    data = bytearray()
+    for offset, (key, value) in enumerate(kvs):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        builder.append(0, timestamp=1700000000000 + offset, key=key, value=value, headers=[])
+        batch = bytearray(builder.build())
+        struct.pack_into(">q", batch, 0, offset)
+        data += batch
+    part = tmp_path / name
+    part.mkdir()
+    path = part / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_dump_reports_a_newer_version_once_and_decodes_what_it_can(tmp_path: Path) -> None:
+    key = struct.pack(">h", 1) + _s("g") + _s("t") + struct.pack(">i", 0)
+    value = struct.pack(">hqi", 7, 42, 7) + _cs("m") + struct.pack(">q", 1000) + b"\x00"
+    path = _log(tmp_path, [(key, value), (key, value), (struct.pack(">h", 1) + b"\x00", value)], "__consumer_offsets-0")
+    result = CliRunner().invoke(main, ["dump", "--offsets-decoder", "--json", str(path)])
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    findings = [line for line in lines if line["type"] == "finding"]
+    assert [(f["kind"], f.get("version")) for f in findings] == [
+        ("internal_record_newer_version", 7), ("internal_record_undecodable", None)]
+    assert findings[0]["record_type"] == "OffsetCommitValue" and findings[0]["known_versions"] == "0-4"
+    records = [line for line in lines if line["type"] == "record"]
+    assert records[0]["decoded"] == {"record_type": "offset_commit", "key": {"type": "1", "data": {"group": "g", "topic": "t", "partition": 0}},
+                                     "value": {"version": "7", "data": {"offset": 42, "leaderEpoch": 7,
+                                                                        "metadata": "m", "commitTimestamp": 1000}}}
+    assert "error" in records[2]["decoded"]
+    assert result.exit_code == 1  # the undecodable record is a warning; the newer version alone would be info
+
+
+def _sample_share_partition() -> tuple[str, dict]:
+    parts = EXPECTED["brokers"]["broker-1"]["partitions"]
+    name = next(n for n in parts if n.startswith("__share_group_state-"))
+    return name, parts[name]
+
+
+def test_sample_share_group_state_decodes_to_the_expected_records() -> None:
+    name, facts = _sample_share_partition()
+    expected = facts["share_group_state"]
+    with open_log(SAMPLE_LOGS / "broker-1" / name / "00000000000000000000.log") as log:
+        got = [decode_coordinator_record(SHARE_GROUP_STATE, r.key, r.value)
+               for b in log.batches() for r in log.records(b) if isinstance(r, Record)]
+    assert [(r.record_type, r.key, r.value_version, r.value) for r in got] == [
+        (e["record_type"], e["key"], e["value_version"], e["value"]) for e in expected]
+    assert [r.key_name for r in got] == ["ShareSnapshotKey", "ShareUpdateKey", "ShareUpdateKey", "ShareSnapshotKey"]
+    # the tagged DeliveryCompleteCount: printed where written (10, and 0 which differs from the default -1)
+    assert [r.value.get("deliveryCompleteCount") for r in got] == [None, 10, None, 0]
+    result = CliRunner().invoke(main, ["dump", "--share-group-state-decoder", str(SAMPLE_LOGS / "broker-1" / name)])
+    assert result.exit_code == 0, result.output
+    assert ('key: {"type":"1","data":{"groupId":"orders-share","topicId":"' + expected[0]["key"]["topicId"]
+            + '","partition":0}} payload: {"version":"0","data":{"snapshotEpoch":0,"leaderEpoch":0,"startOffset":40,'
+            '"deliveryCompleteCount":10,"stateBatches":[{"firstOffset":40,"lastOffset":49,"deliveryState":2,'
+            '"deliveryCount":1},{"firstOffset":50,"lastOffset":59,"deliveryState":0,"deliveryCount":2}]}}') \
+        in result.output
+    key, value = format_share_group_state(None, None, 5)
+    assert key.startswith("Error at offset 5, skipping.") and value is None
+
+
+def test_locate_share_group_finds_the_sample_partition() -> None:
+    name, facts = _sample_share_partition()
+    key = facts["share_group_state"][0]["key"]
+    result = CliRunner().invoke(main, ["locate", "--share-group", key["groupId"], "--topic-id", key["topicId"],
+                                       "--partition", str(key["partition"]), "--json", f"b1={SAMPLE_LOGS / 'broker-1'}"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)
+    assert row["id"] == f"{key['groupId']}:{key['topicId']}:0" and row["topic"] == "__share_group_state"
+    assert f"__share_group_state-{row['partition']}" == name
+    assert row["found"] == [{"broker": "b1", "path": str(SAMPLE_LOGS / "broker-1" / name)}]
+    # the topic id in its hex UUID form is the same key
+    hex_id = str(__import__("uuid").UUID(bytes=base64.urlsafe_b64decode(key["topicId"] + "==")))
+    again = CliRunner().invoke(main, ["locate", "--share-group", key["groupId"], "--topic-id", hex_id,
+                                      "--partition", "0", "--json"])
+    assert json.loads(again.stdout)["partition"] == row["partition"]
+    bad = CliRunner().invoke(main, ["locate", "--share-group", "g", "--partition", "0"])
+    assert bad.exit_code == 2 and "--topic-id" in bad.output
+
+
+def test_garbage_never_raises_anything_but_a_decode_error() -> None:
+    import random
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        key = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 24)))
+        value = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 48)))
+        for topic in COORDINATOR_RECORDS:
+            try:
+                decode_coordinator_record(topic, key, value)
+            except MessageDecodeError:
+                pass
+        assert isinstance(decode_share_group_state(key, value), dict)
+        assert isinstance(decode_remote_log_metadata(None, b"\x01" + value), dict)
+        for control_type in CONTROL:
+            try:
+                decode_control_record(control_type, value)
+            except MessageDecodeError:
+                pass
+
+
+def test_scan_executor_reports_a_newer_version_once_and_keeps_the_commit(tmp_path: Path, spark) -> None:
+    """spark/read.py internal_rows on a __consumer_offsets segment holding OffsetCommitValue v7 (newer): one
+    internal_record_newer_version per task, the commits still rows; first_newer_version keeps one per topic,
+    record type and version across tasks."""
+    import pyarrow as pa
+
+    from kforensics.spark import schemas as S
+    from kforensics.spark.read import first_newer_version, internal_rows
+
+    key = struct.pack(">h", 1) + _s("g") + _s("orders") + struct.pack(">i", 0)
+    value = struct.pack(">hqi", 7, 42, 7) + _cs("m") + struct.pack(">q", 1000) + b"\x00"
+    path = _log(tmp_path, [(key, value), (key, value)], "__consumer_offsets-0")
+    task = {"task_kind": "segment", "broker": "b1", "topic": "__consumer_offsets", "partition": 0, "path": str(path),
+            "base_offset": 0}
+    tasks = [pa.RecordBatch.from_pylist([task], schema=S.TASKS), pa.RecordBatch.from_pylist([task], schema=S.TASKS)]
+    rows = [r for batch in internal_rows(iter(tasks)) for r in batch.to_pylist()]
+    findings = [r for r in rows if r["row_kind"] == "finding"]
+    commits = [r for r in rows if r["row_kind"] == "commit"]
+    assert [(f["kind"], f["severity"]) for f in findings] == [("internal_record_newer_version", "info")] * 2
+    assert json.loads(findings[0]["details"]) == {"offset": 0, "record_type": "OffsetCommitValue", "api_key": 1,
+                                                  "version": 7, "known_versions": "0-4"}
+    assert [(c["group_id"], c["committed_offset"], c["committed_leader_epoch"]) for c in commits] == [
+        ("g", 42, 7)] * 4
+    frame = spark.createDataFrame([tuple(f[n] for n in S.FINDINGS.names) for f in findings], S.ddl(S.FINDINGS))
+    assert first_newer_version(frame).count() == 1

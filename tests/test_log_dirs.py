@@ -1,0 +1,249 @@
+"""What a real log dir may hold beside its partitions, and how the listing and the scan take it (issue 23):
+junk is an `unknown_file` finding and nothing else; Kafka's -delete, -future and -stray dirs are read and named;
+every analysis takes empty inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kforensics import scan_output
+from kforensics.parsers import log_dir
+from kforensics.parsers.crc import crc32c
+from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, parse_partition_dir_name, scan_log_dir
+from log_dir_builder import JUNK, PARTITIONS, add_junk, add_partitions, log_dirs
+
+
+def _unknown(findings) -> dict[str, dict]:
+    return {Path(f.file).name: f for f in findings if f.kind == "unknown_file"}
+
+
+def test_every_junk_entry_is_one_unknown_file_finding(tmp_path: Path) -> None:
+    add_partitions(tmp_path, list(PARTITIONS[:2]), [(PARTITIONS[0], "future"), (PARTITIONS[1], "stray"),
+                                                    (PARTITIONS[0], "delete")])
+    made = add_junk(tmp_path, list(JUNK))
+    listed, findings = scan_log_dir(tmp_path)
+    unknown = _unknown(findings)
+    assert len([f for f in findings if f.kind == "unknown_file"]) == made == len(unknown)
+    entries = {name: json.loads(json.dumps(f.details))["entry"] for name, f in unknown.items()}
+    assert entries["lost+found"] == "dir" and entries["lost+found.1"] == "dir" and entries["backup"] == "dir"
+    assert entries["a-pipe"] == "fifo" and entries["a-socket"] == "socket" and entries["stuck.fifo"] == "fifo"
+    assert entries["a-dangling-link"] == "dangling_symlink"
+    assert entries["loop-a"] == entries["loop-b"] == "symlink_loop"
+    assert entries["NOTES-incident-42.txt"] == entries[".DS_Store"] == "file"
+    if "a-device" in entries:
+        assert entries["a-device"] == "device"
+    # a folder is one finding, not one per file in it
+    assert not any("#1234" in f.file for f in findings)
+    name = {p: parse_partition_dir_name(p)[:2] for p in PARTITIONS}
+    assert sorted((p.topic, p.partition, p.dir_state) for p in listed.partitions) == sorted([
+        (*name[PARTITIONS[0]], "live"), (*name[PARTITIONS[1]], "live"), (*name[PARTITIONS[0]], "future"),
+        (*name[PARTITIONS[1]], "stray"), (*name[PARTITIONS[0]], "delete")])
+    assert all(f.severity is None or f.effective_severity == "info" for f in findings if f.kind == "unknown_file")
+
+
+def test_kafka_dir_names() -> None:
+    uid = "0123456789abcdef0123456789abcdef"
+    assert parse_partition_dir_name(f"orders-3.{uid}-delete") == ("orders", 3, "delete")
+    assert parse_partition_dir_name(f"orders-3.{uid}-future") == ("orders", 3, "future")
+    assert parse_partition_dir_name(f"orders-3.{uid}-stray") == ("orders", 3, "stray")
+    assert parse_partition_dir_name(f"my.topic-v2-12.{uid}-stray") == ("my.topic-v2", 12, "stray")
+    assert parse_partition_dir_name("my.topic-v2-12") == ("my.topic-v2", 12, "live")
+    assert parse_partition_dir_name("orders-3-delete") is None
+    assert parse_partition_dir_name("lost+found") is None
+    assert parse_partition_dir_name("orders-99999999999") is None  # not an int32 partition
+    # a -delete name whose topic Kafka cut to keep the name within 255 characters (LocalLog, capped length)
+    cut = "t" * (255 - len(f"-7.{uid}-delete")) + f"-7.{uid}-delete"
+    assert len(cut) == 255 and parse_partition_dir_name(cut)[1:] == (7, "delete")
+
+
+@pytest.mark.parametrize("name", ["orders-0", "orders-0.0123456789abcdef0123456789abcdef-delete",
+                                  "orders-0.0123456789abcdef0123456789abcdef-future", "a.b-c-12.ff-stray",
+                                  "x-delete-1", "x-1.abc-futur", "x-1.abc-stray.d", "__consumer_offsets-49"])
+def test_spark_dir_state_pattern_agrees_with_the_listing(name: str) -> None:
+    m = re.search(DIR_STATE_OF_FILE, f"/data/kafka/{name}/00000000000000000000.log")
+    from_file = m.group(1) if m else "live"
+    parsed = parse_partition_dir_name(name)
+    assert from_file == (parsed[2] if parsed else "live")
+
+
+def test_an_unreadable_partition_dir_is_reported_and_the_rest_is_listed(tmp_path: Path, monkeypatch) -> None:
+    add_partitions(tmp_path, list(PARTITIONS[:2]), [])
+    real = log_dir.list_entries
+    blocked = str(tmp_path / PARTITIONS[0])
+
+    def listing(fs, path):
+        if path == blocked:
+            raise PermissionError(13, "Permission denied", path)
+        return real(fs, path)
+
+    monkeypatch.setattr(log_dir, "list_entries", listing)
+    listed, findings = scan_log_dir(tmp_path)
+    assert [p.name for p in listed.partitions] == [PARTITIONS[1]]
+    (bad,) = [f for f in findings if f.kind == "unreadable_file"]
+    assert bad.file == blocked and "Permission denied" in bad.message
+
+
+def test_an_entry_whose_type_cannot_be_read_is_unknown(tmp_path: Path, monkeypatch) -> None:
+    add_partitions(tmp_path, [PARTITIONS[0]], [])
+    (tmp_path / "private").mkdir()
+    real_stat = log_dir.os.stat
+
+    def fake_stat(path, *args, **kwargs):
+        if str(path).endswith("/private"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(log_dir.os, "stat", fake_stat)
+    _, findings = scan_log_dir(tmp_path)
+    private = _unknown(findings)["private"]
+    assert private.details["entry"] == "unreadable" and "Permission denied" in private.message
+
+
+# --- the scan ------------------------------------------------------------------------------------------------
+
+
+def _scan(spark, root: Path, out: Path, headers_only: bool = True):
+    from kforensics.spark.jobs import run_scan
+
+    summary = run_scan(spark, [("b", str(root))], str(out), headers_only=headers_only)
+    assert json.loads((out / "_kforensics.json").read_text())["completed"] is True
+    return summary, pq.read_table(out / "findings").to_pylist()
+
+
+def _problems(rows: list[dict], root: Path) -> set[tuple]:
+    return {(r["kind"], r["severity"], r["topic"], r["partition"], (r["file"] or "").replace(str(root), ""),
+             r["position"], r["offset"]) for r in rows if r["severity"] in ("warning", "error")}
+
+
+@pytest.mark.parametrize("content", ["lost+found", "stray", "nothing"])
+def test_a_log_dir_with_no_partition_completes(spark, tmp_path: Path, content: str) -> None:
+    root = tmp_path / "broker"
+    root.mkdir()
+    if content == "lost+found":
+        (root / "lost+found").mkdir()
+    elif content == "stray":
+        add_partitions(root, [], [(PARTITIONS[0], "stray")])
+    summary, findings = _scan(spark, root, tmp_path / "out", headers_only=False)
+    assert summary.partitions == 0
+    if content == "lost+found":
+        assert [(f["kind"], f["severity"]) for f in findings] == [("unknown_file", "info")]
+    if content == "stray":
+        assert summary.special_dirs == {"stray": 1}
+        segments = pq.read_table(tmp_path / "out" / "segments").to_pylist()
+        assert segments and {s["dir_state"] for s in segments} == {"stray"}
+        replicas = pq.read_table(tmp_path / "out" / "replicas").to_pylist()
+        assert [(r["topic"], r["partition"], r["dir_state"]) for r in replicas] == [
+            (*parse_partition_dir_name(PARTITIONS[0])[:2], "stray")]
+    if content == "nothing":
+        assert findings == []
+
+
+def test_junk_and_special_dirs_change_no_problem_finding(spark, tmp_path: Path) -> None:
+    clean, messy = tmp_path / "clean", tmp_path / "messy"
+    special = [(PARTITIONS[0], "future"), (PARTITIONS[1], "stray"), (PARTITIONS[2], "delete")]
+    add_partitions(clean, list(PARTITIONS), special)
+    add_partitions(messy, list(PARTITIONS), special)
+    made = add_junk(messy, list(JUNK))
+    clean_summary, clean_findings = _scan(spark, clean, tmp_path / "out-clean", headers_only=False)
+    # the messy copy through the CLI, as an operator runs it (in this process: it takes the tests' session)
+    from click.testing import CliRunner
+
+    from kforensics.cli import main
+
+    result = CliRunner().invoke(main, ["scan", f"b={messy}", "--out", str(tmp_path / "out-messy"), "--json"])
+    assert result.exit_code == (1 if clean_summary.has_problems else 0), result.output
+    messy_summary = scan_output.summarize(str(tmp_path / "out-messy"))
+    messy_findings = pq.read_table(tmp_path / "out-messy" / "findings").to_pylist()
+    assert _problems(clean_findings, clean) == _problems(messy_findings, messy)
+    assert sum(f["kind"] == "unknown_file" for f in messy_findings) == made
+    assert not any(f["kind"] == "unknown_file" for f in clean_findings)
+    # the special dirs are read, named, summarized and never taken for replicas of the live dir
+    assert messy_summary.special_dirs == {"delete": 1, "future": 1, "stray": 1}
+    assert messy_summary.partitions == clean_summary.partitions == len(PARTITIONS)
+    segments = pq.read_table(tmp_path / "out-messy" / "segments").to_pylist()
+    assert {s["dir_state"] for s in segments} == {"live", "delete", "future", "stray"}
+    replicas = pq.read_table(tmp_path / "out-messy" / "replicas").to_pylist()
+    assert sorted(r["dir_state"] for r in replicas) == sorted(["live"] * len(PARTITIONS) + ["delete", "future",
+                                                                                          "stray"])
+    assert all(r["diverged_at"] is None and r["longest_broker"] is None for r in replicas if r["dir_state"] != "live")
+    # an identical -future copy is silent; the live replicas count one replica each
+    assert not any(f["kind"] == "future_replica_divergence" for f in messy_findings)
+    assert all(r["replica_count"] == 1 for r in replicas if r["dir_state"] == "live")
+
+
+def _rewrite_first_batch_producer_id(log: Path, producer_id: int) -> tuple[int, int]:
+    """Gives the first batch of a v2 segment another producer id, with a valid CRC: a batch the live replica does
+    not hold. Returns its (position, base_offset)."""
+    data = bytearray(log.read_bytes())
+    base_offset, length = struct.unpack_from(">qi", data, 0)
+    assert data[16] == 2
+    struct.pack_into(">q", data, 43, producer_id)
+    struct.pack_into(">I", data, 17, crc32c(bytes(data[21:12 + length])))
+    log.write_bytes(bytes(data))
+    return 0, base_offset
+
+
+def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path) -> None:
+    root = tmp_path / "broker"
+    name = "orders-0" if "orders-0" in PARTITIONS else PARTITIONS[0]
+    add_partitions(root, [name], [(name, "future")])
+    future = next(root.glob(f"{name}.*-future"))
+    position, base_offset = _rewrite_first_batch_producer_id(sorted(future.glob("*.log"))[0], 987654321)
+    _, findings = _scan(spark, root, tmp_path / "out")
+    (found,) = [f for f in findings if f["kind"] == "future_replica_divergence"]
+    assert found["file"].startswith(str(future)) and found["position"] == position
+    assert found["offset"] == base_offset and found["severity"] == "warning"
+    details = json.loads(found["details"])
+    assert details["future_crc"] != details["live_crc"] and details["live_log_start_offset"] == 0
+
+
+def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
+    from kforensics.spark import schemas as S
+    from kforensics.spark.analysis import analyze
+    from kforensics.scan_options import ScanOptions
+    from kforensics.spark.read import InputFacts, empty_tables
+
+    tables = empty_tables(spark)
+    assert {n: [f.name for f in df.schema] for n, df in tables.items()} == {
+        n: s.names for n, s in S.INPUT_TABLES.items()}
+    every_check = InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True,
+                             has_remote_log_metadata=True, has_future_replicas=True)
+    outputs = analyze(tables, ScanOptions(resend_min_records=3, resend_tail=100, resend_window_ms=0),
+                      facts=every_check)
+    for name, build in outputs.items():
+        assert build().count() == 0, name
+
+
+def test_the_parse_pass_gives_the_declared_schemas(spark, sample_logs) -> None:
+    from kforensics.spark import schemas as S
+    from kforensics.spark.read import read_tables
+
+    tables, _ = read_tables(spark, [("b", str(sample_logs / "broker-2"))], headers_only=True)
+    for name, df in tables.items():
+        assert [(f.name, f.dataType.simpleString()) for f in df.schema] == [
+            (f.name, f.dataType.simpleString()) for f in S.frame(spark, S.INPUT_TABLES[name], []).schema], name
+
+
+@settings(max_examples=int(os.environ.get("KFORENSICS_DIR_FUZZ_EXAMPLES", "2")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(layout=log_dirs)
+def test_directory_fuzz_junk_never_changes_problems(spark, tmp_path_factory, layout) -> None:
+    """Random mixes of partition dirs, Kafka's special dirs and junk: the scan completes with the warning and
+    error findings of the partitions alone (fuzz/fuzz_log_dirs.py runs many more examples)."""
+    base = tmp_path_factory.mktemp("fuzz")
+    alone, mixed = base / "alone", base / "mixed"
+    add_partitions(alone, layout["live"], layout["special"])
+    add_partitions(mixed, layout["live"], layout["special"])
+    made = add_junk(mixed, layout["junk"])
+    _, alone_findings = _scan(spark, alone, base / "out-alone")
+    _, mixed_findings = _scan(spark, mixed, base / "out-mixed")
+    assert _problems(alone_findings, alone) == _problems(mixed_findings, mixed)
+    assert sum(f["kind"] == "unknown_file" for f in mixed_findings) == made
