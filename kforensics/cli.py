@@ -11,7 +11,7 @@ import click
 from kforensics import __version__
 from kforensics.commands.dump import dump
 from kforensics.commands.locate import locate
-from kforensics.commands.reports import gaps, lso, producers, report, txns
+from kforensics.commands.reports import gaps, leaders, lso, producers, report, txns
 from kforensics.commands.scan import scan
 from kforensics.commands.serve import serve, warmup
 
@@ -37,9 +37,10 @@ def main() -> None:
       kforensics scan broker-1=/var/lib/kafka broker-2=/mnt/copy-of-broker-2/kafka
       kforensics txns ./kforensics-out --pid 4000
       kforensics locate --transactional-id payments-app-1 /var/lib/kafka
+      kforensics leaders ./kforensics-out --topic orders
       kforensics report ./kforensics-out --html incident.html
     """
 
 
-for _command in (dump, scan, locate, serve, warmup, gaps, txns, lso, producers, report):
+for _command in (dump, scan, locate, serve, warmup, gaps, txns, lso, producers, leaders, report):
     main.add_command(_command)

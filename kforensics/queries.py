@@ -103,3 +103,25 @@ def producers(out: str, *, topic: str | None = None, partition: int | None = Non
     rows = _selected(read_table(out, "producers"), topic, partition, pid)
     rows.sort(key=lambda r: (r["broker"], r["topic"], r["partition"], r["producer_id"], r["producer_epoch"]))
     return [{k: r.get(k) for k in PRODUCER_FIELDS} for r in rows]
+
+
+LEADER_FIELDS = ("cluster_id", "metadata_broker", "topic", "partition", "time", "timestamp", "metadata_offset",
+                 "record_type", "leader_epoch", "partition_epoch", "leader", "isr", "elr", "replicas",
+                 "leader_recovery_state", "election", "previous_leader", "previous_isr")
+
+
+def _utc(ms: int | None) -> str | None:
+    import datetime
+
+    if ms is None:
+        return None
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def leadership(out: str, *, topic: str | None = None, partition: int | None = None) -> list[dict[str, Any]]:
+    """`leaders`: each partition's leadership history from the KRaft metadata log (`partition_history`), one line
+    per PartitionRecord or applied PartitionChangeRecord, in metadata-offset order per partition: `time` (UTC) and
+    `timestamp` (ms) of the record, epochs, leader, ISR, ELR, replicas, recovery state and `election`."""
+    rows = _selected(read_table(out, "partition_history"), topic, partition, None)
+    rows.sort(key=lambda r: (r["cluster_id"], r["topic"] or "", r["partition"], r["metadata_offset"]))
+    return [{**{k: r.get(k) for k in LEADER_FIELDS if k != "time"}, "time": _utc(r.get("timestamp"))} for r in rows]

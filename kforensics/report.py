@@ -48,6 +48,8 @@ class Report:
     lineage: list[dict[str, Any]] = field(default_factory=list)  # one row per partition and epoch, brokers as columns
     lineage_brokers: list[str] = field(default_factory=list)
     tiered: list[dict[str, Any]] = field(default_factory=list)  # remote and local tiers (kforensics/tiered_report.py)
+    #: (topic, partition) -> KRaft leadership history (kforensics/leadership_report.py)
+    leadership: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
 
     @property
     def has_problems(self) -> bool:
@@ -92,6 +94,9 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     from kforensics import tiered_report
 
     r.tiered = tiered_report.load_tiered(out, r.findings)
+    from kforensics import leadership_report
+
+    r.leadership = leadership_report.load_leadership(out)
     return r
 
 
@@ -200,6 +205,12 @@ def render_terminal(report: Report, console: Any) -> None:
     from kforensics import tiered_report
 
     tiered_report.render_terminal(report.tiered, table)
+    elections = [r for p in report.leadership.values() for r in p["history"] if r["election"] not in ("none",
+                                                                                                        "initial")]
+    if elections:
+        table("leader elections (KRaft metadata log; `kforensics leaders` for every change)", elections,
+              ["topic", "partition", "metadata_offset", "leader_epoch", "leader", "previous_leader", "previous_isr",
+               "election", "metadata_broker"])
     table("partitions", report.timelines, ["broker", "topic", "partition", "batches", "commit", "abort", "open",
                                            "last_stable_offset", "high_watermark", "log_end_offset", "findings"])
 
@@ -313,16 +324,26 @@ def render_html(report: Report, path: str) -> None:
         w("<p>No <code>__remote_log_metadata</code> partition in the input.</p>")
     w("<h2 id='timelines'>Partition timelines</h2><p class='muted'>Offsets over time per replica: batches "
       "(dots), transactions (bars: committed green, aborted red, open orange), the last stable offset (step line) "
-      "and sequence gaps (crosses). Partitions with findings first.</p>")
+      "and sequence gaps (crosses). Partitions with findings first. Where the cluster's KRaft metadata log is in "
+      "the input, the partition's leadership follows its first timeline: a lane per replica (the leader epochs it "
+      "led, with their first data offset; the ISR; unclean elections crossed) and a lane per broker (fenced, "
+      "controlled shutdown).</p>")
     w(_html_table(report.timelines, ["broker", "topic", "partition", "batches", "commit", "abort", "open",
                                      "last_stable_offset", "high_watermark", "log_end_offset", "findings"],
                   css_id="partitions-table"))
+    from kforensics import leadership_report
+
+    drawn: set[tuple[str, int]] = set()
     for p in report.timelines:
         if p["plotted"]:
             w(_timeline_figure(report.out, p, report.findings))
             for row in report.tiered:
                 if (row["broker"], row["topic"], row["partition"]) == (p["broker"], p["topic"], p["partition"]):
                     w(tiered_report.coverage_figure(row, _svg))
+            tp = (p["topic"], p["partition"])
+            if tp in report.leadership and tp not in drawn:  # once per partition, under its first timeline
+                drawn.add(tp)
+                w(leadership_report.leadership_figure(*tp, report.leadership[tp], _svg))
     w("</body></html>\n")
     # a whole file or none: written beside the target, then renamed over it
     partial = f"{path}.{os.getpid()}.partial"

@@ -38,7 +38,8 @@ MANIFEST_FORMAT = 1
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
                  "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets",
-                 "remote_segments", "remote_partition_deletes", "findings")
+                 "remote_segments", "remote_partition_deletes", "partition_history", "broker_history", "topics",
+                 "features", "findings")
 
 #: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")

@@ -171,11 +171,26 @@ KINDS: dict[str, FindingKind] = _kinds(
     # replicas (spark/replicas.py)
     FindingKind("replica_divergence", "error", "two replicas of a topic-partition hold different batches at the "
                 "same offset", ("offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner",
-                                "replicas"),
+                                "replicas", "elections"),
                 severity_rule="warning when no committed offset (below the high watermark) was lost"),
     FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
                 "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
                 "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc")),
+    # the KRaft control plane (spark/control_plane.py: __cluster_metadata replayed, held against the data)
+    FindingKind("unclean_leader_election", "error", "a partition leader elected from outside the previous ISR and "
+                "ELR (the metadata log's record of it; with the first data offset of its leader epoch and the "
+                "committed offsets it cost where the data is in the input)",
+                ("leader", "leader_epoch", "previous_leader", "previous_isr", "previous_elr", "metadata_offset",
+                 "elected_at", "metadata_broker", "offset", "lost_offsets")),
+    FindingKind("stray_partition", "warning", "a partition dir a broker holds but should not (deleted or re-created "
+                "topic, not a replica, or renamed -stray by Kafka): it may hold the only copy of its data",
+                ("reason", "topic_id", "metadata_topic_id", "replicas")),
+    FindingKind("offline_partition", "error", "a partition without a leader at the end of the metadata log while "
+                "some broker was up (registered, unfenced, not shutting down)",
+                ("since_offset", "since", "last_leader", "isr", "elr", "replicas", "live_brokers")),
+    FindingKind("leader_epoch_unknown", "error", "a data batch or leader-epoch-checkpoint entry carries a leader "
+                "epoch the metadata log never gave its partition (data or metadata from another cluster)",
+                ("leader_epoch", "source", "first_known_epoch", "last_known_epoch", "metadata_broker")),
     # the transaction coordinator (spark/coordinator.py)
     FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
                 "holds no marker for it", _MARKER_FIELDS),

@@ -1406,6 +1406,10 @@ def main(out: Path) -> None:
     expected["brokers"]["broker-2"] = {"node_id": 2, "clean_shutdown": True, "partitions": parts2,
                                        "deleted_partitions": {deleted_dir: deleted}}
 
+    # A three-broker KRaft cluster with its metadata log (generate_kraft.py).
+    import generate_kraft
+
+    expected["kraft"] = generate_kraft.main(out)
     (out / "EXPECTED.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 

@@ -25,6 +25,7 @@ from kforensics.scan_options import ScanOptions
 from kforensics.spark import (
     cleaner,
     consumer_offsets,
+    control_plane,
     coordinator,
     crosschecks,
     producers,
@@ -194,6 +195,35 @@ class Analysis:
     def pairs(self) -> DataFrame:
         return self.keep(remote_storage.range_pairs(self.ranges))
 
+    # KRaft control plane (spark/control_plane.py): the metadata log replayed, held against the data.
+    @property
+    def kraft(self) -> bool:
+        return self.facts.has_cluster_metadata and "metadata_records" in self.tables
+
+    @_shared
+    def applied(self) -> DataFrame:
+        return self.keep.only_if(control_plane.applied_records(self.tables["metadata_records"]), self.kraft)
+
+    @_shared
+    def history(self) -> DataFrame:
+        return self.keep(control_plane.partition_history(self.applied))
+
+    @_shared
+    def broker_events(self) -> DataFrame:
+        return self.keep(control_plane.broker_history(self.applied))
+
+    @_shared
+    def topics(self) -> DataFrame:
+        return self.keep(control_plane.topics_table(self.applied))
+
+    @_shared
+    def state(self) -> DataFrame:
+        return self.keep(control_plane.partition_state(self.history, self.topics))
+
+    @_shared
+    def reference(self) -> DataFrame:
+        return self.keep(control_plane.reference_copies(self.tables["metadata_records"]))
+
     # Re-sends by a new producer id (full mode): candidates from the batch headers, then only the records of
     # the heads and tails they compare.
     @_shared
@@ -223,6 +253,33 @@ def _content_duplicates(a: Analysis) -> DataFrame:
         a.resend_pairs, min_records=a.options.resend_min_records, tail=tail))
 
 
+def _unclean_leader_elections(a: Analysis) -> DataFrame:
+    brokers = a.tables["brokers"]
+    if a.facts.replicas_possible:
+        lost = replicas.divergence_facts(a.clustered, a.ends_r, a.div).select(
+            "cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets", F.col("broker").alias("lost_on"))
+    else:
+        lost = a.tables["batches"].sparkSession.createDataFrame(
+            [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
+                "lost_offsets array<bigint>, lost_on string")
+    return control_plane.unclean_leader_elections(
+        a.history, control_plane.epoch_starts(a.tables["batches"], a.tables["leader_epochs"], brokers), lost)
+
+
+def _stray_partitions(a: Analysis) -> DataFrame:
+    # a stray dir's own partition.metadata, not the live dir's of the same partition
+    brokers = a.tables["brokers"]
+    dirs = (a.tables["partition_dirs"].join(a.every_dir["partition_topic_ids"],
+                                            ["broker", "topic", "partition", "dir_state"], "left")
+            .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
+                                             "node_id")), "broker"))
+    return control_plane.stray_partitions(dirs, a.state, a.topics, a.reference)
+
+
+def _kraft(a: Analysis) -> bool:
+    return a.kraft
+
+
 def _has_remote(a: Analysis) -> bool:
     return a.facts.has_remote_log_metadata and "remote_log_events" in a.tables
 
@@ -245,8 +302,19 @@ CHECKS: list[Check] = [
                                                                                  a.tables["leader_epochs"])),
     Check("offset_overlap", lambda a: crosschecks.offset_overlaps(a.batches)),
     Check("segment_name_mismatch", lambda a: crosschecks.segment_name_mismatches(a.tables["segments"])),
-    Check("replica_divergence", lambda a: replicas.replica_divergence_findings(a.clustered, a.ends_r, a.div),
+    Check("replica_divergence", lambda a: replicas.replica_divergence_findings(
+        a.clustered, a.ends_r, a.div, control_plane.elections_of(a.history) if a.kraft else None),
           lambda a: a.facts.replicas_possible),
+    # KRaft control plane: unclean elections (with the offsets they cost), offline and stray partitions, leader
+    # epochs the metadata never gave
+    Check("unclean_leader_election", _unclean_leader_elections, _kraft),
+    Check("offline_partition", lambda a: control_plane.offline_partitions(
+        a.state, control_plane.live_brokers(a.broker_events)), _kraft),
+    Check("stray_partition", _stray_partitions, _kraft),
+    Check("leader_epoch_unknown", lambda a: control_plane.leader_epochs_unknown(
+        a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
+                                                    a.tables["brokers"], a.tables["partition_topic_ids"]),
+        a.reference), _kraft),
     Check("marker", lambda a: coordinator.marker_findings(coordinator.marker_checks(a.ctx, a.clustered, a.ends_r)),
           lambda a: a.facts.has_transaction_state),
     Check("unknown_producer", lambda a: coordinator.unknown_producers(a.clustered, a.log,
@@ -284,6 +352,10 @@ TABLES: dict[str, Callable[[Analysis], DataFrame]] = {
     "aborted_ranges": lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers),
     "remote_segments": lambda a: a.remote,
     "remote_partition_deletes": lambda a: remote_storage.remote_partition_deletes_table(a.tables["remote_log_events"]),
+    "partition_history": lambda a: a.history,
+    "broker_history": lambda a: a.broker_events,
+    "topics": lambda a: a.topics,
+    "features": lambda a: control_plane.features_table(a.applied),
 }
 
 

@@ -34,10 +34,11 @@ FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds exec
 
 # --- driver: listing ---------------------------------------------------------------------------
 
-def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tuple[list[dict[str, Any]],
-                                                                                    list[dict[str, Any]]]:
+def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
+               dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One task row per segment, partition dir and log dir, from the directory model (file names only); and
-    finding rows for what the listing found (files that are not a broker's)."""
+    finding rows for what the listing found (files that are not a broker's). `dirs`, when given, receives one row
+    per live or stray partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check."""
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
@@ -53,6 +54,9 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None) -> tupl
         for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
             if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
+            if dirs is not None and part.dir_state in ("live", "stray"):
+                dirs.append({"broker": broker, "topic": part.topic, "partition": part.partition, "path": part.path,
+                             "dir_state": part.dir_state})
             key = {"broker": broker, "topic": part.topic, "partition": part.partition, "dir_state": part.dir_state}
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
@@ -445,7 +449,9 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     with local_file(_join(task["path"], "meta.properties")) as path:
         props = read_meta_properties(path)[0] if path is not None else {}
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
-    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id")}
+    node = props.get("node.id", props.get("broker.id"))
+    yield {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
+           "node_id": int(node) if isinstance(node, str) and node.lstrip("-").isdigit() else None}
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
@@ -494,6 +500,8 @@ class InputFacts:
     has_remote_log_metadata: bool = True
     #: Some broker holds a -future copy of a partition it also holds live (a move between log dirs).
     has_future_replicas: bool = False
+    #: Some broker's `__cluster_metadata-0` (KRaft metadata log) is in the input.
+    has_cluster_metadata: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
     #: Bytes of the segments and dump files to parse, when all are local files (None: some are remote).
@@ -511,7 +519,8 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
                       has_consumer_offsets="__consumer_offsets" in topics,
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
                       has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
-                                              for t in tasks))
+                                              for t in tasks),
+                      has_cluster_metadata="__cluster_metadata" in topics)
 
 
 def _local_bytes(uris: list[str]) -> int | None:
@@ -527,7 +536,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
     listing tells about them. `readers` (a ReadersParam accumulator) collects which reader each Python worker
     that parsed segments ran."""
-    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob)
+    dirs: list[dict[str, Any]] = []
+    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
     # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
@@ -560,7 +570,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
         "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
                                                                                         *S.columns(S.EPOCH_FIELDS)),
-        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id"),
+        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(
@@ -592,6 +602,20 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
     tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
         *key, "topic_id", "dir_state")
+    # KRaft: the __cluster_metadata records the control plane replays (spark/control_plane.py), and the partition
+    # dirs (live and stray) it holds against them.
+    from kforensics.spark.control_plane import read_metadata_records
+
+    metadata = read_metadata_records(segments.filter(F.col("dir_state") == "live"), tables["brokers"],
+                                     facts.has_cluster_metadata).cache()
+    tables["metadata_records"] = metadata.filter(F.col("row_kind") == "record").select(*S.METADATA_RECORDS.names)
+    tables["parser_findings"] = tables["parser_findings"].unionByName(
+        metadata.filter(F.col("row_kind") == "finding").select(
+            F.col("metadata_broker").alias("broker"), F.lit("__cluster_metadata").alias("topic"),
+            F.lit(0).alias("partition"), "kind", "severity", "file", "position",
+            F.col("record_index").alias("offset"), F.lit(None).cast("long").alias("producer_id"),
+            F.lit(None).cast("int").alias("producer_epoch"), "message", "details"))
+    tables["partition_dirs"] = S.frame(spark, S.INPUT_TABLES["partition_dirs"], dirs)
     tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",
                                                              F.lit(None).cast("long").alias("producer_id"),

@@ -99,9 +99,11 @@ def _at_offset(batches: DataFrame, div: DataFrame, side: str) -> DataFrame:
                  F.min_by("position", "base_offset").alias(f"{side}_position")))
 
 
-def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
-    """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
-    on the replica whose history was replaced (error when it had committed the lost offsets)."""
+def divergence_facts(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
+    """Needs the batches table, replica_ends and divergences; per pair: both replicas' leader epochs at the
+    divergence (a_epoch, b_epoch), file, position and ends, `broker` (the replica whose history was replaced, or
+    a_broker), `winner`, `loser_hw`, `lost_last` and `lost_offsets` ([first, last] committed offsets lost, null
+    when none or unknown)."""
     cols = ["log_end_offset", "high_watermark", "leader_epoch_checkpoint"]
     a_f = ends.select(*TP, F.col("broker").alias("a_broker"), *[F.col(c).alias(f"a_{c}") for c in cols])
     b_f = ends.select(*TP, F.col("broker").alias("b_broker"), *[F.col(c).alias(f"b_{c}") for c in cols])
@@ -123,6 +125,33 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
          .withColumn("lost_last", F.when(F.col("loser_hw").isNotNull(), F.least("loser_hw", "loser_leo") - 1))
          .withColumn("lost_offsets", F.when(F.col("lost_last") >= F.col("offset"),
                                             F.array("offset", "lost_last"))))
+    return d
+
+
+def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame,
+                                elections: DataFrame | None = None) -> DataFrame:
+    """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
+    on the replica whose history was replaced (error when it had committed the lost offsets). With `elections`
+    (control_plane.elections_of: cluster_id, topic, partition, leader_epoch, leader, election, elected_at, from
+    the KRaft metadata log) each carries `elections`: the leader changes of the epochs involved (above the lower of
+    the two replicas' epochs at the divergence, up to the higher)."""
+    d = divergence_facts(batches, ends, div)
+    pair = [*TP, "a_broker", "b_broker"]
+    if elections is not None:
+        involved = (d.select(*pair, "a_epoch", "b_epoch").join(elections, TP)
+                    .filter((F.col("leader_epoch") > F.least("a_epoch", "b_epoch"))
+                            & (F.col("leader_epoch") <= F.greatest("a_epoch", "b_epoch")))
+                    .groupBy(*pair).agg(F.array_sort(F.collect_list(F.struct(
+                        "leader_epoch", "leader", "election", "elected_at"))).alias("elections")))
+        d = d.join(involved, pair, "left")
+    else:
+        d = d.withColumn("elections", F.lit(None).cast("array<struct<leader_epoch:int,leader:int,election:string,"
+                                                        "elected_at:bigint>>"))
+    a_lost = F.col("a_epoch") < F.col("b_epoch")
+    b_lost = F.col("b_epoch") < F.col("a_epoch")
+
+    def pick(name: str):
+        return F.when(b_lost, F.col(f"b_{name}")).otherwise(F.col(f"a_{name}"))
 
     def replica(side: str):
         return F.struct(F.col(f"{side}_broker").alias("broker"), F.col(f"{side}_epoch").alias("leader_epoch_at_offset"),
@@ -152,7 +181,7 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
         details={"offset": "offset", "common_prefix_end_offset": "common_prefix_end_offset",
                  "brokers": F.array("a_broker", "b_broker"), "lost_offsets": "lost_offsets", "lost_on": F.when(
                      F.col("lost_offsets").isNotNull(), F.col("broker")), "winner": "winner",
-                 "replicas": F.array(replica("a"), replica("b"))})
+                 "replicas": F.array(replica("a"), replica("b")), "elections": "elections"})
 
 
 def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:

@@ -81,7 +81,7 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("producer_epoch", pa.int32()), ("last_sequence", pa.int32()), ("offset_delta", pa.int32()),
                     ("timestamp", pa.int64()), ("coordinator_epoch", pa.int32()),
                     ("current_txn_first_offset", pa.int64()), ("epoch", pa.int32()), ("start_offset", pa.int64()),
-                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
+                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
                     ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string())]
 SMALL_ROWS = _schema(SMALL_ROW_FIELDS)
 
@@ -105,6 +105,31 @@ TASK_FIELDS = [("task_kind", pa.string()), ("broker", pa.string()), ("topic", pa
 TASKS = _schema(TASK_FIELDS)
 
 FINDINGS = _schema([(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS])
+
+_INTS = pa.list_(pa.int32())
+#: One decoded KRaft metadata record of a broker's `__cluster_metadata-0` copy (a log segment or a
+#: `<offset>-<epoch>.checkpoint` snapshot), the fields the replay (spark/control_plane.py) reads as typed columns
+#: (null when the record type has no such field or a tagged field is absent). `metadata_offset` is the record's
+#: offset in the metadata log; a snapshot's records all carry the snapshot's last offset (its id's end offset - 1)
+#: and `snapshot_offset` = the snapshot id's end offset; `record_index` orders the records of one file (their
+#: offset in it). `file_first_offset` is the base offset of the file's first batch (control batches included):
+#: where the copy's log starts.
+METADATA_RECORD_FIELDS = [
+    ("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("metadata_offset", pa.int64()),
+    ("snapshot_offset", pa.int64()), ("record_index", pa.int64()), ("file_first_offset", pa.int64()),
+    ("timestamp", pa.int64()), ("record_type", pa.string()), ("version", pa.int32()),
+    ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()), ("leader", pa.int32()),
+    ("leader_epoch", pa.int32()), ("partition_epoch", pa.int32()), ("isr", _INTS), ("elr", _INTS),
+    ("last_known_elr", _INTS), ("replicas", _INTS), ("adding_replicas", _INTS), ("removing_replicas", _INTS),
+    ("leader_recovery_state", pa.int32()), ("directories", pa.list_(pa.string())),
+    ("broker_id", pa.int32()), ("broker_epoch", pa.int64()), ("incarnation_id", pa.string()), ("rack", pa.string()),
+    ("log_dirs", pa.list_(pa.string())), ("fenced", pa.int32()), ("in_controlled_shutdown", pa.int32()),
+    ("feature", pa.string()), ("feature_level", pa.int32()), ("file", pa.string()), ("position", pa.int64()),
+]
+METADATA_RECORDS = _schema(METADATA_RECORD_FIELDS)
+#: What one `__cluster_metadata` task emits: a record row or a finding row (`row_kind`).
+METADATA_ROWS = _schema([("row_kind", pa.string()), *METADATA_RECORD_FIELDS, ("kind", pa.string()),
+                         ("severity", pa.string()), ("message", pa.string()), ("details", pa.string())])
 
 #: What one `__remote_log_metadata` segment task emits: an event (one record), or a finding. `topic` and
 #: `partition` of an event are the data partition it is about; `metadata_partition` is where it was read.
@@ -130,7 +155,7 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "txnindex": _schema([*PARTITION_KEY, *TXNINDEX_FIELDS, DIR_STATE]),
     "snapshot_entries": _schema([*PARTITION_KEY, *SNAPSHOT_FIELDS, DIR_STATE]),
     "leader_epochs": _schema([*PARTITION_KEY, *EPOCH_FIELDS, DIR_STATE]),
-    "brokers": _schema([("broker", pa.string()), ("cluster_id", pa.string())]),
+    "brokers": _schema([("broker", pa.string()), ("cluster_id", pa.string()), ("node_id", pa.int32())]),
     "partition_checkpoints": _schema([*PARTITION_KEY, *CHECKPOINT_FIELDS]),
     "parser_findings": FINDINGS,
     "coordinator_records": _schema([
@@ -143,6 +168,9 @@ INPUT_TABLES: dict[str, pa.Schema] = {
             "commit_timestamp", "tombstone")]]),
     "remote_log_events": _schema([(f.name, f.type) for f in REMOTE_EVENT_ROWS if f.name != "row_kind"]),
     "partition_topic_ids": _schema([*PARTITION_KEY, ("topic_id", pa.string()), DIR_STATE]),
+    "metadata_records": METADATA_RECORDS,
+    #: The partition dirs (live and stray) of each broker, for the control plane's stray_partition check.
+    "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE]),
 }
 
 
@@ -155,7 +183,11 @@ def frame(spark: "SparkSession", schema: pa.Schema, rows: list[dict]) -> "DataFr
 def ddl(schema: pa.Schema) -> str:
     """The Spark DDL string of an Arrow schema (for mapInArrow)."""
     names = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.bool_(): "boolean"}
-    return ", ".join(f"`{f.name}` {names[f.type]}" for f in schema)
+
+    def name(kind: pa.DataType) -> str:
+        return f"array<{name(kind.value_type)}>" if pa.types.is_list(kind) else names[kind]
+
+    return ", ".join(f"`{f.name}` {name(f.type)}" for f in schema)
 
 
 def columns(fields: list[tuple[str, pa.DataType]]) -> list[str]:

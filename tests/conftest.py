@@ -64,3 +64,16 @@ def headers_scan(spark, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("scan-headers")
     run_scan(spark, SAMPLE_INPUTS, str(out), headers_only=True)
     return out
+
+
+KRAFT_INPUTS = [(f"kraft-{b}", str(SAMPLE_LOGS / f"kraft-{b}")) for b in (1, 2, 3)]
+
+
+@pytest.fixture(scope="session")
+def kraft_scan(spark, tmp_path_factory) -> Path:
+    """One headers-only scan of the sample KRaft cluster (kraft-1..3: metadata log copies and data)."""
+    from kforensics.spark.jobs import run_scan
+
+    out = tmp_path_factory.mktemp("scan-kraft")
+    run_scan(spark, KRAFT_INPUTS, str(out), headers_only=True)
+    return out

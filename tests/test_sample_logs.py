@@ -28,7 +28,7 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 def _partitions() -> Iterator[tuple[str, str, dict]]:
     """Every partition dir: the live ones, then those pending deletion (`<topic>-<p>.<uuid hex>-delete`)."""
-    for broker, info in EXPECTED["brokers"].items():
+    for broker, info in [*EXPECTED["brokers"].items(), *EXPECTED["kraft"]["brokers"].items()]:
         for name, facts in [*info["partitions"].items(), *info.get("deleted_partitions", {}).items()]:
             yield broker, name, facts
 
@@ -112,7 +112,7 @@ def _all_batches(segments: dict[str, tuple[list[Batch], int]]) -> list[Batch]:
 def _sha256_tree(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and p.parent.name != "__pycache__"
-            and p.name not in ("generate.py", "README.md")}
+            and p.name not in ("generate.py", "generate_kraft.py", "README.md")}
 
 
 # --- reproducibility and size ---------------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def _derived_indexes(batches: list[Batch], base: int, rolled: bool) -> tuple[lis
 @pytest.mark.parametrize(("broker", "name", "facts"), PARTITIONS, ids=IDS)
 def test_indexes_follow_the_broker_rules(broker: str, name: str, facts: dict) -> None:
     segments = _read_partition(broker, name, facts)
-    clean = EXPECTED["brokers"][broker]["clean_shutdown"]
+    clean = {**EXPECTED["brokers"], **EXPECTED["kraft"]["brokers"]}[broker]["clean_shutdown"]
     planted_files = {a.get("file") for a in facts["anomalies"]}
     stems = list(segments)
     for i, stem in enumerate(stems):

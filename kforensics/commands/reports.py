@@ -134,6 +134,43 @@ def producers(source: tuple[str, ...], as_json: bool, topic: str | None, partiti
               "producers")
 
 
+LEADER_TABLE = ("topic", "partition", "time", "metadata_offset", "leader_epoch", "leader", "isr", "elr",
+                "leader_recovery_state", "election")
+
+
+@click.command("leaders")
+@click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines.")
+@click.option("--topic", help="Only topics matching this glob.")
+@click.option("--partition", type=int, help="Only this partition.")
+def leaders(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None) -> None:
+    """Leadership history from the KRaft metadata log: one line per leader or ISR change of each partition
+    (time, leader epoch, leader, ISR, ELR, election: initial, clean, elr, unclean, offline, none).
+
+    \b
+    Example: kforensics leaders ./kforensics-out --topic ledger --partition 0
+    """
+    from kforensics import queries, render
+
+    with _source(source) as out:
+        rows = queries.leadership(out, topic=topic, partition=partition)
+    if as_json:
+        render.json_lines(rows)
+        return
+    clusters = sorted({(r["cluster_id"], r["metadata_broker"]) for r in rows})
+    for cluster_id, broker in clusters:
+        mine = [{**r, "isr": _ids(r["isr"]), "elr": _ids(r["elr"])} for r in rows
+                if (r["cluster_id"], r["metadata_broker"]) == (cluster_id, broker)]
+        render.table(mine, LEADER_TABLE, f"leadership of cluster {cluster_id} (metadata log of {broker})",
+                     style={"election": "bold"})
+    if not rows:
+        click.echo("no KRaft metadata log (__cluster_metadata-0) in the scan's input", err=True)
+
+
+def _ids(values: list[int] | None) -> str | None:
+    return None if values is None else "[" + ",".join(str(v) for v in values) + "]"
+
+
 @click.command("report")
 @click.argument("out", metavar="OUT")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),

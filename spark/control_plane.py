@@ -1,0 +1,625 @@
+"""The control plane: the KRaft metadata log (`__cluster_metadata-0`) replayed as the controller applies it, and
+held against the data on the same disks.
+
+Rules, as Apache Kafka 4.0 (trunk of Oct 2024, confirmed unchanged in 4.1) implements them:
+
+- Records apply in offset order. A snapshot `<end offset>-<epoch>.checkpoint` holds the state of every record below
+  its end offset (`raft/.../OffsetAndEpoch`, `SnapshotPath`): it is the base state, and the log applies from its end
+  offset on. The base is the OLDEST snapshot the copy's log continues from (log start <= end offset <= log end): the
+  end state is the same from any of them, and the older one keeps more history. A log that starts at offset 0 needs
+  none; a copy whose log starts after every snapshot (a gap) is based on the newest snapshot.
+- `PartitionRecord` sets a partition's whole registration (`PartitionRegistration(PartitionRecord)`); an absent ELR or
+  last-known ELR is empty (`Replicas.toArray(null)`).
+- `PartitionChangeRecord` is merged as `PartitionRegistration.merge` does: a null (absent) Isr, Replicas,
+  AddingReplicas, RemovingReplicas, Directories, EligibleLeaderReplicas, LastKnownElr keeps the field; Leader -2
+  (`NO_LEADER_CHANGE`, the default) keeps leader and leader epoch, any other Leader (-1 = `NO_LEADER` included, and
+  the same leader again) sets it and bumps the leader epoch by one; every record bumps the partition epoch by one;
+  LeaderRecoveryState -1 (`NO_CHANGE`) keeps the state (`LeaderRecoveryState.changeTo`), 0 RECOVERED,
+  1 RECOVERING.
+- An election is judged against the registration before the record (`PartitionChangeBuilder.electLeader`): a leader
+  from the ISR is `clean`, from the ELR (KIP-966, `eligible.leader.replicas.version`) `elr`, from neither `unclean`
+  (the builder then writes Isr = [leader] and, on metadata versions that know it, LeaderRecoveryState RECOVERING;
+  when the partition is still RECOVERING from an earlier unclean election the tag is absent: only the replay shows
+  it); Leader -1 is `offline`.
+- `BeginTransactionRecord` .. `EndTransactionRecord` apply; records after a Begin that an `AbortTransactionRecord`
+  closes, or that nothing closes at the end of the log, do not (`MetadataLoader`, KIP-868).
+- `ClearElrRecord` (KIP-966, written when ELR is turned off) empties the ELR and last-known ELR of every partition of
+  its topic (of every topic when TopicName is empty) that has one, bumping its partition epoch
+  (`ReplicationControlManager.removeTopicElrs`: a merge of an empty-ELR change record).
+- Brokers (`ClusterControlManager.replay`): `RegisterBrokerRecord` starts a registration (fenced unless its Fenced is
+  false, not in controlled shutdown unless InControlledShutdown), `FenceBrokerRecord` / `UnfenceBrokerRecord` and
+  `BrokerRegistrationChangeRecord` (Fenced 1 fenced, -1 unfenced, 0 no change; InControlledShutdown 1) change it,
+  `UnregisterBrokerRecord` ends it.
+- Stray logs (`LogManager`, `LocalLog.logStrayDirName`, Kafka 3.7+): a broker's log whose topic id is not the live
+  topic's, or whose broker is not a replica, is renamed `<topic>-<partition>.<uuid>-stray` and deleted later.
+
+Each copy of a cluster's metadata log (one per broker in the input) is read; the copy that reaches the highest offset
+is the reference and the only one replayed, so a fact is reported once per cluster. That the other copies are
+prefixes of it is the replica comparison's job (`__cluster_metadata-0` is compared like any partition: a copy that
+differs is a `replica_divergence`; one that is only shorter is lagging, and silent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from kforensics.spark.findings import fmt, to_findings
+
+METADATA_TOPIC = "__cluster_metadata"
+#: A copy of one cluster's metadata log.
+COPY = ["cluster_id", "metadata_broker"]
+#: A partition's registration: topic ids, not names, identify a topic across deletion and re-creation.
+PARTITION = ["cluster_id", "topic_id", "partition"]
+ORDER = ["metadata_offset", "record_index"]
+
+PARTITION_RECORD = "PARTITION_RECORD"
+PARTITION_CHANGE_RECORD = "PARTITION_CHANGE_RECORD"
+CLEAR_ELR_RECORD = "CLEAR_ELR_RECORD"
+NO_LEADER_CHANGE = -2
+NO_LEADER = -1
+RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
+BROKER_EVENTS = ("registered", "unregistered", "fenced", "unfenced", "controlled_shutdown")
+
+
+def _running(*partition: str) -> Window:
+    return Window.partitionBy(*partition).orderBy(*ORDER).rowsBetween(Window.unboundedPreceding, 0)
+
+
+# --- which records apply --------------------------------------------------------------------------------------
+
+def reference_copies(records: DataFrame) -> DataFrame:
+    """Needs METADATA_RECORDS; per cluster_id the `metadata_broker` whose copy reaches the highest metadata offset
+    (ties: the broker label), with its `end_offset` (one past its last record)."""
+    reach = records.groupBy(*COPY).agg(
+        F.max(F.coalesce("snapshot_offset", F.col("metadata_offset") + 1)).alias("end_offset"))
+    w = Window.partitionBy("cluster_id").orderBy(F.desc("end_offset"), "metadata_broker")
+    return (reach.withColumn("rank", F.row_number().over(w)).filter("rank = 1").drop("rank"))
+
+
+def base_snapshots(records: DataFrame) -> DataFrame:
+    """Needs METADATA_RECORDS; per copy the snapshot it is replayed from: `base_snapshot` (its end offset; null when
+    the log starts at offset 0, or when the copy has no snapshot), the copy's `log_start_offset` and
+    `log_end_offset` (null without log segments)."""
+    log = records.filter(F.col("snapshot_offset").isNull()).groupBy(*COPY).agg(
+        F.min("file_first_offset").alias("log_start_offset"), (F.max("metadata_offset") + 1).alias("log_end_offset"))
+    snaps = records.filter(F.col("snapshot_offset").isNotNull()).select(*COPY, "snapshot_offset").distinct()
+    copies = records.select(*COPY).distinct().join(log, COPY, "left")
+    both = copies.join(snaps, COPY, "left")
+    continued = (F.col("snapshot_offset") >= F.col("log_start_offset")) & (
+        F.col("snapshot_offset") <= F.col("log_end_offset"))
+    picked = both.groupBy(*COPY, "log_start_offset", "log_end_offset").agg(
+        F.min(F.when(continued, F.col("snapshot_offset"))).alias("oldest_continued"),
+        F.max("snapshot_offset").alias("newest"))
+    return picked.select(*COPY, "log_start_offset", "log_end_offset", F.when(
+        F.col("log_start_offset") == 0, F.lit(None).cast("long")).otherwise(
+        F.coalesce("oldest_continued", "newest")).alias("base_snapshot"))
+
+
+def applied_records(records: DataFrame) -> DataFrame:
+    """Needs METADATA_RECORDS; the records the controller applies, of each cluster's reference copy only: its base
+    snapshot's records, then its log records from the snapshot's end offset on, less those of aborted or unfinished
+    metadata transactions (and the transaction records themselves). Same columns."""
+    ref = reference_copies(records).select(*COPY)
+    base = base_snapshots(records).select(*COPY, "base_snapshot")
+    mine = records.join(F.broadcast(ref), COPY).join(F.broadcast(base), COPY, "left")
+    from_snapshot = F.col("snapshot_offset").isNotNull() & F.col("snapshot_offset").eqNullSafe(F.col("base_snapshot"))
+    from_log = F.col("snapshot_offset").isNull() & (
+        F.col("base_snapshot").isNull() | (F.col("metadata_offset") >= F.col("base_snapshot")))
+    kept = mine.filter(from_snapshot | from_log).drop("base_snapshot")
+    # Metadata transactions (KIP-868): a Begin opens, an End or Abort closes; the next Begin cannot come earlier.
+    is_begin = (F.col("record_type") == "BEGIN_TRANSACTION_RECORD").cast("int")
+    is_close = F.col("record_type").isin("END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD").cast("int")
+    every = Window.partitionBy(*COPY).orderBy(*ORDER)
+    marked = (kept.withColumn("txn", F.sum(is_begin).over(every.rowsBetween(Window.unboundedPreceding, 0)))
+              .withColumn("closed_before", F.coalesce(F.sum(is_close).over(
+                  every.rowsBetween(Window.unboundedPreceding, -1)), F.lit(0))))
+    group = Window.partitionBy(*COPY, "txn").orderBy(*ORDER).rowsBetween(Window.unboundedPreceding,
+                                                                      Window.unboundedFollowing)
+    marked = marked.withColumn("outcome", F.first(F.when(is_close == 1, F.col("record_type")), ignorenulls=True)
+                               .over(group))
+    inside = F.col("txn") > F.col("closed_before")
+    applied = ~inside | (F.col("outcome") == "END_TRANSACTION_RECORD")
+    not_marker = ~F.col("record_type").isin("BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
+                                             "ABORT_TRANSACTION_RECORD")
+    return marked.filter(applied & not_marker).drop("txn", "closed_before", "outcome")
+
+
+# --- tables ---------------------------------------------------------------------------------------------------
+
+def _elr_clears(applied: DataFrame) -> DataFrame:
+    """A ClearElrRecord (KIP-966, Kafka 4.0: `ReplicationControlManager.replay(ClearElrRecord)`) as one row per
+    partition it may clear: those of its topic (every live topic when TopicName is empty) registered before it,
+    each with ELR and last-known ELR set empty and nothing else; `partition_history` keeps the rows that change a
+    partition. Same columns as applied_records."""
+    clears = applied.filter(F.col("record_type") == CLEAR_ELR_RECORD)
+    registered = applied.filter(F.col("record_type") == PARTITION_RECORD).select(
+        *COPY, "topic_id", F.col("partition").alias("p"), F.col("metadata_offset").alias("registered_at"))
+    names = _topic_names(applied).withColumnRenamed("topic", "name")
+    removed = applied.filter(F.col("record_type") == "REMOVE_TOPIC_RECORD").groupBy("cluster_id", "topic_id").agg(
+        F.min("metadata_offset").alias("removed_at"))
+    c = clears.drop("topic_id", "partition")
+    hit = (c.join(registered, COPY).join(names, ["cluster_id", "topic_id"], "left")
+           .join(removed, ["cluster_id", "topic_id"], "left")
+           .filter((F.col("registered_at") < F.col("metadata_offset"))
+                   & (F.col("removed_at").isNull() | (F.col("removed_at") > F.col("metadata_offset")))
+                   & (F.coalesce("topic", F.lit("")).isin("") | (F.col("topic") == F.col("name"))))
+           .dropDuplicates(["cluster_id", "topic_id", "p", "metadata_offset"]))
+    empty = F.array().cast("array<int>")
+    return (hit.withColumn("partition", F.col("p")).withColumn("leader", F.lit(NO_LEADER_CHANGE))
+            .withColumn("leader_recovery_state", F.lit(-1)).withColumn("elr", empty)
+            .withColumn("last_known_elr", empty).select(*applied.columns))
+
+
+def _topic_names(applied: DataFrame) -> DataFrame:
+    return applied.filter(F.col("record_type") == "TOPIC_RECORD").groupBy("cluster_id", "topic_id").agg(
+        F.first("topic").alias("topic"))
+
+
+def partition_history(applied: DataFrame) -> DataFrame:
+    """Needs applied_records; one row per PartitionRecord and applied PartitionChangeRecord with the registration
+    after it: cluster_id, metadata_broker, topic, topic_id, partition, metadata_offset, timestamp, record_type, leader,
+    leader_epoch, partition_epoch, isr, elr, last_known_elr, replicas, adding_replicas, removing_replicas,
+    leader_recovery_state, directories, previous_leader, previous_isr, previous_elr, election, file, position.
+
+    A change record of a partition no PartitionRecord registered (before the base snapshot) keeps what it sets,
+    with null epochs and election."""
+    rows = applied.filter(F.col("record_type").isin(PARTITION_RECORD, PARTITION_CHANGE_RECORD)).unionByName(
+        _elr_clears(applied))
+    is_record = F.col("record_type") == PARTITION_RECORD
+    is_change = F.col("record_type") == PARTITION_CHANGE_RECORD
+    is_clear = F.col("record_type") == CLEAR_ELR_RECORD
+    # A PartitionRecord starts a registration; change records merge into the one before them.
+    rows = rows.withColumn("registration", F.sum(is_record.cast("int")).over(_running(*PARTITION)))
+    reg = _running(*PARTITION, "registration")
+    ordered = Window.partitionBy(*PARTITION, "registration").orderBy(*ORDER)
+    known = F.col("registration") > 0
+    leader_set = is_record | (F.col("leader") != NO_LEADER_CHANGE)
+
+    def kept(column: str, *, empty_default: bool = False) -> Column:
+        value = F.col(column)
+        if empty_default:  # a PartitionRecord without the tagged list has it empty
+            value = F.when(is_record, F.coalesce(value, F.array().cast("array<int>"))).otherwise(value)
+        return F.last(value, ignorenulls=True).over(reg)
+
+    state = rows.select(
+        "*",
+        F.last(F.when(leader_set, F.col("leader")), ignorenulls=True).over(reg).alias("leader_now"),
+        F.when(known, F.first("leader_epoch").over(reg) + F.sum(
+            (is_change & (F.col("leader") != NO_LEADER_CHANGE)).cast("int")).over(reg)).alias("leader_epoch_now"),
+        kept("isr").alias("isr_now"), kept("elr", empty_default=True).alias("elr_now"),
+        kept("last_known_elr", empty_default=True).alias("last_known_elr_now"), kept("replicas").alias("replicas_now"),
+        kept("adding_replicas").alias("adding_now"), kept("removing_replicas").alias("removing_now"),
+        F.last(F.when(F.col("leader_recovery_state") != -1, F.col("leader_recovery_state")), ignorenulls=True)
+        .over(reg).alias("lrs_now"),
+        kept("directories").alias("directories_now"))
+    state = (state.withColumn("previous_leader", F.lag("leader_now").over(ordered))
+             .withColumn("previous_isr", F.lag("isr_now").over(ordered))
+             .withColumn("previous_elr", F.lag("elr_now").over(ordered))
+             .withColumn("previous_last_known_elr", F.lag("last_known_elr_now").over(ordered)))
+    # a ClearElrRecord changes (and bumps the partition epoch of) only the partitions with an ELR or last-known ELR
+    cleared = is_clear & ((F.size(F.coalesce("previous_elr", F.array())) > 0)
+                          | (F.size(F.coalesce("previous_last_known_elr", F.array())) > 0))
+    state = (state.withColumn("partition_epoch_now", F.when(known, F.first("partition_epoch").over(reg) + F.sum(
+        (is_change | cleared).cast("int")).over(reg))).filter(~is_clear | cleared))
+    new_leader = F.col("leader_now")
+    election = (F.when(is_record, F.lit("initial"))
+                .when(F.col("leader") == NO_LEADER_CHANGE, F.lit("none"))
+                .when(~known, F.lit(None).cast("string"))
+                .when(new_leader == NO_LEADER, F.lit("offline"))
+                .when(F.array_contains(F.col("previous_isr"), new_leader), F.lit("clean"))
+                .when(F.array_contains(F.col("previous_elr"), new_leader), F.lit("elr"))
+                .otherwise(F.lit("unclean")))
+    lrs = F.col("lrs_now")
+    return (state.drop("topic").join(_topic_names(applied), ["cluster_id", "topic_id"], "left")
+            .select("cluster_id", "metadata_broker", "topic", "topic_id", "partition", "metadata_offset",
+                    "timestamp", "record_type", F.col("leader_now").alias("leader"),
+                    F.col("leader_epoch_now").alias("leader_epoch"),
+                    F.col("partition_epoch_now").alias("partition_epoch"), F.col("isr_now").alias("isr"),
+                    F.col("elr_now").alias("elr"), F.col("last_known_elr_now").alias("last_known_elr"),
+                    F.col("replicas_now").alias("replicas"), F.col("adding_now").alias("adding_replicas"),
+                    F.col("removing_now").alias("removing_replicas"),
+                    F.when(lrs == 0, "RECOVERED").when(lrs == 1, "RECOVERING").alias("leader_recovery_state"),
+                    F.col("directories_now").alias("directories"), "previous_leader", "previous_isr",
+                    "previous_elr", election.alias("election"), "file", "position"))
+
+
+def broker_history(applied: DataFrame) -> DataFrame:
+    """Needs applied_records; one row per broker event: cluster_id, metadata_broker, broker_id, metadata_offset,
+    timestamp, event (registered, unregistered, fenced, unfenced, controlled_shutdown), broker_epoch,
+    incarnation_id, rack, log_dirs, then the registration after it: fenced and in_controlled_shutdown (null once
+    unregistered); file, position. A BrokerRegistrationChangeRecord that fences and starts a controlled shutdown
+    gives two rows."""
+    t = F.col("record_type")
+    change = t == "BROKER_REGISTRATION_CHANGE_RECORD"
+    events = F.array_compact(F.array(
+        F.when(t == "REGISTER_BROKER_RECORD", F.lit("registered")),
+        F.when(t == "UNREGISTER_BROKER_RECORD", F.lit("unregistered")),
+        F.when((t == "FENCE_BROKER_RECORD") | (change & (F.col("fenced") == 1)), F.lit("fenced")),
+        F.when((t == "UNFENCE_BROKER_RECORD") | (change & (F.col("fenced") == -1)), F.lit("unfenced")),
+        F.when(change & (F.col("in_controlled_shutdown") == 1), F.lit("controlled_shutdown"))))
+    rows = (applied.filter(F.col("broker_id").isNotNull() & t.isin(
+        "REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
+        "BROKER_REGISTRATION_CHANGE_RECORD"))
+        .select("*", F.posexplode(events).alias("event_index", "event")))
+    key = ["cluster_id", "broker_id"]
+    order = [*ORDER, "event_index"]
+    running = Window.partitionBy(*key).orderBy(*order).rowsBetween(Window.unboundedPreceding, 0)
+    rows = rows.withColumn("registration", F.sum((F.col("event") == "registered").cast("int")).over(running))
+    reg = Window.partitionBy(*key, "registration").orderBy(*order).rowsBetween(Window.unboundedPreceding, 0)
+    ev = F.col("event")
+    registered = F.col("event") == "registered"
+    fenced = F.last(F.when(registered, F.coalesce(F.col("fenced") != 0, F.lit(True)))
+                    .when(ev == "fenced", F.lit(True)).when(ev == "unfenced", F.lit(False)), ignorenulls=True).over(reg)
+    shutdown = F.last(F.when(registered, F.coalesce(F.col("in_controlled_shutdown") != 0, F.lit(False)))
+                      .when(ev == "controlled_shutdown", F.lit(True)), ignorenulls=True).over(reg)
+    gone = F.max((ev == "unregistered").cast("int")).over(reg) == 1
+    return rows.select("cluster_id", "metadata_broker", "broker_id", "metadata_offset", "timestamp", "event",
+                       "broker_epoch", "incarnation_id", "rack", "log_dirs",
+                       F.when(~gone, fenced).alias("fenced"),
+                       F.when(~gone, F.coalesce(shutdown, F.lit(False))).alias("in_controlled_shutdown"),
+                       "file", "position")
+
+
+def topics_table(applied: DataFrame) -> DataFrame:
+    """Needs applied_records; one row per topic (by id): cluster_id, metadata_broker, topic, topic_id, partitions,
+    created_offset and created_at (null when the topic came from the base snapshot: created before the log the
+    input holds), deleted_offset, deleted_at, file (where its TopicRecord was read)."""
+    created = applied.filter(F.col("record_type") == "TOPIC_RECORD").select(
+        "cluster_id", "metadata_broker", "topic", "topic_id",
+        F.when(F.col("snapshot_offset").isNull(), F.col("metadata_offset")).alias("created_offset"),
+        F.when(F.col("snapshot_offset").isNull(), F.col("timestamp")).alias("created_at"), "file")
+    deleted = applied.filter(F.col("record_type") == "REMOVE_TOPIC_RECORD").groupBy("cluster_id", "topic_id").agg(
+        F.min("metadata_offset").alias("deleted_offset"), F.min_by("timestamp", "metadata_offset").alias("deleted_at"))
+    counts = applied.filter(F.col("record_type") == PARTITION_RECORD).groupBy("cluster_id", "topic_id").agg(
+        F.countDistinct("partition").cast("int").alias("partitions"))
+    return (created.join(counts, ["cluster_id", "topic_id"], "left").join(deleted, ["cluster_id", "topic_id"], "left")
+            .select("cluster_id", "metadata_broker", "topic", "topic_id",
+                    F.coalesce("partitions", F.lit(0)).alias("partitions"), "created_offset", "created_at",
+                    "deleted_offset", "deleted_at", "file"))
+
+
+def features_table(applied: DataFrame) -> DataFrame:
+    """Needs applied_records; each FeatureLevelRecord in order: cluster_id, metadata_broker, feature,
+    feature_level, metadata_offset, timestamp, file, position."""
+    return applied.filter(F.col("record_type") == "FEATURE_LEVEL_RECORD").select(
+        "cluster_id", "metadata_broker", "feature", "feature_level", "metadata_offset", "timestamp", "file",
+        "position")
+
+
+# --- end state ------------------------------------------------------------------------------------------------
+
+def live_topics(topics: DataFrame) -> DataFrame:
+    """Needs topics_table; the topics not deleted at the end of the log: cluster_id, topic, topic_id, partitions."""
+    return topics.filter(F.col("deleted_offset").isNull()).select("cluster_id", "topic", "topic_id", "partitions")
+
+
+def partition_state(history: DataFrame, topics: DataFrame) -> DataFrame:
+    """Needs partition_history and topics_table; each live topic's partitions at the end of the log (their last
+    history row), with `since_offset` / `since` (where the leader last changed) and `last_leader` (the leader
+    before that change)."""
+    # one row per metadata offset and partition (a snapshot holds one PartitionRecord per partition)
+    w = Window.partitionBy(*PARTITION).orderBy(F.desc("metadata_offset"))
+    changed = history.filter(F.col("election") != "none")
+    since = (changed.withColumn("rank", F.row_number().over(w)).filter("rank = 1")
+             .select(*PARTITION, F.col("metadata_offset").alias("since_offset"), F.col("timestamp").alias("since"),
+                     F.col("previous_leader").alias("last_leader")))
+    last = history.withColumn("rank", F.row_number().over(w)).filter("rank = 1").drop("rank")
+    return (last.join(live_topics(topics).select("cluster_id", "topic_id"), ["cluster_id", "topic_id"])
+            .join(since, PARTITION, "left"))
+
+
+def live_brokers(brokers: DataFrame) -> DataFrame:
+    """Needs broker_history; per cluster the brokers registered, unfenced and not in controlled shutdown at the end
+    of the log: cluster_id, live_brokers (sorted ids; clusters with none are absent)."""
+    # the rows of one record (fenced and controlled_shutdown) carry the same registration after it
+    w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.desc("metadata_offset"))
+    last = brokers.withColumn("rank", F.row_number().over(w)).filter("rank = 1")
+    return (last.filter((F.col("fenced") == F.lit(False)) & ~F.col("in_controlled_shutdown"))
+            .groupBy("cluster_id").agg(F.array_sort(F.collect_list("broker_id")).alias("live_brokers")))
+
+
+# --- findings -------------------------------------------------------------------------------------------------
+
+def _as_finding_key(df: DataFrame, broker: str = "metadata_broker") -> DataFrame:
+    return df.withColumn("broker", F.col(broker))
+
+
+def _ids(column: str) -> Column:
+    return F.coalesce(F.array_join(F.col(column), ","), F.lit("?"))
+
+
+def epoch_starts(batches: DataFrame, epochs: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs the batches, leader_epochs and brokers tables; per cluster_id, topic, partition and leader epoch the
+    first data offset of that epoch on any broker (`epoch_start_offset`): leader-epoch-checkpoint's start offset,
+    else the first batch carrying it."""
+    ids = F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id")))
+    cp = epochs.join(ids, "broker").groupBy("cluster_id", "topic", "partition", F.col("epoch").alias("leader_epoch")) \
+        .agg(F.min("start_offset").alias("cp_start"))
+    bt = (batches.filter((F.col("magic") == 2) & F.col("crc_valid")).join(ids, "broker")
+          .groupBy("cluster_id", "topic", "partition", F.col("partition_leader_epoch").alias("leader_epoch"))
+          .agg(F.min("base_offset").alias("batch_start")))
+    return cp.join(bt, ["cluster_id", "topic", "partition", "leader_epoch"], "full_outer").select(
+        "cluster_id", "topic", "partition", "leader_epoch",
+        F.coalesce("cp_start", "batch_start").alias("epoch_start_offset"))
+
+
+def unclean_leader_elections(history: DataFrame, starts: DataFrame, divergences: DataFrame) -> DataFrame:
+    """Needs partition_history, epoch_starts and replicas.divergence_facts (cluster_id, topic, partition, a_epoch,
+    b_epoch, lost_offsets, lost_on); `unclean_leader_election` findings, one per unclean election, on the reference
+    copy's record: offset = the first data offset of the new leader epoch and lost_offsets = the committed offsets
+    a replica divergence at that epoch shows lost (both null where the data is not in the input)."""
+    tp = ["cluster_id", "topic", "partition"]
+    unclean = history.filter(F.col("election") == "unclean").join(starts, [*tp, "leader_epoch"], "left")
+    lost = (unclean.select(*tp, "topic_id", "leader_epoch").join(divergences, tp)
+            .filter((F.least("a_epoch", "b_epoch") < F.col("leader_epoch"))
+                    & (F.greatest("a_epoch", "b_epoch") >= F.col("leader_epoch")) & F.col("lost_offsets").isNotNull())
+            .groupBy(*tp, "topic_id", "leader_epoch").agg(F.first("lost_offsets").alias("lost_offsets"),
+                                                          F.first("lost_on").alias("lost_on")))
+    d = _as_finding_key(unclean.join(lost, [*tp, "topic_id", "leader_epoch"], "left"))
+    cost = (F.when(F.col("lost_offsets").isNotNull(), F.format_string(
+        " It cost committed offsets %d-%d on broker %s.", F.col("lost_offsets")[0], F.col("lost_offsets")[1],
+        "lost_on")).when(F.col("epoch_start_offset").isNotNull(), F.format_string(
+            " Leader epoch %d starts at offset %d; no replica in the input shows offsets lost to it.",
+            "leader_epoch", "epoch_start_offset")).otherwise(F.lit(" The partition's data is not in the input.")))
+    return to_findings(
+        d, "unclean_leader_election", file="file", position="position", offset="epoch_start_offset",
+        producer_id=None, producer_epoch=None,
+        message=F.concat(fmt("Broker %d was elected leader of %s-%d (leader epoch %d, metadata offset %d) from "
+                             "outside the ISR [%s] and ELR [%s]; the previous leader was %d.", "leader", "topic",
+                             "partition", "leader_epoch", "metadata_offset", _ids("previous_isr"),
+                             _ids("previous_elr"), "previous_leader"), cost),
+        details={"leader": "leader", "leader_epoch": "leader_epoch", "previous_leader": "previous_leader",
+                 "previous_isr": "previous_isr", "previous_elr": "previous_elr", "metadata_offset": "metadata_offset",
+                 "elected_at": "timestamp", "metadata_broker": "metadata_broker", "offset": "epoch_start_offset",
+                 "lost_offsets": "lost_offsets"})
+
+
+def offline_partitions(state: DataFrame, live: DataFrame) -> DataFrame:
+    """Needs partition_state and live_brokers; `offline_partition` findings: no leader at the end of the log of a
+    cluster that was running there (some broker registered, unfenced and not shutting down). A stopped cluster
+    (every broker fenced or in controlled shutdown) has no live broker and no finding."""
+    d = _as_finding_key(state.filter(F.col("leader") == NO_LEADER).join(live, "cluster_id"))
+    return to_findings(
+        d, "offline_partition", file="file", position="position", offset=None, producer_id=None,
+        producer_epoch=None,
+        message=fmt("%s-%d has had no leader since metadata offset %d (last leader %s; ISR [%s], ELR [%s], replicas "
+                    "[%s]) while brokers [%s] were up.", "topic", "partition", "since_offset",
+                    F.coalesce(F.col("last_leader").cast("string"), F.lit("unknown")), _ids("isr"), _ids("elr"),
+                    _ids("replicas"), _ids("live_brokers")),
+        details={"since_offset": "since_offset", "since": "since", "last_leader": "last_leader", "isr": "isr",
+                 "elr": "elr", "replicas": "replicas", "live_brokers": "live_brokers"})
+
+
+def stray_partitions(dirs: DataFrame, state: DataFrame, topics: DataFrame, reference: DataFrame) -> DataFrame:
+    """Needs partition dirs (broker, topic, partition, cluster_id, node_id, path, dir_state live|stray, topic_id of
+    partition.metadata or null), partition_state, topics_table and reference_copies; `stray_partition` findings for
+    the dirs of clusters whose metadata log is in the input that the broker should not hold: `marked_stray`
+    (Kafka renamed it already), `topic_deleted` (its topic id, or without one its name, is no live topic),
+    `topic_recreated` (the name is live under another id), `not_a_replica` (the broker is not in the replicas)."""
+    live = live_topics(topics).select("cluster_id", "topic", F.col("topic_id").alias("metadata_topic_id"))
+    replicas = state.select("cluster_id", "topic_id", "partition", "replicas")
+    d = (dirs.filter(F.col("topic") != METADATA_TOPIC)
+         .join(F.broadcast(reference.select("cluster_id", F.col("metadata_broker"))), "cluster_id")
+         .join(live, ["cluster_id", "topic"], "left")
+         .join(replicas.withColumnRenamed("topic_id", "metadata_topic_id"),
+               ["cluster_id", "metadata_topic_id", "partition"], "left"))
+    id_live = topics.filter(F.col("deleted_offset").isNull()).select("cluster_id", F.col("topic_id").alias("tid"),
+                                                                    F.lit(True).alias("id_live"))
+    d = d.join(id_live, (d.cluster_id == id_live.cluster_id) & (d.topic_id == id_live.tid), "left").drop(
+        id_live.cluster_id)
+    reason = (F.when(F.col("dir_state") == "stray", F.lit("marked_stray"))
+              .when(F.col("metadata_topic_id").isNull(), F.lit("topic_deleted"))
+              .when(F.col("topic_id").isNotNull() & (F.col("topic_id") != F.col("metadata_topic_id")),
+                    F.when(F.col("id_live").isNull(), F.lit("topic_recreated")).otherwise(F.lit("topic_deleted")))
+              .when(F.col("node_id").isNotNull()
+                    & ~F.coalesce(F.array_contains("replicas", F.col("node_id")), F.lit(False)),
+                    F.lit("not_a_replica")))
+    d = d.withColumn("reason", reason).filter(F.col("reason").isNotNull())
+    why = (F.when(F.col("reason") == "marked_stray", fmt(
+        "Kafka renamed %s-%d on %s stray (no longer this broker's); it is deleted once the broker is done with it.",
+        "topic", "partition", "broker"))
+        .when(F.col("reason") == "topic_deleted", fmt(
+            "%s-%d on %s belongs to topic id %s, which the metadata log no longer holds: the topic was deleted.",
+            "topic", "partition", "broker", F.coalesce("topic_id", F.lit("(no partition.metadata)"))))
+        .when(F.col("reason") == "topic_recreated", fmt(
+            "%s-%d on %s belongs to topic id %s, but topic %s is now %s: it was deleted and created again.",
+            "topic", "partition", "broker", "topic_id", "topic", "metadata_topic_id"))
+        .otherwise(fmt("%s-%d on %s: broker %d is not one of its replicas [%s].", "topic", "partition", "broker",
+                       "node_id", _ids("replicas"))))
+    return to_findings(
+        d, "stray_partition", file="path", position=None, offset=None, producer_id=None, producer_epoch=None,
+        message=F.concat(why, F.lit(" The dir may hold the only remaining copy of its data: copy it before the "
+                                    "broker deletes it.")),
+        details={"reason": "reason", "topic_id": "topic_id", "metadata_topic_id": "metadata_topic_id",
+                 "replicas": "replicas"})
+
+
+def leader_epochs_unknown(history: DataFrame, data_epochs: DataFrame, reference: DataFrame) -> DataFrame:
+    """Needs partition_history, data leader epochs (broker, cluster_id, topic, partition, topic_id of
+    partition.metadata or null, leader_epoch, file, position, offset, source `batch`|`leader-epoch-checkpoint`) and
+    reference_copies; `leader_epoch_unknown` findings: a data leader epoch the metadata never gave the partition,
+    judged where the metadata covers that time: above the partition's first known epoch when that came from the
+    base snapshot (from its creation on otherwise) and, above the last known epoch, only on a broker whose own
+    metadata copy is the reference (a broker's data cannot be ahead of its own metadata log). One finding per
+    broker, partition and epoch, at its first occurrence."""
+    tp = ["cluster_id", "topic", "partition"]
+    known = history.filter(F.col("leader_epoch").isNotNull()).groupBy(*tp, "topic_id").agg(
+        F.collect_set("leader_epoch").alias("known_epochs"), F.min("leader_epoch").alias("first_epoch"),
+        F.max("leader_epoch").alias("last_epoch"),
+        F.max(F.when(F.col("file").endswith(".checkpoint"), F.lit(1)).otherwise(F.lit(0))).alias("from_snapshot"))
+    # a dir of another generation of the name is a stray (judged there)
+    d = (data_epochs.filter((F.col("topic") != METADATA_TOPIC) & (F.col("leader_epoch") >= 0))
+         .join(known.withColumnRenamed("topic_id", "metadata_topic_id"), tp)
+         .filter(F.col("topic_id").isNull() | (F.col("topic_id") == F.col("metadata_topic_id")))
+         .join(F.broadcast(reference.select("cluster_id", "metadata_broker")), "cluster_id"))
+    below = F.col("leader_epoch") < F.col("first_epoch")
+    above = F.col("leader_epoch") > F.col("last_epoch")
+    judged = ((below & (F.col("from_snapshot") == 0)) | (above & (F.col("broker") == F.col("metadata_broker")))
+              | (~below & ~above & ~F.array_contains("known_epochs", F.col("leader_epoch"))))
+    w = Window.partitionBy("broker", *tp, "leader_epoch").orderBy("offset", "file")
+    d = (d.filter(judged).withColumn("rank", F.row_number().over(w)).filter("rank = 1")
+         .withColumn("known", F.array_sort("known_epochs")))
+    return to_findings(
+        d, "leader_epoch_unknown", file="file", position="position", offset="offset", producer_id=None,
+        producer_epoch=None,
+        message=fmt("%s of %s-%d on %s carries leader epoch %d at offset %d, which the metadata log (%s's copy) "
+                    "never gave this partition (its epochs: %d-%d): data from another cluster or another topic "
+                    "generation.", "source", "topic", "partition", "broker", "leader_epoch", "offset",
+                    "metadata_broker", "first_epoch", "last_epoch"),
+        details={"leader_epoch": "leader_epoch", "source": "source", "first_known_epoch": "first_epoch",
+                 "last_known_epoch": "last_epoch", "metadata_broker": "metadata_broker"})
+
+
+def data_leader_epochs(batches: DataFrame, epochs: DataFrame, brokers: DataFrame, topic_ids: DataFrame) -> DataFrame:
+    """Needs the batches, leader_epochs, brokers and partition_topic_ids tables; every leader epoch the data of a
+    partition carries, where it first appears per file: broker, cluster_id, topic, partition, topic_id, leader_epoch,
+    offset, file, position, source (`batch` or `leader-epoch-checkpoint`)."""
+    key = ["broker", "topic", "partition"]
+    from_batches = (batches.filter((F.col("magic") == 2) & F.col("crc_valid"))
+                    .groupBy(*key, "file", F.col("partition_leader_epoch").alias("leader_epoch"))
+                    .agg(F.min("base_offset").alias("offset"), F.min_by("position", "base_offset").alias("position"))
+                    .withColumn("source", F.lit("batch")))
+    from_cp = epochs.select(*key, "file", F.col("epoch").alias("leader_epoch"), F.col("start_offset").alias("offset"),
+                            F.lit(None).cast("long").alias("position"), F.lit("leader-epoch-checkpoint").alias("source"))
+    ids = F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id")))
+    return (from_batches.unionByName(from_cp).join(ids, "broker").join(topic_ids, key, "left"))
+
+
+def elections_of(history: DataFrame) -> DataFrame:
+    """Needs partition_history; the leader changes (election other than `none` and `initial`) by cluster_id, topic,
+    partition: leader_epoch, leader, election, elected_at (replica_divergence's `elections`)."""
+    return history.filter(~F.col("election").isin("none", "initial")).select(
+        "cluster_id", "topic", "partition", "leader_epoch", "leader", "election",
+        F.col("timestamp").alias("elected_at"))
+
+
+# --- executors: the metadata log's records as rows ------------------------------------------------------------
+
+#: The record types the replay reads; the others (NoOpRecord, ConfigRecord, ...) are not emitted, but a file's last
+#: record is, whatever its type, so that a copy's end offset is known.
+REPLAYED_TYPES = frozenset({
+    PARTITION_RECORD, PARTITION_CHANGE_RECORD, "TOPIC_RECORD", "REMOVE_TOPIC_RECORD", "REGISTER_BROKER_RECORD",
+    "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD",
+    "FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD",
+    CLEAR_ELR_RECORD})
+_LISTS = {"isr": "isr", "eligibleLeaderReplicas": "elr", "lastKnownElr": "last_known_elr", "replicas": "replicas",
+          "addingReplicas": "adding_replicas", "removingReplicas": "removing_replicas", "directories": "directories",
+          "logDirs": "log_dirs"}
+_BROKER_TYPES = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
+                 "BROKER_REGISTRATION_CHANGE_RECORD")
+
+
+def metadata_row(type_name: str, version: int, data: dict) -> dict:
+    """The typed columns of METADATA_RECORDS for one decoded record (`parsers.cluster_metadata.SchemaRecord`'s
+    type_name, version and data, whose absent tagged fields take their schema defaults here)."""
+    row: dict = {"record_type": type_name, "version": version}
+    if type_name in (PARTITION_RECORD, PARTITION_CHANGE_RECORD):
+        row.update(topic_id=data.get("topicId"), partition=data.get("partitionId"),
+                   **{column: data.get(name) for name, column in _LISTS.items() if name != "logDirs"})
+        if type_name == PARTITION_RECORD:
+            row.update(leader=data.get("leader"), leader_epoch=data.get("leaderEpoch"),
+                       partition_epoch=data.get("partitionEpoch"),
+                       leader_recovery_state=data.get("leaderRecoveryState", 0))
+        else:
+            row.update(leader=data.get("leader", NO_LEADER_CHANGE),
+                       leader_recovery_state=data.get("leaderRecoveryState", -1))
+    elif type_name in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
+        row.update(topic=data.get("name"), topic_id=data.get("topicId"))
+    elif type_name == CLEAR_ELR_RECORD:
+        row.update(topic=data.get("topicName"))
+    elif type_name == "FEATURE_LEVEL_RECORD":
+        row.update(feature=data.get("name"), feature_level=data.get("featureLevel"))
+    elif type_name in _BROKER_TYPES:
+        row.update(broker_id=data.get("brokerId", data.get("id")), broker_epoch=data.get("brokerEpoch",
+                                                                                        data.get("epoch")),
+                   incarnation_id=data.get("incarnationId"), rack=data.get("rack"), log_dirs=data.get("logDirs"))
+        if type_name == "REGISTER_BROKER_RECORD":
+            row.update(fenced=int(bool(data.get("fenced", True))),
+                       in_controlled_shutdown=int(bool(data.get("inControlledShutdown", False))))
+        elif type_name == "BROKER_REGISTRATION_CHANGE_RECORD":
+            row.update(fenced=data.get("fenced", 0), in_controlled_shutdown=data.get("inControlledShutdown", 0))
+    return row
+
+
+def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: segment tasks of `__cluster_metadata` (log segments and `<end offset>-<epoch>.checkpoint`
+    snapshots) -> one METADATA_RECORDS row per record the replay reads (cluster_id left null: the Spark side adds
+    it), or an `internal_record_undecodable` finding row (`row_kind`). Control batches are skipped; so are the
+    records of a batch whose CRC is wrong (the segment pass reports the batch)."""
+    import json
+
+    from kforensics.parsers.cluster_metadata import decode_metadata_record
+    from kforensics.parsers.log_dir import METADATA_SNAPSHOT
+    from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+    from kforensics.spark.read import FLUSH_ROWS, local_file
+    from kforensics.spark.schemas import METADATA_ROWS as schema
+
+    rows: list[dict] = []
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            uri = task["path"]
+            name = uri.rsplit("/", 1)[-1]
+            snap = METADATA_SNAPSHOT.match(name)
+            snapshot_offset = int(snap.group(1)) if snap else None
+            where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
+            with local_file(uri) as path:
+                if path is None:
+                    continue
+                first = None
+                last_skipped: dict | None = None
+                with open_log(path) as log:
+                    for b in log.batches():
+                        if not isinstance(b, RecordBatch):
+                            continue
+                        first = b.base_offset if first is None else first
+                        if b.is_control or not b.crc_valid:
+                            last_skipped = None
+                            continue
+                        for r in log.records(b):
+                            if not isinstance(r, Record):
+                                continue
+                            at = {**where, "position": b.position, "timestamp": r.timestamp, "record_index": r.offset,
+                                  "metadata_offset": r.offset if snapshot_offset is None else snapshot_offset - 1,
+                                  "file_first_offset": first}
+                            try:
+                                decoded = decode_metadata_record(r.value)
+                            except ValueError as exc:
+                                rows.append({"row_kind": "finding", **at, "kind": "internal_record_undecodable",
+                                             "severity": "warning", "details": json.dumps(
+                                                 {"offset": r.offset, "error": str(exc)}),
+                                             "message": f"metadata record at offset {r.offset} of {uri} could not "
+                                                        f"be decoded: {exc}"})
+                                continue
+                            row = {"row_kind": "record", **at, **metadata_row(decoded.type_name, decoded.version,
+                                                                              decoded.data)}
+                            if decoded.type_name in REPLAYED_TYPES:
+                                rows.append(row)
+                                last_skipped = None
+                            else:
+                                last_skipped = row
+                            if len(rows) >= FLUSH_ROWS:
+                                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                                rows = []
+                if last_skipped is not None and snapshot_offset is None:
+                    rows.append(last_skipped)
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def read_metadata_records(segment_tasks: DataFrame, brokers: DataFrame, present: bool) -> DataFrame:
+    """Needs the segment task rows and the brokers table; METADATA_RECORDS (with `row_kind` record|finding and the
+    finding columns) of every `__cluster_metadata` segment and snapshot, cluster_id from the broker's
+    meta.properties ("" when unknown). No job when no copy is `present`."""
+    from kforensics.spark.schemas import METADATA_ROWS, ddl
+
+    rows = (segment_tasks.filter((F.col("topic") == METADATA_TOPIC) & (F.col("partition") == 0))
+            .mapInArrow(metadata_record_rows, ddl(METADATA_ROWS)))
+    if not present:
+        rows = rows.limit(0)
+    ids = F.broadcast(brokers.select(F.col("broker").alias("metadata_broker"),
+                                     F.coalesce("cluster_id", F.lit("")).alias("cid")))
+    return rows.join(ids, "metadata_broker", "left").withColumn("cluster_id", F.coalesce("cid", F.lit(""))).drop("cid")
