@@ -10,7 +10,7 @@ under benchmarks/data/) with kafka-python's builder, then measures in one run:
 with wall time split into Spark session start and job, MB/s, batches/s, records/s, and the peak RSS of
 the driver (Python + its JVM) and of the Python workers (sampled from /proc every 0.2 s).
 
-    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40] [--warmup] [--server]
+    python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40] [--warmup] [--server] [--sample]
 
 The Spark runs see no class-data archive (an empty KFORENSICS_CACHE_DIR), unless --warmup: then
 `kforensics warmup sample_logs/broker-1` records one first (timed) and the Spark runs map it.
@@ -19,6 +19,11 @@ The Spark runs see no class-data archive (an empty KFORENSICS_CACHE_DIR), unless
 `kforensics serve --warm sample_logs/broker-1` runs (started once, before the first scale, timed). Their time is
 the client command's wall time from exec to exit (it starts no session: no session column); their RSS is the
 server's (Python + JVM, and its Python workers), sampled while the client runs.
+
+--sample adds the two sample broker disks (sample_logs/broker-1 and broker-2: internal topics, many partitions,
+two brokers, every analysis) in both modes, one-shot and, with --server, through the server. Every run also
+times a bare start of the embedded session plus one trivial job (`bare session`), the yardstick of issue 26's
+targets (a small one-shot full scan <= 2.5x it, through a warm server <= 0.6x it), and prints those ratios.
 
 --floor adds a row per scale that bounds what any one-shot scan can reach with this design: a fresh embedded
 session parses the segments headers-only and writes the input tables (batches, segments, txnindex, ...) as a scan
@@ -199,6 +204,16 @@ def child(mode: str, root: str) -> None:
     spark = build_session(None)
     spark.range(1).count()
     t1 = time.perf_counter()
+    if mode == "bare":
+        print(json.dumps({"session_s": t1 - t0, "job_s": 0.0, "batches": 0, "records": 0}))
+        return
+    if mode.startswith("sample-"):  # root: the sample_logs folder; both brokers
+        out = str(DATA / f"out-{mode}")
+        summary = run_scan(spark, [(b, os.path.join(root, b)) for b in SAMPLE_BROKERS], out,
+                           headers_only=mode == "sample-headers-only")
+        print(json.dumps({"session_s": t1 - t0, "job_s": time.perf_counter() - t1, "batches": summary.batches,
+                          "records": summary.records, "findings": summary.findings}))
+        return
     out = os.path.join(root, "..", f"out-{mode}")
     if mode == "inputs-only":
         batches, records = write_inputs(spark, os.path.join(root, "broker-1"), out)
@@ -247,10 +262,11 @@ def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, float]:
     return proc, time.perf_counter() - t
 
 
-def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int) -> tuple[dict, dict]:
+def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int,
+               brokers: tuple[str, ...] = ("broker-1",)) -> tuple[dict, dict]:
     """The `kforensics scan` command, handed to the server: its wall time, and the server's peak RSS meanwhile."""
-    out = root.parent / f"out-server-{mode}"
-    cmd = [sys.executable, "-m", "kforensics", "scan", str(root / "broker-1"), "--json", "--out", str(out)]
+    out = DATA / f"out-server-{root.name}-{mode}"
+    cmd = [sys.executable, "-m", "kforensics", "scan", *(str(root / b) for b in brokers), "--json", "--out", str(out)]
     with _peak_rss(server_pid) as peaks:
         t = time.perf_counter()
         proc = subprocess.run(cmd + (["--headers-only"] if mode == "headers-only" else []), env=env,
@@ -292,6 +308,10 @@ def generate_heartbeats(root: Path, records_each: int = 100_000) -> tuple[int, i
     return len(out), batches, offset
 
 
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs"
+SAMPLE_BROKERS = ("broker-1", "broker-2")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, action="append", help="data multiple of ~200 MB (repeatable)")
@@ -302,6 +322,9 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="also time parse + input tables only (see above)")
     parser.add_argument("--heartbeats", action="store_true",
                         help="also scan the repetitive-content case: 2 producers x 100,000 lz4 heartbeat records")
+    parser.add_argument("--sample", action="store_true", help="also scan the two sample broker disks (see above)")
+    parser.add_argument("--repeat", type=int, default=1, help="run each sample row and the bare start this often "
+                                                               "(the best time is shown)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -323,7 +346,26 @@ def main() -> None:
         server, seconds = start_server(env)
         print(f"server started and warmed on sample_logs/broker-1: {seconds:.0f}s", file=sys.stderr)
     rows = []
-    for scale in args.scale or [1, 10]:
+    bare = min((run_measured([sys.executable, __file__, "--child", "bare", "-"], env) for _ in range(args.repeat)),
+               key=lambda r: r[0]["session_s"])
+    rows.append(("-", "bare session (start + one trivial job)", 0, bare[0], bare[1], bare[0]["session_s"]))
+    bare_s = bare[0]["session_s"]
+    print(f"bare session: {bare_s:.1f}s", file=sys.stderr)
+    if args.sample:
+        size = sum(p.stat().st_size for b in SAMPLE_BROKERS for p in (SAMPLE / b).rglob("*.log"))
+        for mode in ("headers-only", "full"):
+            result, peaks = min((run_measured([sys.executable, __file__, "--child", f"sample-{mode}", str(SAMPLE)], env)
+                                 for _ in range(args.repeat)), key=lambda r: r[0]["session_s"] + r[0]["job_s"])
+            total = result["session_s"] + result["job_s"]
+            rows.append(("sample", mode, size, result, peaks, total))
+            print(f"sample {mode}: {total:.1f}s = {total / bare_s:.2f}x bare session", file=sys.stderr)
+            if server:
+                result, peaks = min((run_client(mode, SAMPLE, env, server.pid, SAMPLE_BROKERS)
+                                     for _ in range(args.repeat)), key=lambda r: r[0]["job_s"])
+                rows.append(("sample", f"{mode} via server", size, result, peaks, result["job_s"]))
+                print(f"sample {mode} via server: {result['job_s']:.1f}s = {result['job_s'] / bare_s:.2f}x bare "
+                      "session", file=sys.stderr)
+    for scale in args.scale or ([] if args.sample else [1, 10]):
         root = DATA / f"scan-x{scale}"
         if not (root / "broker-1").exists():
             t = time.perf_counter()
@@ -362,8 +404,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for scale, mode, size, r, peaks, total in rows:
         job = max(r["job_s"], 1e-9)
+        ratio = f" ({total / bare_s:.2f}x bare)" if scale != "-" and "parser" not in mode else ""
         session = "—" if r["session_s"] is None else f"{r['session_s']:.1f}"
-        print(f"| {scale if isinstance(scale, str) else f'x{scale}'} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f} | "
+        print(f"| {scale if isinstance(scale, str) else f'x{scale}'} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f}{ratio} | "
               f"{size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
               f"{peaks['driver_mb']:.0f} | {peaks['workers_mb']:.0f} |")
 

@@ -44,9 +44,14 @@ def _commands(group: click.Group, path: tuple[str, ...]) -> Iterator[tuple[tuple
             yield from _commands(command, (*path, name))
 
 
+def _settings(command: click.Command) -> dict:
+    """The command's own context settings (its help option names: `-h, --help`), at the page's width: what the
+    command prints, whether or not click has built and cached its help option before."""
+    return {**command.context_settings, "terminal_width": HELP_WIDTH, "max_content_width": HELP_WIDTH}
+
+
 def _help_text(command: click.Command, path: tuple[str, ...], parent: click.Context | None) -> str:
-    ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=HELP_WIDTH,
-                        max_content_width=HELP_WIDTH)
+    ctx = click.Context(command, info_name=path[-1], parent=parent, **_settings(command))
     # click leaves a mid-text "\b" (its no-rewrap marker, a backspace) in the text: not for a page
     text = command.get_help(ctx).replace("\b", "")
     return "\n".join(line.rstrip() for line in text.splitlines()).rstrip()
@@ -56,7 +61,7 @@ def cli_reference() -> str:
     """Every command's `--help`, as `kforensics <command> --help` prints it."""
     from kforensics.cli import main
 
-    root = click.Context(main, info_name="kforensics", terminal_width=HELP_WIDTH, max_content_width=HELP_WIDTH)
+    root = click.Context(main, info_name="kforensics", **_settings(main))
     out = ["## kforensics", "", "```text", "$ kforensics --help", _help_text(main, ("kforensics",), None), "```"]
     for path, command in _commands(main, ("kforensics",)):
         parent = root

@@ -91,3 +91,17 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
 
         out.print(f"Read as kafka-dump-log text: {', '.join(summary.dump_inputs)}. Only batch headers (and control "
                   f"records, with --deep-iteration) come from the text: {NOT_IN_TEXT}.")
+
+
+def profile(out: str) -> None:
+    """The manifest's `profile` of the scan under OUT (`scan --profile`), as a table on stderr."""
+    from kforensics.scan_output import read_manifest
+
+    manifest = read_manifest(out)
+    data = (manifest.profile if manifest else None) or {}
+    rows = [{**step, "seconds": f"{step.get('seconds', 0):.2f}",
+             "plan_s": "" if step.get("plan_s") is None else f"{step['plan_s']:.2f}"} for step in data.get("steps", [])]
+    t = table(rows, ("step", "seconds", "plan_s", "jobs", "stages", "tasks"),
+              f"where the {data.get('seconds', 0):.1f} s went ({data.get('jobs', 0)} Spark jobs, "
+              f"{data.get('tasks', 0)} tasks)", show=False)
+    console(stderr=True).print(t)

@@ -1,7 +1,5 @@
 """A scan's output folder (OUT): its tables, its manifest, and the rules that keep an operator's files safe.
 
-ScanOptions: what a scan was asked to do, as its manifest records it.
-
 A scan writes OUT only when it is absent, empty, or the output of an earlier kforensics scan, recognised by the
 manifest `_kforensics.json` the scan writes there first. The manifest says `"completed": false` until every
 table is written; readers refuse an OUT whose scan did not complete. Replacing an earlier scan's output removes
@@ -22,13 +20,13 @@ import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from kforensics import __version__, defaults
+from kforensics import __version__
 from kforensics.parsers.findings import is_problem
 from kforensics.parsers.uris import filesystem, join_uri
 
@@ -46,23 +44,6 @@ OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso
 
 #: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")
-
-
-@dataclass(frozen=True)
-class ScanOptions:
-    """What a scan is asked to do besides its inputs and OUT (the manifest records them)."""
-
-    headers_only: bool = False
-    topic_glob: str | None = None
-    txn_timeout_ms: int = defaults.DEFAULT_TXN_TIMEOUT_MS
-    transaction_state_partitions: int = defaults.DEFAULT_TRANSACTION_STATE_PARTITIONS
-    remote_stuck_after_ms: int = defaults.DEFAULT_REMOTE_STUCK_AFTER_MS
-    resend_min_records: int = defaults.DEFAULT_RESEND_MIN_RECORDS
-    resend_tail: int = defaults.DEFAULT_RESEND_TAIL
-    resend_window_ms: int = defaults.DEFAULT_RESEND_WINDOW_MS
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class OutputError(Exception):
@@ -86,12 +67,17 @@ class Manifest:
     files: list[str] = field(default_factory=list)  # every file the scan wrote, relative to OUT (when completed)
     spark_log: str | None = None
     version: str = __version__
+    #: Where the scan's seconds went (`spark/profile.py`): total seconds, Spark jobs and tasks, and the steps.
+    profile: dict[str, Any] | None = None
+    #: Which segment reader the Python workers that parsed the segments ran: {"host", "python", "reader"} each.
+    executor_readers: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": "kforensics", "format": MANIFEST_FORMAT, "version": self.version, "completed": self.completed,
                 "started_at": self.started_at, "ended_at": self.ended_at, "host": socket.gethostname(),
                 "inputs": self.inputs, "options": self.options, "tables": self.tables, "spark_log": self.spark_log,
-                "files": self.files}
+                "files": self.files, "profile": self.profile,
+                "executor_readers": self.executor_readers}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Manifest:
@@ -99,7 +85,8 @@ class Manifest:
                    tables=[str(t) for t in data.get("tables") or []], started_at=str(data.get("started_at")),
                    ended_at=data.get("ended_at"), completed=data.get("completed") is True,
                    files=[str(f) for f in data.get("files") or []], spark_log=data.get("spark_log"),
-                   version=str(data.get("version")))
+                   version=str(data.get("version")), profile=data.get("profile"),
+                   executor_readers=list(data.get("executor_readers") or []))
 
 
 def read_manifest(out: str) -> Manifest | None:

@@ -16,7 +16,9 @@ from typing import Any
 
 from kforensics import scan_output
 from kforensics.paths import log_dir
-from kforensics.scan_output import ScanOptions  # the commands import it from here
+from kforensics.scan_options import ScanOptions
+
+__all__ = ["ScanFailed", "ScanOptions", "run"]
 
 
 class ScanFailed(Exception):
@@ -58,7 +60,7 @@ def terminate_as_interrupt() -> Iterator[None]:
 def run(inputs: list[tuple[str, str]], out: str, options: ScanOptions, *, master: str | None = None,
         spark_conf: dict[str, str] | None = None, verbose: bool = False,
         progress: Callable[[int, int], None] | None = None,
-        note: Callable[[str], None] = lambda _message: None) -> scan_output.ScanSummary:
+        note: Callable[[str], None] = lambda _message: None, ship_env: bool = False) -> scan_output.ScanSummary:
     """Scan `inputs` into OUT on the user's server (unless `master` or `spark_conf` asks for a session of its
     own), else in a session started here: embedded local Spark unless `master`. OUT is prepared before Spark
     starts; the session's JVM log goes to a file unless `verbose`. Raises ScanFailed."""
@@ -67,7 +69,25 @@ def run(inputs: list[tuple[str, str]], out: str, options: ScanOptions, *, master
             summary = _on_server(inputs, out, options, progress, note)
             if summary is not None:
                 return summary
-        return _here(inputs, out, options, master, spark_conf or {}, verbose, progress)
+        conf = dict(spark_conf or {})
+        if ship_env:
+            conf = {**_shipped_env(note), **conf}
+        return _here(inputs, out, options, master, conf, verbose, progress)
+
+
+def _shipped_env(note: Callable[[str], None]) -> dict[str, str]:
+    """`--ship-env`: the Spark properties that ship this environment (packed once, cached), and PYSPARK_PYTHON
+    pointed at its Python on the executors."""
+    from kforensics.ship_env import ShipEnvError, packed_environment, spark_settings
+
+    try:
+        archive = packed_environment()
+    except ShipEnvError as exc:
+        raise ScanFailed(str(exc), usage=True, param="--ship-env") from exc
+    note(f"shipping this environment to the executors: {archive}")
+    conf, python = spark_settings(archive)
+    os.environ["PYSPARK_PYTHON"] = python  # the executors' Python; the driver is this process
+    return conf
 
 
 def _on_server(inputs: list[tuple[str, str]], out: str, options: ScanOptions,
@@ -114,6 +134,7 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     from pyspark.sql import SparkSession
 
     from kforensics.spark.jobs import run_scan
+    from kforensics.spark.profile import ScanProfile
     from kforensics.spark.session import build_session
 
     already_running = SparkSession.getActiveSession() is not None
@@ -122,9 +143,13 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     py4j_log = logging.FileHandler(log_file, delay=True) if log_file is not None and not root.handlers else None
     if py4j_log is not None:
         root.addHandler(py4j_log)
+    starting = time.perf_counter()
     spark = build_session(master, log_file=log_file, **spark_conf)
+    profile = ScanProfile(spark.sparkContext, started=starting)
+    if not already_running:
+        profile.record("session start", time.perf_counter() - starting)
     try:
-        return run_scan(spark, inputs, out, **options.to_dict(), progress=progress, manifest=manifest)
+        return run_scan(spark, inputs, out, options, progress=progress, manifest=manifest, profile=profile)
     except FileNotFoundError as exc:
         raise ScanFailed(str(exc), usage=True, param="DIR") from exc
     except KeyboardInterrupt:

@@ -13,8 +13,9 @@ pyspark (a fingerprint in its greeting); otherwise it says so on stderr and scan
 
 Protocol: JSON lines, one request per connection.
     server -> client  {"server": "kforensics", "fingerprint": F, "pid": P}
-    client -> server  {"op": "scan", "inputs": [[label, path]], "out": OUT, "headers_only": B, "topic_glob": G,
-                       "txn_timeout_ms": N, "transaction_state_partitions": N}     or {"op": "stop"}
+    client -> server  {"op": "scan", "inputs": [[label, path]], "out": OUT, **OPTIONS}   or {"op": "stop"}
+                      (OPTIONS: `ScanOptions.to_dict()`, every option the `scan` command has, by field name; one
+                      missing keeps its default, a bad value is a usage error)
     server -> client  {"waiting": true} (another scan runs), {"progress": [done, total]}...,
                       then {"summary": {...}} or {"error": MESSAGE, "usage": B} (or {"stopping": true})
 
@@ -277,7 +278,8 @@ class Server:
             return False
 
     def _scan(self, conn: socket.socket, request: dict[str, Any]) -> None:
-        from kforensics.scan_output import OutputError, ScanOptions
+        from kforensics.scan_output import OutputError
+        from kforensics.scan_options import ScanOptions
         from kforensics.spark.jobs import run_scan
 
         if not self.scan_lock.acquire(blocking=False):
@@ -302,9 +304,9 @@ class Server:
             self.log(f"scan of {', '.join(f'{label}={path}' for label, path in inputs)} -> {request['out']}")
             started = time.monotonic()
             try:
-                options = ScanOptions(**{k: request[k] for k in ScanOptions.__dataclass_fields__ if k in request})
-                summary = run_scan(self.spark, inputs, request["out"], **options.to_dict(), progress=progress)
-            except (FileNotFoundError, OutputError) as exc:
+                options = ScanOptions.from_dict(request)
+                summary = run_scan(self.spark, inputs, request["out"], options, progress=progress)
+            except (FileNotFoundError, OutputError, ValueError, TypeError) as exc:
                 _send(conn, {"error": str(exc), "usage": True})
                 return
             except Exception as exc:  # noqa: BLE001 - reported to the client; the server keeps serving

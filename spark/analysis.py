@@ -1,21 +1,27 @@
-"""The analysis: input tables -> facts tables and findings. Transforms are wired here, nothing else."""
+"""The analysis: input tables -> facts tables and findings. Transforms are wired here, nothing else.
+
+Adding an analysis: a finding check is one `Check` appended to CHECKS (its name, a function of the `Analysis` that
+returns finding rows, and, if the listing can tell when it has nothing to judge, when it applies); a facts table is
+one entry of TABLES (and its name in `scan_output.OUTPUT_TABLES`). A table several of them share becomes a
+`_shared` method of `Analysis`: built once, on first use, kept (its lineage cut) when `keep`s. Each check is
+planned in its own thread and profiled as its own step; a check costs a small scan no planning when it does not
+apply.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import reduce
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kforensics.defaults import (
-    DEFAULT_REMOTE_STUCK_AFTER_MS,
-    DEFAULT_TRANSACTION_STATE_PARTITIONS,
-    DEFAULT_TXN_TIMEOUT_MS,
-)
+from kforensics.scan_options import ScanOptions
 from kforensics.spark import (
     cleaner,
     consumer_offsets,
@@ -31,6 +37,7 @@ from kforensics.spark import (
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
+from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 
 T = TypeVar("T")
@@ -75,189 +82,322 @@ class _Once(Generic[T]):
             return self._value
 
 
-def analyze(tables: dict[str, DataFrame], *, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
-            transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
-            facts: InputFacts | None = None, remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
-            resend: dict[str, int] | None = None) -> dict[str, Callable[[], DataFrame]]:
-    """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
-    coordinator_records, offset_commits, remote_log_events, partition_topic_ids, parser_findings and (KRaft)
-    metadata_records, partition_dirs and log_dirs; returns producers, transactions, lso, lso_changes, aborted_ranges, replicas,
-    leader_epoch_lineage, coordinator_transactions, consumer_offsets, remote_segments, remote_partition_deletes,
-    partition_history, broker_history, topics, features, restart_prediction and findings, each as a function that builds it. The outputs and the intermediate tables
-    they share are built on first demand, once, so a caller can plan and write the outputs side by side from
-    several threads (on a small input, planning on the driver costs as much as running the jobs).
-    `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
-    a partition under two brokers, no coordinator or group checks without their internal topics. `resend` holds
-    content_duplicate's min_records, tail and window_ms; None (headers-only mode) skips that check, the only one
-    that reads records."""
-    keep = _Keeper()  # referenced by the returned functions: the kept tables' plans live as long as they do
-    every_dir, tables = tables, live_only(tables)
-    possible = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
-    batches = _Once(lambda: keep(tables["batches"].transform(producers.with_leader_epoch_change)))
-    data = _Once(lambda: producers.data_batches(batches()))
-    ends = _Once(lambda: transactions.partition_ends(batches(), tables["partition_checkpoints"]))
-    txns = _Once(lambda: keep(transactions.transactions_table(transactions.with_transaction_index(batches()))))
-    sweep = _Once(lambda: keep(transactions.lso_sweep(txns())))
-    aborted = _Once(lambda: transactions.aborted_ranges(sweep(), tables["txnindex"], ends()))
+class _shared(Generic[T]):  # noqa: N801 - used as a decorator, like functools.cached_property
+    """A method of Analysis computed once per Analysis, by its first caller; callers in other threads wait."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self._make, self._name, self._lock = make, make.__name__, threading.Lock()
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, analysis: Any, owner: type | None = None) -> T:
+        if analysis is None:
+            return self  # type: ignore[return-value]
+        with self._lock:
+            once = analysis.__dict__.setdefault(f"_shared_{self._name}", _Once(lambda: self._make(analysis)))
+        return once()
+
+
+class Analysis:
+    """One scan's input tables, options and listing facts, and the intermediate tables its outputs share."""
+
+    def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts) -> None:
+        #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
+        self.every_dir, self.tables, self.options, self.facts = tables, live_only(tables), options, facts
+        self.keep = _Keeper()  # the kept tables' plans live as long as this Analysis
+
+    @_shared
+    def batches(self) -> DataFrame:
+        return self.keep(self.tables["batches"].transform(producers.with_leader_epoch_change))
+
+    @_shared
+    def data(self) -> DataFrame:
+        return producers.data_batches(self.batches)
+
+    @_shared
+    def ends(self) -> DataFrame:
+        return transactions.partition_ends(self.batches, self.tables["partition_checkpoints"])
+
+    @_shared
+    def txns(self) -> DataFrame:
+        return self.keep(transactions.transactions_table(transactions.with_transaction_index(self.batches)))
+
+    @_shared
+    def sweep(self) -> DataFrame:
+        return self.keep(transactions.lso_sweep(self.txns))
+
+    @_shared
+    def aborted(self) -> tuple[DataFrame, DataFrame]:
+        return transactions.aborted_ranges(self.sweep, self.tables["txnindex"], self.ends)
 
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
     # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.
-    clustered = _Once(lambda: replicas.with_cluster_id(batches(), tables["brokers"]))
-    ends_r = _Once(lambda: keep(replicas.replica_ends(ends(), tables["brokers"], tables["leader_epochs"])))
-    longest = _Once(lambda: keep(replicas.longest_replicas(ends_r())))
-    div = _Once(lambda: keep.only_if(replicas.divergences(clustered(), ends_r()), possible.replicas_possible))
-    log = _Once(lambda: keep.only_if(coordinator.coordinator_log(tables["coordinator_records"], longest()),
-                                 possible.has_transaction_state))
-    txn_ids = _Once(lambda: keep(with_expected_coordinator_partition(coordinator.transactional_ids(log()),
-                                                                     transaction_state_partitions)))
-    ctx = _Once(lambda: keep(coordinator.with_partitions_not_in_input(
-        with_expected_coordinator_partition(coordinator.coordinator_transactions(log()), transaction_state_partitions),
-        ends_r().select("cluster_id", "topic", "partition"))))
-    offsets = _Once(lambda: keep.only_if(consumer_offsets.consumer_offsets_table(tables["offset_commits"], longest(),
-                                                                             aborted()[0]),
-                                     possible.has_consumer_offsets))
+    @_shared
+    def clustered(self) -> DataFrame:
+        return replicas.with_cluster_id(self.batches, self.tables["brokers"])
+
+    @_shared
+    def ends_r(self) -> DataFrame:
+        return self.keep(replicas.replica_ends(self.ends, self.tables["brokers"], self.tables["leader_epochs"]))
+
+    @_shared
+    def longest(self) -> DataFrame:
+        return self.keep(replicas.longest_replicas(self.ends_r))
+
+    @_shared
+    def div(self) -> DataFrame:
+        return self.keep.only_if(replicas.divergences(self.clustered, self.ends_r), self.facts.replicas_possible)
+
+    @_shared
+    def log(self) -> DataFrame:
+        return self.keep.only_if(coordinator.coordinator_log(self.tables["coordinator_records"], self.longest),
+                                 self.facts.has_transaction_state)
+
+    @_shared
+    def txn_ids(self) -> DataFrame:
+        return self.keep(with_expected_coordinator_partition(coordinator.transactional_ids(self.log),
+                                                             self.options.transaction_state_partitions))
+
+    @_shared
+    def ctx(self) -> DataFrame:
+        return self.keep(coordinator.with_partitions_not_in_input(
+            with_expected_coordinator_partition(coordinator.coordinator_transactions(self.log),
+                                                self.options.transaction_state_partitions),
+            self.ends_r.select("cluster_id", "topic", "partition")))
+
+    @_shared
+    def offsets(self) -> DataFrame:
+        return self.keep.only_if(consumer_offsets.consumer_offsets_table(self.tables["offset_commits"], self.longest,
+                                                                         self.aborted[0]),
+                                 self.facts.has_consumer_offsets)
 
     # Tiered storage: the remote segments (from __remote_log_metadata) against the local logs.
-    remote = _Once(lambda: keep.only_if(remote_storage.remote_segments_table(tables["remote_log_events"]),
-                                        possible.has_remote_log_metadata))
-    finished = _Once(lambda: keep(remote_storage.finished_copies(remote(), tables["brokers"])))
-    local = _Once(lambda: keep(remote_storage.local_logs(tables["segments"], tables["partition_topic_ids"],
-                                                         tables["brokers"])))
-    ranges = _Once(lambda: keep(remote_storage.epoch_ranges(finished())))
-    pairs = _Once(lambda: keep(remote_storage.range_pairs(ranges())))
+    @_shared
+    def remote(self) -> DataFrame:
+        return self.keep.only_if(remote_storage.remote_segments_table(self.tables["remote_log_events"]),
+                                 self.facts.has_remote_log_metadata)
+
+    @_shared
+    def finished(self) -> DataFrame:
+        return self.keep(remote_storage.finished_copies(self.remote, self.tables["brokers"]))
+
+    @_shared
+    def local(self) -> DataFrame:
+        return self.keep(remote_storage.local_logs(self.tables["segments"], self.tables["partition_topic_ids"],
+                                                   self.tables["brokers"]))
+
+    @_shared
+    def ranges(self) -> DataFrame:
+        return self.keep(remote_storage.epoch_ranges(self.finished))
+
+    @_shared
+    def pairs(self) -> DataFrame:
+        return self.keep(remote_storage.range_pairs(self.ranges))
 
     # KRaft control plane (spark/control_plane.py): the metadata log replayed, held against the data.
-    kraft = possible.has_cluster_metadata and "metadata_records" in tables
-    applied = _Once(lambda: keep.only_if(control_plane.applied_records(tables["metadata_records"]), kraft))
-    history = _Once(lambda: keep(control_plane.partition_history(applied())))
-    broker_events = _Once(lambda: keep(control_plane.broker_history(applied())))
-    topics = _Once(lambda: keep(control_plane.topics_table(applied())))
-    state = _Once(lambda: keep(control_plane.partition_state(history(), topics())))
-    reference = _Once(lambda: keep(control_plane.reference_copies(tables["metadata_records"])))
+    @property
+    def kraft(self) -> bool:
+        return self.facts.has_cluster_metadata and "metadata_records" in self.tables
+
+    @_shared
+    def applied(self) -> DataFrame:
+        return self.keep.only_if(control_plane.applied_records(self.tables["metadata_records"]), self.kraft)
+
+    @_shared
+    def history(self) -> DataFrame:
+        return self.keep(control_plane.partition_history(self.applied))
+
+    @_shared
+    def broker_events(self) -> DataFrame:
+        return self.keep(control_plane.broker_history(self.applied))
+
+    @_shared
+    def topics(self) -> DataFrame:
+        return self.keep(control_plane.topics_table(self.applied))
+
+    @_shared
+    def state(self) -> DataFrame:
+        return self.keep(control_plane.partition_state(self.history, self.topics))
+
+    @_shared
+    def reference(self) -> DataFrame:
+        return self.keep(control_plane.reference_copies(self.tables["metadata_records"]))
 
     # Re-sends by a new producer id (full mode): candidates from the batch headers, then only the records of
     # the heads and tails they compare.
-    resend_data = _Once(lambda: data().filter("crc_valid"))
-    resend_pairs = _Once(lambda: keep(producers.resend_candidates(producers.producer_spans(resend_data()),
-                                                                  window_ms=(resend or {}).get("window_ms", 0))))
+    @_shared
+    def resend_data(self) -> DataFrame:
+        return self.data.filter("crc_valid")
+
+    @_shared
+    def resend_pairs(self) -> DataFrame:
+        return self.keep(producers.resend_candidates(producers.producer_spans(self.resend_data),
+                                                     window_ms=self.options.resend_window_ms))
 
     # A broker restart replayed on each partition (dump text has no log dir: not predicted).
-    predicted = _Once(lambda: keep(restart.predictions(restart.partition_states(
-        restart.segment_states(tables["batches"], tables["segments"], tables["parser_findings"],
-                               skip_brokers=possible.dump_brokers),
-        tables["partition_checkpoints"], tables["log_dirs"]))))
+    @_shared
+    def predicted(self) -> DataFrame:
+        return self.keep(restart.predictions(restart.partition_states(
+            restart.segment_states(self.tables["batches"], self.tables["segments"], self.tables["parser_findings"],
+                                   skip_brokers=self.facts.dump_brokers),
+            self.tables["partition_checkpoints"], self.tables["log_dirs"])))
+
+
+@dataclass(frozen=True)
+class Check:
+    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least); `applies` says from the
+    listing and the options whether there can be anything to find (if not, the check is not even planned)."""
+
+    name: str
+    build: Callable[[Analysis], DataFrame]
+    applies: Callable[[Analysis], bool] = lambda _a: True
+
+
+def _content_duplicates(a: Analysis) -> DataFrame:
+    tail = a.options.resend_tail
+    return producers.content_duplicates(producers.resends(
+        batch_record_rows(producers.resend_batches(a.resend_data, a.resend_pairs, tail=tail)),
+        a.resend_pairs, min_records=a.options.resend_min_records, tail=tail))
+
+
+def _unclean_leader_elections(a: Analysis) -> DataFrame:
+    brokers = a.tables["brokers"]
+    if a.facts.replicas_possible:
+        lost = replicas.divergence_facts(a.clustered, a.ends_r, a.div).select(
+            "cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets", F.col("broker").alias("lost_on"))
+    else:
+        lost = a.tables["batches"].sparkSession.createDataFrame(
+            [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
+                "lost_offsets array<bigint>, lost_on string")
+    return control_plane.unclean_leader_elections(
+        a.history, control_plane.epoch_starts(a.tables["batches"], a.tables["leader_epochs"], brokers), lost)
+
+
+def _stray_partitions(a: Analysis) -> DataFrame:
+    # a stray dir's own partition.metadata, not the live dir's of the same partition
+    brokers = a.tables["brokers"]
+    dirs = (a.tables["partition_dirs"].join(a.every_dir["partition_topic_ids"],
+                                            ["broker", "topic", "partition", "dir_state"], "left")
+            .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
+                                             "node_id")), "broker"))
+    return control_plane.stray_partitions(dirs, a.state, a.topics, a.reference)
+
+
+def _kraft(a: Analysis) -> bool:
+    return a.kraft
+
+
+def _has_remote(a: Analysis) -> bool:
+    return a.facts.has_remote_log_metadata and "remote_log_events" in a.tables
+
+
+#: Every finding check of a scan, in the order they are planned. The whole-cluster checks are built only where the
+#: listing shows something to judge: otherwise their inputs are empty and building them costs only planning.
+CHECKS: list[Check] = [
+    Check("parser", lambda a: a.tables["parser_findings"]),
+    Check("sequence_gap", lambda a: producers.sequence_gaps(producers.with_previous_batch(a.data))),
+    Check("duplicate_sequence", lambda a: producers.duplicate_sequences(a.data)),
+    Check("zombie_epoch", lambda a: producers.zombie_epochs(a.batches)),
+    Check("hanging_transaction", lambda a: transactions.hanging_transactions(a.txns, a.ends,
+                                                                             a.options.txn_timeout_ms)),
+    Check("cleaner_blocked", lambda a: cleaner.cleaner_blocked(
+        cleaner.cleaner_holds(a.txns, a.ends, a.batches, a.options.txn_timeout_ms), a.options.txn_timeout_ms)),
+    Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
+    Check("snapshot_mismatch", lambda a: crosschecks.snapshot_mismatches(a.data, a.tables["snapshot_entries"],
+                                                                         a.ends)),
+    Check("leader_epoch_mismatch", lambda a: crosschecks.leader_epoch_mismatches(a.batches,
+                                                                                 a.tables["leader_epochs"])),
+    Check("offset_overlap", lambda a: crosschecks.offset_overlaps(a.batches)),
+    Check("segment_name_mismatch", lambda a: crosschecks.segment_name_mismatches(a.tables["segments"])),
+    Check("replica_divergence", lambda a: replicas.replica_divergence_findings(
+        a.clustered, a.ends_r, a.div, control_plane.elections_of(a.history) if a.kraft else None),
+          lambda a: a.facts.replicas_possible),
+    # KRaft control plane: unclean elections (with the offsets they cost), offline and stray partitions, leader
+    # epochs the metadata never gave
+    Check("unclean_leader_election", _unclean_leader_elections, _kraft),
+    Check("offline_partition", lambda a: control_plane.offline_partitions(
+        a.state, control_plane.live_brokers(a.broker_events)), _kraft),
+    Check("stray_partition", _stray_partitions, _kraft),
+    Check("leader_epoch_unknown", lambda a: control_plane.leader_epochs_unknown(
+        a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
+                                                    a.tables["brokers"], a.tables["partition_topic_ids"]),
+        a.reference), _kraft),
+    Check("marker", lambda a: coordinator.marker_findings(coordinator.marker_checks(a.ctx, a.clustered, a.ends_r)),
+          lambda a: a.facts.has_transaction_state),
+    Check("unknown_producer", lambda a: coordinator.unknown_producers(a.clustered, a.log,
+                                                                      a.options.transaction_state_partitions),
+          lambda a: a.facts.has_transaction_state),
+    Check("epoch_fenced_write", lambda a: coordinator.epoch_fenced_writes(a.clustered, a.log, a.txn_ids),
+          lambda a: a.facts.has_transaction_state),
+    Check("committed_offset", lambda a: consumer_offsets.committed_offset_findings(a.offsets),
+          lambda a: a.facts.has_consumer_offsets),
+    Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"]),
+          lambda a: a.facts.has_future_replicas),
+    Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
+    Check("restart", lambda a: restart.restart_findings(a.predicted)),
+    Check("remote_segment_stuck", lambda a: remote_storage.remote_segment_stuck(a.remote,
+                                                                                a.options.remote_stuck_after_ms),
+          _has_remote),
+    Check("remote_log_gap", lambda a: remote_storage.remote_log_gaps(a.finished, a.local), _has_remote),
+    Check("remote_leader_epoch_mismatch", lambda a: remote_storage.remote_epoch_mismatches_with_checkpoint(
+        a.ranges, a.local, a.tables["leader_epochs"]), _has_remote),
+    Check("remote_epoch_chain", lambda a: remote_storage.remote_epoch_chain_mismatches(a.pairs), _has_remote),
+    Check("remote_overlap", lambda a: remote_storage.remote_overlaps(a.pairs), _has_remote),
+]
+
+#: Every facts table of a scan (the findings table is the union of CHECKS): name in OUT -> how it is built.
+TABLES: dict[str, Callable[[Analysis], DataFrame]] = {
+    "producers": lambda a: producers.producers_table(a.data),
+    "transactions": lambda a: replicas.with_cluster_id(a.txns.drop("txn_index"), a.tables["brokers"])
+    .join(a.txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id"),
+    "replicas": lambda a: replicas.replicas_table(a.ends_r, a.div).withColumn("dir_state", F.lit("live"))
+    .unionByName(replicas.special_dir_replicas(a.every_dir["segments"], a.tables["brokers"])),
+    "leader_epoch_lineage": lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"]),
+    "coordinator_transactions": lambda a: a.ctx.drop("txn_seq"),
+    "consumer_offsets": lambda a: a.offsets,
+    "lso": lambda a: transactions.lso_table(a.txns, a.ends),
+    "lso_changes": lambda a: transactions.lso_changes(a.sweep),
+    "aborted_ranges": lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers),
+    "remote_segments": lambda a: a.remote,
+    "remote_partition_deletes": lambda a: remote_storage.remote_partition_deletes_table(a.tables["remote_log_events"]),
+    "partition_history": lambda a: a.history,
+    "broker_history": lambda a: a.broker_events,
+    "topics": lambda a: a.topics,
+    "features": lambda a: control_plane.features_table(a.applied),
+    "restart_prediction": lambda a: restart.restart_prediction_table(a.predicted, a.every_dir["segments"],
+                                                                     a.tables["log_dirs"]),
+}
+
+
+def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *, facts: InputFacts | None = None,
+            profile: ScanProfile | None = None) -> dict[str, Callable[[], DataFrame]]:
+    """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
+    coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
+    the TABLES and findings, each as a function that builds it. The outputs and the intermediate tables
+    they share are built on first demand, once, so a caller can plan and write the outputs side by side from
+    several threads (on a small input, planning on the driver costs as much as running the jobs).
+    `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
+    a partition under two brokers, no coordinator or group checks without their internal topics. `profile`
+    times each check as a step of its own."""
+    a = Analysis(tables, options or ScanOptions(), facts or InputFacts(
+        replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True))
+    context = tables["batches"].sparkSession.sparkContext
 
     def findings() -> DataFrame:
-        checks: list[Callable[[], DataFrame]] = [
-            lambda: tables["parser_findings"],
-            lambda: producers.sequence_gaps(producers.with_previous_batch(data())),
-            lambda: producers.duplicate_sequences(data()),
-            lambda: producers.zombie_epochs(batches()),
-            lambda: transactions.hanging_transactions(txns(), ends(), txn_timeout_ms),
-            lambda: cleaner.cleaner_blocked(cleaner.cleaner_holds(txns(), ends(), batches(), txn_timeout_ms),
-                                            txn_timeout_ms),
-            lambda: without_file_checks(aborted()[1], possible.dump_brokers),  # no .txnindex in dump text
-            lambda: crosschecks.snapshot_mismatches(data(), tables["snapshot_entries"], ends()),
-            lambda: crosschecks.leader_epoch_mismatches(batches(), tables["leader_epochs"]),
-            lambda: crosschecks.offset_overlaps(batches()),
-            lambda: crosschecks.segment_name_mismatches(tables["segments"]),
-            lambda: restart.restart_findings(predicted()),
-        ]
-        # The whole-cluster checks are built only where the listing shows something to judge: otherwise their
-        # inputs are empty and building them costs only planning (about a third of the analyses of a scan).
-        if possible.replicas_possible:
-            checks.append(lambda: replicas.replica_divergence_findings(
-                clustered(), ends_r(), div(), control_plane.elections_of(history()) if kraft else None))
-        if kraft:
-            checks += _control_plane_checks(tables, every_dir, history, state, topics, broker_events, reference,
-                                            lambda: replicas.divergence_facts(clustered(), ends_r(), div())
-                                            if possible.replicas_possible else None)
-        if possible.has_transaction_state:
-            checks += [lambda: coordinator.marker_findings(coordinator.marker_checks(ctx(), clustered(), ends_r())),
-                       lambda: coordinator.unknown_producers(clustered(), log(), transaction_state_partitions),
-                       lambda: coordinator.epoch_fenced_writes(clustered(), log(), txn_ids())]
-        if possible.has_consumer_offsets:
-            checks.append(lambda: consumer_offsets.committed_offset_findings(offsets()))
-        if possible.has_future_replicas:
-            checks.append(lambda: replicas.future_replica_divergences(every_dir["batches"]))
-        if resend is not None:
-            checks.append(lambda: producers.content_duplicates(producers.resends(
-                batch_record_rows(producers.resend_batches(resend_data(), resend_pairs(), tail=resend["tail"])),
-                resend_pairs(), min_records=resend["min_records"], tail=resend["tail"])))
-        if possible.has_remote_log_metadata and "remote_log_events" in tables:
-            checks += [lambda: remote_storage.remote_segment_stuck(remote(), remote_stuck_after_ms),
-                       lambda: remote_storage.remote_log_gaps(finished(), local()),
-                       lambda: remote_storage.remote_epoch_mismatches_with_checkpoint(ranges(), local(),
-                                                                                      tables["leader_epochs"]),
-                       lambda: remote_storage.remote_epoch_chain_mismatches(pairs()),
-                       lambda: remote_storage.remote_overlaps(pairs())]
+        def run(check: Check) -> DataFrame:
+            step = profile.step(f"check {check.name}", "kforensics scan: findings") if profile \
+                else contextlib.nullcontext()
+            with step:
+                if not profile:
+                    context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
+                return a.keep(check.build(a).select(*FINDING_COLUMNS))
+
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
-        # a few scans, not sixteen analyses' worth of windows and joins for the optimizer to walk at once.
-        context = tables["batches"].sparkSession.sparkContext
-
-        def run(check: Callable[[], DataFrame]) -> DataFrame:
-            context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
-            return keep(check().select(*FINDING_COLUMNS))
-
+        # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once.
         with ThreadPoolExecutor(max_workers=FINDINGS_THREADS) as pool:
-            found = list(pool.map(run, checks))
+            found = list(pool.map(run, [check for check in CHECKS if check.applies(a)]))
         return reduce(DataFrame.unionByName, found)
 
-    return {
-        "producers": lambda: producers.producers_table(data()),
-        "transactions": lambda: replicas.with_cluster_id(txns().drop("txn_index"), tables["brokers"])
-        .join(txn_ids(), ["cluster_id", "producer_id"], "left").drop("cluster_id"),
-        "replicas": lambda: replicas.replicas_table(ends_r(), div()).withColumn("dir_state", F.lit("live"))
-        .unionByName(replicas.special_dir_replicas(every_dir["segments"], tables["brokers"])),
-        "leader_epoch_lineage": lambda: replicas.leader_epoch_lineage(batches(), tables["leader_epochs"]),
-        "coordinator_transactions": lambda: ctx().drop("txn_seq"),
-        "consumer_offsets": offsets,
-        "lso": lambda: transactions.lso_table(txns(), ends()),
-        "lso_changes": lambda: transactions.lso_changes(sweep()),
-        "aborted_ranges": lambda: with_txnindex_unknown(aborted()[0], possible.dump_brokers),
-        "remote_segments": remote,
-        "restart_prediction": lambda: restart.restart_prediction_table(predicted(), every_dir["segments"],
-                                                                       tables["log_dirs"]),
-        "remote_partition_deletes": lambda: remote_storage.remote_partition_deletes_table(tables["remote_log_events"]),
-        "partition_history": history,
-        "broker_history": broker_events,
-        "topics": topics,
-        "features": lambda: control_plane.features_table(applied()),
-        "findings": findings,
-    }
-
-
-def _control_plane_checks(tables: dict[str, DataFrame], every_dir: dict[str, DataFrame],
-                          history: Callable[[], DataFrame],
-                          state: Callable[[], DataFrame], topics: Callable[[], DataFrame],
-                          broker_events: Callable[[], DataFrame], reference: Callable[[], DataFrame],
-                          divergence: Callable[[], DataFrame | None]) -> list[Callable[[], DataFrame]]:
-    """The findings of the KRaft control plane: unclean elections (with the offsets they cost), offline and stray
-    partitions, leader epochs the metadata never gave."""
-    brokers = tables["brokers"]
-
-    def unclean() -> DataFrame:
-        facts = divergence()
-        lost = (facts.select("cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets",
-                             F.col("broker").alias("lost_on")) if facts is not None else
-                tables["batches"].sparkSession.createDataFrame(
-                    [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
-                        "lost_offsets array<bigint>, lost_on string"))
-        return control_plane.unclean_leader_elections(
-            history(), control_plane.epoch_starts(tables["batches"], tables["leader_epochs"], brokers), lost)
-
-    def stray() -> DataFrame:
-        # a stray dir's own partition.metadata, not the live dir's of the same partition
-        dirs = (tables["partition_dirs"].join(every_dir["partition_topic_ids"],
-                                              ["broker", "topic", "partition", "dir_state"], "left")
-                .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
-                                                 "node_id")), "broker"))
-        return control_plane.stray_partitions(dirs, state(), topics(), reference())
-
-    return [
-        unclean,
-        lambda: control_plane.offline_partitions(state(), control_plane.live_brokers(broker_events())),
-        stray,
-        lambda: control_plane.leader_epochs_unknown(history(), control_plane.data_leader_epochs(
-            tables["batches"], tables["leader_epochs"], brokers, tables["partition_topic_ids"]), reference()),
-    ]
+    return {**{name: (lambda build=build: build(a)) for name, build in TABLES.items()}, "findings": findings}

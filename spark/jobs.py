@@ -25,18 +25,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pyspark.sql import DataFrame, SparkSession
 
 from kforensics import scan_output
-from kforensics.defaults import (
-    DEFAULT_OUT,
-    DEFAULT_REMOTE_STUCK_AFTER_MS,
-    DEFAULT_RESEND_MIN_RECORDS,
-    DEFAULT_RESEND_TAIL,
-    DEFAULT_RESEND_WINDOW_MS,
-    DEFAULT_TRANSACTION_STATE_PARTITIONS,
-    DEFAULT_TXN_TIMEOUT_MS,
-)
+from kforensics.defaults import DEFAULT_OUT
 from kforensics.inputs import parse_inputs
+from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.analysis import analyze
-from kforensics.spark.read import read_tables
+from kforensics.spark.profile import ScanProfile
+from kforensics.spark.read import ReadersParam, read_tables
+from kforensics.spark.session import apply_settings, scan_settings
 
 OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 
@@ -96,66 +91,84 @@ def _progress_thread(spark: SparkSession, callback: Callable[[int, int], None]) 
     return finish
 
 
-def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, *, headers_only: bool = False,
-             topic_glob: str | None = None, txn_timeout_ms: int = DEFAULT_TXN_TIMEOUT_MS,
-             transaction_state_partitions: int = DEFAULT_TRANSACTION_STATE_PARTITIONS,
-             remote_stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS,
-             resend_min_records: int = DEFAULT_RESEND_MIN_RECORDS, resend_tail: int = DEFAULT_RESEND_TAIL,
-             resend_window_ms: int = DEFAULT_RESEND_WINDOW_MS,
-             progress: Callable[[int, int], None] | None = None,
-             manifest: scan_output.Manifest | None = None) -> scan_output.ScanSummary:
-    """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`.
+#: Input tables the analysis reads back from OUT once they are written (name in OUT -> name in `analyze`'s tables).
+READ_BACK = {"batches": "batches", "segments": "segments", "snapshots": "snapshot_entries", "txnindex": "txnindex",
+             "leader_epochs": "leader_epochs", "partition_checkpoints": "partition_checkpoints",
+             "coordinator_records": "coordinator_records", "offset_commits": "offset_commits"}
+
+
+def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, options: ScanOptions | None = None, *,
+             progress: Callable[[int, int], None] | None = None, manifest: scan_output.Manifest | None = None,
+             profile: ScanProfile | None = None, **option_values: object) -> scan_output.ScanSummary:
+    """Scan broker log dirs (label, path or URI) and write the Parquet tables under `out`. `options` (or its
+    fields as keywords: `run_scan(spark, inputs, out, headers_only=True)`) say what to do; `profile` may hold the
+    steps timed before (the session's start).
 
     OUT is prepared by `scan_output.prepare` (raises `scan_output.OutputError` when OUT holds anything else than
     an earlier scan's output) unless the caller passes the manifest it prepared; the manifest is marked completed
-    only once every table is written, so an interrupted or failed scan never leaves an OUT that looks complete."""
+    only once every table is written, so an interrupted or failed scan never leaves an OUT that looks complete.
+
+    Two phases. The parse pass writes the input tables (batches, segments, ...: output tables anyway); the analysis
+    then reads them back from OUT, so every analysis plan starts from a scan of a small Parquet table instead of
+    the parse pass's lineage, and its jobs are planned and run side by side from several threads."""
+    if options is None:
+        options = ScanOptions.from_dict(option_values)
+    elif option_values:
+        raise TypeError("run_scan takes options or their fields as keywords, not both")
     started = time.perf_counter()
+    profile = profile or ScanProfile(spark.sparkContext)
     # the listing first: an unreadable input is a usage error before anything is written
-    tables, facts = read_tables(spark, inputs, headers_only=headers_only, topic_glob=topic_glob)
+    readers = spark.sparkContext.accumulator(set(), ReadersParam())
+    with profile.step("listing", "kforensics scan: listing"):
+        tables, facts = read_tables(spark, inputs, headers_only=options.headers_only, topic_glob=options.topic_glob,
+                                    readers=readers)
     if manifest is None:
-        manifest = scan_output.prepare(out, inputs=inputs, options={
-            "headers_only": headers_only, "topic_glob": topic_glob, "txn_timeout_ms": txn_timeout_ms,
-            "transaction_state_partitions": transaction_state_partitions,
-            "remote_stuck_after_ms": remote_stuck_after_ms, "resend_min_records": resend_min_records,
-            "resend_tail": resend_tail, "resend_window_ms": resend_window_ms})
+        manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
     shipped = ship_package(spark)
     finish = _progress_thread(spark, progress) if progress else None
+    restore = apply_settings(spark, scan_settings(spark, facts.input_bytes))
+    root = out.rstrip("/")
     try:
         inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
         def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:
-            # names the jobs of this thread in Spark's UI and event log (a thread-local property)
-            spark.sparkContext.setJobDescription(f"kforensics scan: {name}")
-            df = table if isinstance(table, DataFrame) else table()
-            if name == "findings":
-                # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
-                df = df.repartition(1).sortWithinPartitions("broker", "topic", "partition", "offset", "kind")
-            # errorifexists: `scan_output.prepare` removed the earlier scan's tables; anything there now is not ours
-            df.write.mode("errorifexists").parquet(f"{out.rstrip('/')}/{name}")
+            with profile.step(name, f"kforensics scan: {name}") as step:  # names the thread's jobs in Spark's UI
+                planning = time.perf_counter()
+                df = table if isinstance(table, DataFrame) else table()
+                if name == "findings":
+                    # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
+                    df = df.repartition(1).sortWithinPartitions("broker", "topic", "partition", "offset", "kind")
+                step["plan_s"] = round(time.perf_counter() - planning, 3)
+                # errorifexists: `scan_output.prepare` removed the earlier scan's tables; anything there now is not
+                # ours
+                df.write.mode("errorifexists").parquet(f"{root}/{name}")
 
-        # The first write fills the parse pass's cache. Every other table is a small job whose scheduling
-        # latency dominates, so they run side by side (Spark schedules jobs from several threads): the input
-        # tables are written while the driver plans the analysis; the analysis outputs are planned (and the
-        # intermediate tables they share built, once) in the writing threads.
+        # The parse pass: the first write fills the parse pass's cache, the other input tables are small jobs
+        # whose scheduling latency dominates, so they run side by side (Spark schedules jobs from several threads).
         write("batches", inputs_out["batches"])
         with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-            futures = [pool.submit(write, name, inputs_out[name]) for name in OUTPUT_TABLES
-                       if name in inputs_out and name != "batches"]
-            results = analyze(tables, txn_timeout_ms=txn_timeout_ms,
-                              transaction_state_partitions=transaction_state_partitions, facts=facts,
-                              remote_stuck_after_ms=remote_stuck_after_ms,
-                              resend=None if headers_only else {"min_records": resend_min_records,
-                                                                "tail": resend_tail, "window_ms": resend_window_ms})
+            list(pool.map(lambda name: write(name, inputs_out[name]),
+                          [name for name in READ_BACK if name != "batches"]))
+        read_back = {READ_BACK[name]: spark.read.parquet(f"{root}/{name}") for name in READ_BACK}
+        with profile.step("parse pass kept", "kforensics scan: parse pass"):
+            # the parse pass's tables that are no output table: small, computed once from the cache, lineage cut
+            kept = {name: tables[name].localCheckpoint(eager=True) for name in tables if name not in READ_BACK.values()}
+        spark.catalog.clearCache()  # the parse pass's rows: everything the analysis needs is in OUT or kept now
+        results = analyze({**kept, **read_back}, options, facts=facts, profile=profile)
+        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
             # findings first: it needs most intermediates and is the longest write
-            futures += [pool.submit(write, name, results[name])
-                        for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]
+            futures = [pool.submit(write, name, results[name])
+                       for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]
             for future in futures:
                 future.result()
+        manifest.profile = profile.to_dict()
+        manifest.executor_readers = [{"host": host, "python": python, "reader": reader}
+                                     for host, python, reader in sorted(readers.value)]
         scan_output.complete(out, manifest)
         summary = scan_output.summarize(out)
         summary.dump_inputs = list(facts.dump_brokers)
     finally:
-        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]  # the first write ran on this thread
+        restore()
         if finish:
             finish()
         spark.catalog.clearCache()  # the scan's cached tables; a long-lived session scans again from scratch
@@ -170,8 +183,8 @@ def warm_up(spark: SparkSession, inputs: list[tuple[str, str]], *, topic_glob: s
     a scan once (which classes a JVM loads and which methods it compiles depend on them, not on the data)."""
     with tempfile.TemporaryDirectory(prefix="kforensics-warm-") as scratch:
         for headers_only in (True, False):
-            run_scan(spark, inputs, os.path.join(scratch, f"out-{headers_only}"), headers_only=headers_only,
-                     topic_glob=topic_glob)
+            run_scan(spark, inputs, os.path.join(scratch, f"out-{headers_only}"),
+                     ScanOptions(headers_only=headers_only, topic_glob=topic_glob))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,19 +194,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kforensics.spark.jobs", description="kforensics scan for spark-submit")
     parser.add_argument("dirs", nargs="*", help="[NAME=]DIR broker log dirs (paths or URIs)")
     parser.add_argument("--out", default=DEFAULT_OUT)
-    parser.add_argument("--headers-only", action="store_true")
-    parser.add_argument("--topic")
-    parser.add_argument("--txn-timeout", type=int, default=DEFAULT_TXN_TIMEOUT_MS)
-    parser.add_argument("--transaction-state-partitions", type=int, default=DEFAULT_TRANSACTION_STATE_PARTITIONS)
+    add_arguments(parser)  # every option of `kforensics scan`, from ScanOptions
     parser.add_argument("--zip", help="only write the package zip for --py-files to this path")
     args = parser.parse_args(argv)
     if args.zip:
         print(package_zip(args.zip))
         return 0
+    try:
+        options = from_arguments(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     spark = SparkSession.builder.appName("kforensics").getOrCreate()
-    summary = run_scan(spark, parse_inputs(args.dirs), args.out, headers_only=args.headers_only,
-                       topic_glob=args.topic, txn_timeout_ms=args.txn_timeout,
-                       transaction_state_partitions=args.transaction_state_partitions)
+    summary = run_scan(spark, parse_inputs(args.dirs), args.out, options)
     print(json.dumps(summary.to_dict(), default=str))
     return 1 if summary.has_problems else 0
 

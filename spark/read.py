@@ -11,12 +11,14 @@ from __future__ import annotations
 import fnmatch
 import functools
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -24,7 +26,7 @@ from kforensics.parsers.findings import Finding, severity_of
 from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log_dir
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
-from kforensics.spark.executor_files import FLUSH_ROWS, local_file
+from kforensics.spark.executor_files import FLUSH_ROWS, local_file, local_path
 from kforensics.spark.executor_files import Rows as _Rows
 from kforensics.spark.executor_files import finding_row as _finding_row
 from kforensics.spark.executor_files import relocated as _relocated
@@ -87,7 +89,29 @@ def _batch_rows(task: dict[str, Any], items: list[tuple[Any, str | None, int | N
                                        for f in S.SEGMENT_ROWS], schema=S.SEGMENT_ROWS)
 
 
-def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False) -> Iterator[pa.RecordBatch]:
+class ReadersParam(AccumulatorParam):
+    """An accumulator of the readers the executors ran: a set of (host, Python, reader) tuples."""
+
+    def zero(self, value: set) -> set:
+        return set()
+
+    def addInPlace(self, value1: set, value2: set) -> set:  # noqa: N802 - pyspark's name
+        value1 |= value2
+        return value1
+
+
+def executor_reader() -> tuple[str, str, str]:
+    """(host, Python executable, reader: compiled or pure) of this Python worker."""
+    import socket
+    import sys
+
+    from kforensics.parsers.core import READER
+
+    return socket.gethostname(), sys.executable, READER
+
+
+def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False,
+                 readers: Any = None) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks -> batch rows, parser/index finding rows and one segment row each.
 
     With `check_records` (full mode) every record of every batch is decoded too (any producer, any codec, a
@@ -96,6 +120,8 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
     from kforensics.parsers.index_check import BatchBounds, check_index_file
     from kforensics.parsers.record_batch import RecordBatch, open_log
 
+    if readers is not None:  # `readers`: a ReadersParam accumulator
+        readers.add({executor_reader()})
     out = _Rows(S.SEGMENT_ROWS)
     for chunk in tasks:
         for task in chunk.to_pylist():
@@ -424,6 +450,8 @@ class InputFacts:
     has_cluster_metadata: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
+    #: Bytes of the segments and dump files to parse, when all are local files (None: some are remote).
+    input_bytes: int | None = None
 
 
 def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
@@ -431,7 +459,8 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     partitions = [(t["topic"], t["partition"]) for t in live if t["task_kind"] == "partition"]
     topics = {t["topic"] for t in live if t["task_kind"] == "segment"}
     dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
-    return InputFacts(replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
+    parsed = [t["path"] for t in tasks if t["task_kind"] in ("segment", "dump_text")]
+    return InputFacts(input_bytes=_local_bytes(parsed), replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
@@ -440,10 +469,19 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
                       has_cluster_metadata="__cluster_metadata" in topics)
 
 
+def _local_bytes(uris: list[str]) -> int | None:
+    """The total size of local files (a stat each: no file is opened); None if one is remote."""
+    paths = [local_path(uri) for uri in uris]
+    if any(path is None for path in paths):
+        return None
+    return sum(os.path.getsize(path) for path in paths if path is not None and os.path.isfile(path))
+
+
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
-                topic_glob: str | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
+                topic_glob: str | None = None, readers: Any = None) -> tuple[dict[str, DataFrame], InputFacts]:
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
-    listing tells about them."""
+    listing tells about them. `readers` (a ReadersParam accumulator) collects which reader each Python worker
+    that parsed segments ran."""
     dirs: list[dict[str, Any]] = []
     tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
     parallelism = max(2, spark.sparkContext.defaultParallelism)
@@ -453,7 +491,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     segments = with_dir_state(task_df.filter(F.col("task_kind") == "segment"), "path")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
     segments = segments.repartition(min(n_segments, parallelism * 4))
-    seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only),
+    seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only, readers=readers),
                                    S.ddl(S.SEGMENT_ROWS))
     n_dumps = sum(1 for t in tasks if t["task_kind"] == "dump_text")
     if n_dumps:

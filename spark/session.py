@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
@@ -22,12 +23,15 @@ LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCode
                       "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
 
 
+LOCAL_SHUFFLE_PARTITIONS = str(4 * (os.cpu_count() or 2))
+
+
 def _local_defaults() -> dict[str, str]:
     """Spark properties of an embedded (local-mode) session."""
     return {
         # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
         # stage would schedule 200 tiny tasks.
-        "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
+        "spark.sql.shuffle.partitions": LOCAL_SHUFFLE_PARTITIONS,
         # An embedded scan lasts seconds to minutes in one freshly started JVM, and most of its JVM work is
         # planning and scheduling, not number crunching: the C2 compiler's warm-up and G1's concurrent
         # threads cost more CPU than they win back. Measured on the 200 MB headers-only bench (2 cores):
@@ -92,3 +96,47 @@ def _start_jvm_logging_to(log_file: str, settings: dict[str, str]) -> None:
     with open(log_file, "ab") as log:
         gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
     SparkContext(conf=spark_conf, gateway=gateway)
+
+
+#: Up to this many bytes of segments, a scan is small: Spark's per-job and per-query overheads, not the data,
+#: make its time, and `SMALL_INPUT_SETTINGS` apply (the 200 MB bench input is above it and keeps the defaults).
+SMALL_INPUT_BYTES = 64 << 20
+
+#: SQL properties of a small scan (each settable per query; a property the operator passes with --conf wins).
+SMALL_INPUT_SETTINGS = {
+    # a few MB at most per shuffle: one task per core, instead of 4 per core (local) or 200 (cluster default)
+    "spark.sql.shuffle.partitions": "2",
+    # Adaptive execution runs every shuffle of a query as a job of its own and plans the rest of the query again
+    # after each: on a small input that re-planning is the scan's biggest cost, and there is nothing to adapt
+    "spark.sql.adaptive.enabled": "false",
+    # Janino compiling whole-stage code costs more than the interpreted operators spend on a few thousand rows
+    "spark.sql.codegen.wholeStage": "false",
+}
+
+
+def scan_settings(spark: SparkSession, input_bytes: int | None) -> dict[str, str]:
+    """The SQL properties one scan runs with, chosen from its input's size (None: unknown, e.g. remote files,
+    which keeps the session's settings). A property set on the session's SparkConf (--conf) is left alone."""
+    if input_bytes is None or input_bytes > SMALL_INPUT_BYTES:
+        return {}
+    given = dict(spark.sparkContext.getConf().getAll())
+    ours = {"spark.sql.shuffle.partitions": LOCAL_SHUFFLE_PARTITIONS}  # `_local_defaults`, not the operator's
+    return {key: value for key, value in SMALL_INPUT_SETTINGS.items()
+            if key not in given or given[key] == ours.get(key)}
+
+
+def apply_settings(spark: SparkSession, settings: dict[str, str]) -> Callable[[], None]:
+    """Set `settings` on the session; returns the function that restores what was there (a long-lived session,
+    `kforensics serve`, scans small and large inputs in turn)."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+
+    def restore() -> None:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+    return restore

@@ -208,6 +208,7 @@ def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path) -> None:
 def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
     from kforensics.spark import schemas as S
     from kforensics.spark.analysis import analyze
+    from kforensics.scan_options import ScanOptions
     from kforensics.spark.read import InputFacts, empty_tables
 
     tables = empty_tables(spark)
@@ -215,7 +216,8 @@ def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
         n: s.names for n, s in S.INPUT_TABLES.items()}
     every_check = InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True,
                              has_remote_log_metadata=True, has_future_replicas=True)
-    outputs = analyze(tables, facts=every_check, resend={"min_records": 3, "tail": 100, "window_ms": 0})
+    outputs = analyze(tables, ScanOptions(resend_min_records=3, resend_tail=100, resend_window_ms=0),
+                      facts=every_check)
     for name, build in outputs.items():
         assert build().count() == 0, name
 

@@ -3,6 +3,7 @@ localhost), driven through the CLI's --master, with the package shipped to the e
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import socket
@@ -130,3 +131,71 @@ def test_cluster_executors_run_the_compiled_reader(standalone_cluster: str, tmp_
     assert out.returncode == 0, out.stderr[-3000:]
     (line,) = [line for line in out.stdout.splitlines() if line.startswith("READER")]
     assert line == "READER compiled True"
+
+
+#: What the packed environment needs besides kforensics (its executors' imports and the CLI's), installed without
+#: their own dependency resolution from the local index or pip's cache; pyspark and py4j are linked into its
+#: site-packages instead (a 400 MB download otherwise, and `--ship-env` leaves them out of the archive anyway).
+_SHIPPED_DEPS = ("pyarrow", "pandas", "numpy", "python-dateutil", "pytz", "tzdata", "six", "click", "rich",
+                 "markdown-it-py", "mdurl", "pygments", "crcmod", "cramjam", "lz4", "zstandard", "isal", "crc32c",
+                 "venv-pack")
+#: What building kforensics from this checkout needs (pyproject.toml's build-system), without build isolation.
+_BUILD_DEPS = ("setuptools>=68", "wheel", "Cython>=3.0", "packaging")
+
+
+def _packable_venv(root: Path) -> Path:
+    """A venv venv-pack accepts (no system site-packages, kforensics installed from this checkout, not editable);
+    its Python."""
+    import py4j
+    import pyspark
+
+    from conftest import REPO
+
+    subprocess.run([sys.executable, "-m", "venv", str(root / "env")], check=True, timeout=300)
+    python = root / "env" / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps"]
+    pinned = []  # the versions this environment runs (pip's cache has them)
+    for name in _SHIPPED_DEPS:
+        try:
+            pinned.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            pinned.append(name)
+    subprocess.run([*pip, *pinned, *_BUILD_DEPS], check=True, timeout=900, capture_output=True)
+    subprocess.run([*pip, "--no-build-isolation", str(REPO)], check=True, timeout=900, capture_output=True)
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    for module in (pyspark, py4j):  # linked in (a .pth to another folder would be an editable install to venv-pack)
+        (Path(site) / module.__name__).symlink_to(Path(module.__file__).parent)
+    return python
+
+
+def test_ship_env_gives_executors_without_kforensics_the_compiled_reader(standalone_cluster: str,
+                                                                          tmp_path: Path) -> None:
+    """`scan --master URL --ship-env` from a venv: the executors' Python (PYSPARK_PYTHON, a bare venv without
+    kforensics or pyarrow) is replaced by the shipped environment's, and every executor ran the compiled reader
+    (the manifest's executor_readers)."""
+    from kforensics.parsers import core
+
+    if os.environ.get("KFORENSICS_SHIP_ENV_TEST") != "1":
+        pytest.skip("builds and packs a venv of its own (10+ minutes on 2 cores): set KFORENSICS_SHIP_ENV_TEST=1")
+    pytest.importorskip("venv_pack", reason="venv-pack (a dependency of --ship-env) is not installed")
+    if core.COMPILED is None:
+        pytest.skip("the compiled core is not built in this environment")
+    python = _packable_venv(tmp_path)
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "bare")], check=True, timeout=300)
+    bare = tmp_path / "bare" / "bin" / "python"
+    assert subprocess.run([str(bare), "-c", "import kforensics"], capture_output=True).returncode != 0
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": str(bare),
+           "KFORENSICS_CACHE_DIR": str(tmp_path / "cache"), "KFORENSICS_SERVER": "off"}
+    env.pop("PYSPARK_DRIVER_PYTHON", None)
+    env.pop("KFORENSICS_PURE_PYTHON", None)
+    out = tmp_path / "out"
+    cmd = [str(python), "-m", "kforensics", "scan", f"broker-1={SAMPLE_LOGS / 'broker-1'}", "--topic", "[ep]*",
+           "--json", "--master", standalone_cluster, "--ship-env", "--out", str(out)]
+    scan = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert scan.returncode == 1, scan.stderr[-3000:]
+    kinds = {json.loads(line)["kind"] for line in scan.stdout.splitlines()}
+    assert kinds >= {"sequence_gap", "zombie_epoch", "hanging_transaction"}
+    readers = json.loads((out / "_kforensics.json").read_text())["executor_readers"]
+    assert readers and all(r["reader"] == "compiled" and "kforensics-env" in r["python"] for r in readers), readers
+    assert len(list((tmp_path / "cache").glob("env-*.tar.gz"))) == 1  # cached for the next scan

@@ -7,8 +7,6 @@ from typing import Any
 
 import click
 
-from kforensics.defaults import DEFAULT_TRANSACTION_STATE_PARTITIONS, DEFAULT_TXN_TIMEOUT_MS
-
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
@@ -46,10 +44,22 @@ def verbose(where: str) -> Callable:
                                                         "(also KFORENSICS_VERBOSE=1).")
 
 
-txn_timeout = click.option("--txn-timeout", type=click.IntRange(min=1), default=DEFAULT_TXN_TIMEOUT_MS,
-                           show_default=True, help="Transaction timeout (ms) after which an open transaction is "
-                                                   "hanging.")
-transaction_state_partitions = click.option(
-    "--transaction-state-partitions", type=click.IntRange(min=1), default=DEFAULT_TRANSACTION_STATE_PARTITIONS,
-    show_default=True, help="The cluster's transaction.state.log.num.partitions (how many __transaction_state "
-                            "partitions exist, to tell which are missing from the input).")
+def scan_options(command: Callable) -> Callable:
+    """The options of `scan_options.ScanOptions` (SCAN_OPTIONS), each passed to the command under its field name;
+    `ScanOptions.from_dict(kwargs)` makes the value."""
+    from kforensics.durations import Duration
+    from kforensics.scan_options import SCAN_OPTIONS, ScanOptions
+
+    for name, spec in reversed(SCAN_OPTIONS):
+        default = ScanOptions.__dataclass_fields__[name].default
+        if spec.kind == "flag":
+            option = click.option(spec.flag, name, is_flag=True, help=spec.help)
+        elif spec.kind == "glob":
+            option = click.option(spec.flag, name, help=spec.help)
+        else:
+            kind = Duration() if spec.kind == "duration" else click.IntRange(min=spec.minimum)
+            option = click.option(spec.flag, name, type=kind, default=spec.shown or default, show_default=True,
+                                  help=spec.help)
+        command = option(command)
+    return command
+

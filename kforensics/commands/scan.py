@@ -4,37 +4,29 @@ from __future__ import annotations
 
 import sys
 
+from typing import TYPE_CHECKING
+
 import click
 
 from kforensics.commands import options
-from kforensics.defaults import DEFAULT_OUT, DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
-from kforensics.durations import Duration
+from kforensics.defaults import DEFAULT_OUT
+
+if TYPE_CHECKING:
+    from kforensics.scan_options import ScanOptions
 
 
 @click.command("scan")
 @click.argument("dirs", nargs=-1, required=True, metavar="[NAME=]DIR|FILE...")
 @click.option("--out", default=DEFAULT_OUT, show_default=True, help="Where the Parquet tables go.")
 @click.option("--master", help="Spark master URL (default: embedded local[*]).")
+@click.option("--ship-env", is_flag=True, help="With --master: pack this Python environment (venv-pack, cached) and "
+                                               "ship it to the executors, which then run kforensics' compiled core.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON lines.")
-@click.option("--headers-only", is_flag=True, help="Read batch headers only (no record decoding, no content checks).")
-@click.option("--topic", help="Only topics matching this glob.")
-@options.txn_timeout
-@options.transaction_state_partitions
-@click.option("--remote-stuck-after", type=Duration(), default="1h", show_default=True,
-              help="A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before its "
-                   "partition's newest __remote_log_metadata event is stuck (1h, 90m, 45s, or ms).")
-@click.option("--resend-min-records", type=click.IntRange(min=1), default=DEFAULT_RESEND_MIN_RECORDS,
-              show_default=True, help="content_duplicate: the fewest consecutive records that make a re-send.")
-@click.option("--resend-tail", type=click.IntRange(min=1), default=DEFAULT_RESEND_TAIL, show_default=True,
-              help="content_duplicate: how many of an earlier producer id's last records a re-send may come from.")
-@click.option("--resend-window", type=Duration(), default="15m", show_default=True,
-              help="content_duplicate: the longest time between an earlier producer id's last write and the new "
-                   "one's first (1h, 90m, 45s, or ms; 0: no limit).")
+@options.scan_options
 @options.spark_conf("A Spark property for this scan, as spark-submit's --conf (repeatable).")
 @options.verbose("OUT/_kforensics-spark.log")
-def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, headers_only: bool, topic: str | None,
-         txn_timeout: int, transaction_state_partitions: int, remote_stuck_after: int, resend_min_records: int,
-         resend_tail: int, resend_window: int, spark_conf: dict[str, str], verbose: bool) -> None:
+def scan(dirs: tuple[str, ...], out: str, master: str | None, ship_env: bool, as_json: bool,
+         spark_conf: dict[str, str], verbose: bool, **option_values: object) -> None:
     """Scan broker log dirs with Spark and report what is wrong.
 
     Runs on a `kforensics serve` of this user when one is running (unless --master or --conf is given, or
@@ -59,25 +51,28 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, as_json: bool, hea
       kforensics scan broker-1=dump-b1.txt broker-2=dump-b2.txt
     """
     from kforensics import queries, render
-    from kforensics.scan_runner import ScanOptions
+    from kforensics.scan_options import ScanOptions
 
-    scan_options = ScanOptions(headers_only=headers_only, topic_glob=topic, txn_timeout_ms=txn_timeout,
-                               transaction_state_partitions=transaction_state_partitions,
-                               remote_stuck_after_ms=remote_stuck_after, resend_min_records=resend_min_records,
-                               resend_tail=resend_tail, resend_window_ms=resend_window)
+    if ship_env and not master:
+        raise click.BadParameter("needs --master (an embedded scan's executors run this Python already)",
+                                 param_hint="--ship-env")
+    scan_options = ScanOptions.from_dict(option_values)
     summary = run_scan(dirs, out, scan_options,
-                       master=master, spark_conf=spark_conf, verbose=verbose,
+                       master=master, spark_conf=spark_conf, verbose=verbose, ship_env=ship_env,
                        show_progress=sys.stderr.isatty() and not as_json)
     findings = queries.findings(out)
     if as_json:
         render.json_lines(findings)
     else:
         render.scan_summary(summary, findings)
+    if scan_options.profile:
+        render.profile(out)
     sys.exit(options.EXIT_FINDINGS if summary.has_problems else options.EXIT_OK)
 
 
-def run_scan(dirs: tuple[str, ...], out: str, scan_options: object, *, master: str | None = None,
-             spark_conf: dict[str, str] | None = None, verbose: bool = False, show_progress: bool = False):  # noqa: ANN201
+def run_scan(dirs: tuple[str, ...], out: str, scan_options: ScanOptions, *, master: str | None = None,
+             spark_conf: dict[str, str] | None = None, verbose: bool = False, show_progress: bool = False,
+             ship_env: bool = False):  # noqa: ANN201
     """The scan behind `scan` and the reports over log dirs, with a progress bar; click errors for exit codes."""
     from kforensics import render, scan_runner
 
@@ -86,6 +81,7 @@ def run_scan(dirs: tuple[str, ...], out: str, scan_options: object, *, master: s
     try:
         with bar:
             return scan_runner.run(inputs, out, scan_options, master=master, spark_conf=spark_conf, verbose=verbose,
+                                   ship_env=ship_env,
                                    progress=progress if show_progress else None,
                                    note=lambda message: bar.console.print(message, style="dim"))
     except scan_runner.ScanFailed as exc:
