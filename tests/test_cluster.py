@@ -286,8 +286,8 @@ def test_scan_summary_lists_what_was_not_judged(spark, full_scan: Path) -> None:
 
 
 def test_internal_topic_records_that_do_not_decode_become_findings(tmp_path: Path) -> None:
-    """A coordinator record with a value version no broker writes is reported with its place, and the records
-    around it are still read (the executor function, called without Spark)."""
+    """A coordinator record of a newer version than the tables know, and one whose bytes do not decode, are each
+    reported with their place, and the records around them are still read (the executor function, no Spark)."""
     import struct
 
     import pyarrow as pa
@@ -301,7 +301,9 @@ def test_internal_topic_records_that_do_not_decode_become_findings(tmp_path: Pat
 
     good = struct.pack(">hqhib", 0, 42, 3, 60_000, 0) + struct.pack(">i", 0) + struct.pack(">qq", 1000, -1)
     builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
-    for delta, value in enumerate((good, struct.pack(">h", 9) + b"\x00" * 8, good)):
+    # a version newer than the tables know (a newer Kafka wrote it: not damage), then bytes no version can read
+    for delta, value in enumerate((good, struct.pack(">h", 9) + b"\x00" * 8, struct.pack(">hq", 0, 42) + b"\x00",
+                                   good)):
         builder.append(delta, timestamp=1000 + delta, key=tid_key(f"app-{delta}"), value=value, headers=[])
     part = tmp_path / "__transaction_state-7"
     part.mkdir()
@@ -311,8 +313,10 @@ def test_internal_topic_records_that_do_not_decode_become_findings(tmp_path: Pat
     rows = [r for batch in internal_rows(iter([pa.RecordBatch.from_pylist([task], schema=S.TASKS)]))
             for r in batch.to_pylist()]
     assert [(r["row_kind"], r["offset"], r["transactional_id"]) for r in rows] == [
-        ("txn", 0, "app-0"), ("finding", 1, None), ("txn", 2, "app-2")]
-    finding = rows[1]
-    assert finding["kind"] == "internal_record_undecodable" and finding["severity"] == "warning"
-    assert finding["position"] == 0 and "value version 9" in finding["message"]
+        ("txn", 0, "app-0"), ("finding", 1, None), ("finding", 2, None), ("txn", 3, "app-3")]
+    newer, damaged = rows[1], rows[2]
+    assert newer["kind"] == "internal_record_newer_version" and newer["severity"] == "info"
+    assert newer["position"] == 0 and "version 9" in newer["message"]
+    assert damaged["kind"] == "internal_record_undecodable" and damaged["severity"] == "warning"
+    assert damaged["position"] == 0 and "offset 2" in damaged["message"]
     assert (rows[0]["producer_id"], rows[0]["producer_epoch"], rows[0]["state"]) == (42, 3, "Empty")

@@ -191,14 +191,15 @@ TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "
 
 
 def _header_findings(out: Path) -> set[tuple]:
+    """Of the brokers dumped to text (the session's scans read more sample brokers)."""
     return {(f["kind"], f["broker"], f["topic"], f["partition"], f["offset"], f["producer_id"], f["producer_epoch"],
              f["position"], os.path.basename(f["file"] or "")) for f in pq.read_table(out / "findings").to_pylist()
-            if f["kind"] in HEADER_KINDS}
+            if f["kind"] in HEADER_KINDS and f["broker"] in BROKERS}
 
 
 def _transactions(out: Path) -> list[tuple]:
     return sorted(tuple(-1 if r[k] is None else r[k] for k in TXN_FIELDS)
-                  for r in pq.read_table(out / "transactions").to_pylist())
+                  for r in pq.read_table(out / "transactions").to_pylist() if r["broker"] in BROKERS)
 
 
 def _scan_dumps(spark, dumps: dict[str, Path], mode: str, out: Path):

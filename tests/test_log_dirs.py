@@ -215,7 +215,7 @@ def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
     assert {n: [f.name for f in df.schema] for n, df in tables.items()} == {
         n: s.names for n, s in S.INPUT_TABLES.items()}
     every_check = InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True,
-                             has_remote_log_metadata=True, has_future_replicas=True)
+                             has_remote_log_metadata=True, has_future_replicas=True, has_cluster_metadata=True)
     outputs = analyze(tables, ScanOptions(resend_min_records=3, resend_tail=100, resend_window_ms=0),
                       facts=every_check)
     for name, build in outputs.items():
