@@ -245,7 +245,7 @@ def test_warm_up_deletes_its_folder_also_when_a_scan_fails(tmp_path: Path, monke
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     calls = []
 
-    def scan_then_fail(_spark, _inputs, out, **kwargs):
+    def scan_then_fail(_spark, _inputs, out, *_args, **_kwargs):
         calls.append(out)
         Path(out).mkdir()
         (Path(out) / "batches").mkdir()
