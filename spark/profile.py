@@ -51,7 +51,9 @@ class ScanProfile:
         finally:
             entry["seconds"] = round(time.perf_counter() - started, 3)
             entry.update(self._jobs_of(group))
-            self._context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # later jobs: no step
+            # later jobs of this thread: no step, and no step's name (setJobGroup set both)
+            self._context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            self._context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
 
     def _jobs_of(self, group: str) -> dict[str, int]:
         tracker = self._context.statusTracker()
