@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any, Generic, TypeVar
@@ -39,6 +38,7 @@ from kforensics.spark.dump_input import with_txnindex_unknown, without_file_chec
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
+from kforensics.spark.session import job_threads
 
 T = TypeVar("T")
 
@@ -396,7 +396,7 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
 
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
         # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once.
-        with ThreadPoolExecutor(max_workers=FINDINGS_THREADS) as pool:
+        with job_threads(tables["batches"].sparkSession, FINDINGS_THREADS) as pool:
             found = list(pool.map(run, [check for check in CHECKS if check.applies(a)]))
         return reduce(DataFrame.unionByName, found)
 

@@ -20,7 +20,6 @@ import threading
 import time
 import zipfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -31,7 +30,7 @@ from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.analysis import analyze
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import ReadersParam, read_tables
-from kforensics.spark.session import apply_settings, scan_settings
+from kforensics.spark.session import apply_settings, job_threads, scan_settings
 
 OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 
@@ -146,7 +145,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         # The parse pass: the first write fills the parse pass's cache, the other input tables are small jobs
         # whose scheduling latency dominates, so they run side by side (Spark schedules jobs from several threads).
         write("batches", inputs_out["batches"])
-        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        with job_threads(spark, WRITE_THREADS) as pool:
             list(pool.map(lambda name: write(name, inputs_out[name]),
                           [name for name in READ_BACK if name != "batches"]))
         read_back = {READ_BACK[name]: spark.read.parquet(f"{root}/{name}") for name in READ_BACK}
@@ -155,7 +154,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
             kept = {name: tables[name].localCheckpoint(eager=True) for name in tables if name not in READ_BACK.values()}
         spark.catalog.clearCache()  # the parse pass's rows: everything the analysis needs is in OUT or kept now
         results = analyze({**kept, **read_back}, options, facts=facts, profile=profile)
-        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+        with job_threads(spark, WRITE_THREADS) as pool:
             # findings first: it needs most intermediates and is the longest write
             futures = [pool.submit(write, name, results[name])
                        for name in sorted(results, key=lambda n: (n != "findings", OUTPUT_TABLES.index(n)))]

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
@@ -140,3 +143,25 @@ def apply_settings(spark: SparkSession, settings: dict[str, str]) -> Callable[[]
                 spark.conf.set(key, value)
 
     return restore
+
+
+@contextmanager
+def job_threads(spark: SparkSession, workers: int) -> Iterator[ThreadPoolExecutor]:
+    """Threads that run Spark jobs side by side. An exception in the caller (Ctrl-C, SIGTERM, a failed job)
+    cancels the work not started and the jobs still running, and returns once the workers are done: an
+    interrupted scan ends in seconds, not when its last write would have finished."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        # The caller's cleanup (clearCache) must not run beside a job still building a cached relation: Spark
+        # deadlocks on the CacheManager's lock. So cancel until every worker is done, including a job a worker
+        # starts after the first cancel.
+        waiter = threading.Thread(target=pool.shutdown, daemon=True)
+        waiter.start()
+        while waiter.is_alive():
+            spark.sparkContext.cancelAllJobs()
+            waiter.join(0.5)
+        raise
+    pool.shutdown(wait=True)
