@@ -30,11 +30,24 @@ import pyarrow as pa
 
 from kforensics import __version__
 
-FORMATS = ("jsonl", "parquet", "kcat")
+FORMATS = ("jsonl", "parquet", "kcat", "console-producer")
 ISOLATIONS = ("read_uncommitted", "read_committed")
 ROW_GROUP_ROWS = 64 * 1024  # rows per Parquet row group (and per Arrow batch of the Spark path)
 #: kcat -P delimiters: ASCII unit separator between key and value, record separator between records.
 KCAT_KEY_DELIMITER, KCAT_RECORD_DELIMITER = b"\x1f", b"\x1e"
+#: kafka-console-producer's line format (its LineMessageReader; null.marker needs Kafka 3.2+, KIP-810): headers,
+#: key and value of a record on one line, separated by ASCII control characters, with a marker for null.
+CONSOLE_PRODUCER_PROPERTIES = {
+    "parse.headers": "true", "parse.key": "true",
+    "headers.delimiter": "\x1d",  # headers | key
+    "headers.separator": "\x1e",  # between headers (a regex in Kafka: a control character is itself)
+    "headers.key.separator": "\x1c",  # a header's key | its value
+    "key.separator": "\x1f",  # key | value
+    "null.marker": "\x1a",  # a null key, value or header value; also "no headers"
+}
+#: What no field of a console-producer line may hold: the separators, the null marker, and line ends (Java's
+#: readLine ends a line at \n, \r or \r\n).
+CONSOLE_PRODUCER_RESERVED = frozenset("\x1a\x1c\x1d\x1e\x1f\n\r")
 #: The sidecar that marks a file (or, `_kforensics-export.json` inside it, a folder) as an export of ours.
 SIDECAR_SUFFIX = ".kforensics-export.json"
 FOLDER_MARKER = "_kforensics-export.json"
@@ -235,6 +248,48 @@ def parse_kcat(data: bytes) -> list[tuple[bytes | None, bytes | None]]:
     return out
 
 
+def console_producer_command(topic: str, path: str) -> str:
+    """The command that re-produces a `--format console-producer` file (bash: $'\\xNN' quotes a control
+    character)."""
+    props = " ".join(f"--property {name}={value if value == 'true' else repr_bash(value)}"
+                     for name, value in CONSOLE_PRODUCER_PROPERTIES.items())
+    return f"kafka-console-producer.sh --bootstrap-server BROKER:9092 --topic {topic} {props} < {path}"
+
+
+def repr_bash(text: str) -> str:
+    return "$'" + "".join(f"\\x{ord(c):02x}" for c in text) + "'"
+
+
+def console_producer_line(key: bytes | None, value: bytes | None,
+                          headers: list[dict[str, Any]]) -> tuple[bytes | None, str]:
+    """The line (with its newline) kafka-console-producer reads back as this record, or None and why not."""
+    null = CONSOLE_PRODUCER_PROPERTIES["null.marker"]
+
+    def field(what: str, data: bytes | str | None) -> str:
+        if data is None:
+            return null
+        try:
+            text = data if isinstance(data, str) else data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"its {what} is not UTF-8 text") from None
+        if not CONSOLE_PRODUCER_RESERVED.isdisjoint(text):
+            raise ValueError(f"its {what} holds a line end or a separator (\\x1a, \\x1c-\\x1f)")
+        return text
+
+    try:
+        if headers:
+            header_field = CONSOLE_PRODUCER_PROPERTIES["headers.separator"].join(
+                field("header key", h["key"]) + CONSOLE_PRODUCER_PROPERTIES["headers.key.separator"]
+                + field("header value", h["value"]) for h in headers)
+        else:
+            header_field = null
+        line = (header_field + CONSOLE_PRODUCER_PROPERTIES["headers.delimiter"] + field("key", key)
+                + CONSOLE_PRODUCER_PROPERTIES["key.separator"] + field("value", value) + "\n")
+    except ValueError as exc:
+        return None, str(exc)
+    return line.encode("utf-8"), ""
+
+
 class Writer:
     """Writes rows to a temporary file next to PATH; `commit()` renames it to PATH (and writes the sidecar)."""
 
@@ -243,7 +298,7 @@ class Writer:
         self.tmp = os.path.join(os.path.dirname(os.path.abspath(path)) or ".",
                                 f".{os.path.basename(path)}.kforensics-tmp-{os.getpid()}")
         self.rows = 0
-        self.unframeable: list[int] = []  # kcat: offsets whose key or value holds a delimiter
+        self.unframeable: list[tuple[int, str]] = []  # kcat, console-producer: (offset, why) not framed
         self.headers_dropped = 0  # kcat: records whose headers kcat -P cannot carry
         self.empty_to_null = 0  # kcat: records with an empty (not null) key or value, produced as null by -Z
         self._buffer: list[dict[str, Any]] = []
@@ -258,12 +313,19 @@ class Writer:
             key, value = row["key"], row["value"]
             if (key is not None and (KCAT_KEY_DELIMITER in key or KCAT_RECORD_DELIMITER in key)) or (
                     value is not None and KCAT_RECORD_DELIMITER in value):
-                self.unframeable.append(row["offset"])
+                self.unframeable.append((row["offset"], "its key or value holds a kcat delimiter (\\x1f/\\x1e)"))
                 self.rows -= 1
                 return
             self.headers_dropped += bool(row["headers"])
             self.empty_to_null += key == b"" or value == b""
             self._file.write((key or b"") + KCAT_KEY_DELIMITER + (value or b"") + KCAT_RECORD_DELIMITER)
+        elif self.fmt == "console-producer":
+            line, why = console_producer_line(row["key"], row["value"], row["headers"])
+            if line is None:
+                self.unframeable.append((row["offset"], why))
+                self.rows -= 1
+                return
+            self._file.write(line)
         else:
             self._buffer.append(row)
             if len(self._buffer) >= ROW_GROUP_ROWS:

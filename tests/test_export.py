@@ -18,7 +18,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from kforensics.cli import main
-from kforensics.export import decode_jsonl_bytes, parse_kcat
+from kforensics.export import CONSOLE_PRODUCER_PROPERTIES, decode_jsonl_bytes, parse_kcat
 
 EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
 _spec = importlib.util.spec_from_file_location("sample_generate", SAMPLE_LOGS / "generate.py")
@@ -175,6 +175,84 @@ def test_kcat_file_gives_back_the_keys_and_values_and_says_what_kcat_cannot_carr
     code, output = _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "legacy", "--partition", "0", "--format",
                             "kcat", "--out", str(tmp_path / "legacy.kcat")])
     assert code == 0, output
+
+
+def _line_message_reader(data: bytes) -> list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
+    """The records kafka-console-producer makes of a file with CONSOLE_PRODUCER_PROPERTIES, following its
+    LineMessageReader (Kafka 3.2 to 4.1) step by step: Java's readLine (a line ends at \\n, \\r or \\r\\n), the
+    first headers delimiter, then the first key separator after it (missing: an error, as without ignore.error),
+    the null marker for a whole field, headers split by a regex (Pattern.split drops trailing empty strings)."""
+    import re
+
+    p = CONSOLE_PRODUCER_PROPERTIES
+    null = p["null.marker"]
+    records = []
+    for number, line in enumerate(re.split(r"\r\n|\r|\n", data.decode("utf-8"))[:-1], 1):
+        end_of_headers = line.index(p["headers.delimiter"])  # ValueError: "No headers delimiter found"
+        headers_text = line[:end_of_headers]
+        start = end_of_headers + len(p["headers.delimiter"])
+        end_of_key = line.index(p["key.separator"], start)
+        key, value = line[start:end_of_key], line[end_of_key + len(p["key.separator"]):]
+        headers = []
+        if headers_text != null:
+            pairs = re.split(p["headers.separator"], headers_text)
+            while pairs and pairs[-1] == "":
+                pairs.pop()
+            for pair in pairs:
+                i = pair.index(p["headers.key.separator"])  # "No header key separator found", line `number`
+                name, header_value = pair[:i], pair[i + len(p["headers.key.separator"]):]
+                assert name != null, f"line {number}: a header key equal to the null marker is refused"
+                headers.append((name, None if header_value == null else header_value.encode("utf-8")))
+        records.append((None if key == null else key.encode("utf-8"),
+                        None if value == null else value.encode("utf-8"), headers))
+    return records
+
+
+def _produce(records: list[tuple[bytes | None, bytes | None, list]], path: Path) -> None:
+    """A producer's batch of `records` (kafka-python's writer) as the segment at `path`."""
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 30)
+    for i, (key, value, headers) in enumerate(records):
+        builder.append(i, timestamp=1_700_000_000_000 + i, key=key, value=value, headers=headers)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(builder.build()))
+
+
+def test_console_producer_file_re_produces_keys_values_and_headers(tmp_path: Path) -> None:
+    """orders-0 exported for kafka-console-producer, read back as its LineMessageReader does and produced into a
+    fresh segment: the fresh segment's records have the original keys, values and headers."""
+    out = tmp_path / "orders.txt"
+    code, output = _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "orders", "--partition", "0", "--format",
+                            "console-producer", "--out", str(out)])
+    assert code == 0, output
+    assert "--property parse.headers=true" in output and "--property null.marker=$'\\x1a'" in output
+    expected = [(k, v, h) for _, _, k, v, h in _oracle(SAMPLE_LOGS / "broker-1" / "orders-0")]
+    read_back = _line_message_reader(out.read_bytes())
+    assert read_back == expected and any(h for *_, h in expected) and any(k is None for k, *_ in expected)
+    _produce(read_back, tmp_path / "fresh" / "orders-0" / f"{0:020d}.log")
+    again = tmp_path / "again.jsonl"
+    assert _export([str(tmp_path / "fresh"), "--topic", "orders", "--partition", "0", "--out", str(again)])[0] == 0
+    assert [(k, v, h) for _, _, k, v, h in _jsonl_rows(again)] == expected
+
+
+def test_console_producer_file_keeps_null_apart_from_empty_and_leaves_out_what_it_cannot_frame(
+        tmp_path: Path) -> None:
+    framable = [
+        (None, b"tombstone-key-null", []), (b"", b"", []), (b"k", None, []),
+        (b"k", b"v", [("h", None), ("empty", b""), ("", b"nameless"), ("h", b"twice")]),
+        ("caf\u00e9".encode(), "\u2603 with: colons, commas\tand tabs".encode(), [("k:v", b"a,b")]),
+    ]
+    unframable = [(b"k", b"\xff\xfe not utf-8", []), (b"k", b"two\nlines", []), (b"k\r", b"v", []),
+                  (b"k", b"v", [("h", b"\x1f")]), (b"\x1a", b"the null marker itself", [])]
+    _produce(framable + unframable, tmp_path / "logs" / "t-0" / f"{0:020d}.log")
+    out = tmp_path / "t.txt"
+    code, output = _export([str(tmp_path / "logs"), "--topic", "t", "--partition", "0", "--format",
+                            "console-producer", "--out", str(out)])
+    assert code == 1
+    assert _line_message_reader(out.read_bytes()) == framable
+    left_out = [line for line in output.splitlines() if line.startswith("left out: offset ")]
+    assert [int(line.split()[3].rstrip(":")) for line in left_out] == [5, 6, 7, 8, 9]
+    assert "not UTF-8" in left_out[0] and "line end" in left_out[1]
 
 
 def test_never_overwrites_what_it_did_not_write_nor_writes_into_its_inputs(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from kforensics.commands import options
 @click.option("--broker", help="Only the input with this label (needed when several hold the partition).")
 @click.option("--isolation", type=click.Choice(["read_uncommitted", "read_committed"]), default="read_uncommitted",
               show_default=True, help="read_committed leaves out aborted and open transactions as a consumer does.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet", "kcat"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet", "kcat", "console-producer"]), default="jsonl", show_default=True)
 @click.option("--out", required=True, metavar="PATH", help="The file to write (a folder for a whole topic).")
 @click.option("--from-finding", metavar="OUT:N|OUT:KIND", help="Export what a finding of a scan's OUT names: its "
               "row N in the findings table (from 0), or the first finding of KIND (on --topic/--partition): "
@@ -38,14 +38,20 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
     complete; an existing PATH is replaced only when it is an earlier kforensics export.
 
     \b
-    Exit codes: 0 every selected record written, 1 some left out (a corrupt batch, or what kcat cannot
-    carry; listed on stderr), 2 usage error.
+    Formats: jsonl and parquet keep every field; kcat and console-producer write a file that re-produces
+    the records (the command is printed): kcat -P carries keys and values, kafka-console-producer (Kafka
+    3.2+) keys, values and headers as UTF-8 text.
+
+    \b
+    Exit codes: 0 every selected record written, 1 some left out (a corrupt batch, or what the kcat or
+    console-producer format cannot carry; listed on stderr), 2 usage error.
     \b
     Examples:
       kforensics export /data/kafka --topic orders --partition 0 --offsets 1200:1899 --out lost.jsonl
       kforensics export b1=/data/kafka --topic payments --partition 3 --isolation read_committed \\
           --format parquet --out payments-3.parquet
       kforensics export --from-finding ./kforensics-out:restart_would_truncate --format kcat --out save.kcat
+      kforensics export /data/kafka --topic orders --partition 0 --format console-producer --out orders.txt
       kforensics export b1=/data/k1 b2=/data/k2 --topic orders --format parquet --out orders-all/
     """
     from kforensics import export as ex
@@ -113,9 +119,8 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
         writer.abort()
         raise
     skipped = [f"{s.file}:{s.position}: {s.reason}" for s in reader.skipped]
+    skipped += [f"offset {offset}: {why}: use jsonl or parquet" for offset, why in writer.unframeable]
     if fmt == "kcat":
-        skipped += [f"offset {o}: its key or value holds a kcat delimiter (\\x1f/\\x1e): use jsonl or parquet"
-                    for o in writer.unframeable]
         if writer.headers_dropped:
             skipped.append(f"{writer.headers_dropped} records have headers, which kcat -P cannot produce per record "
                            "(use jsonl or parquet to keep them)")
@@ -125,6 +130,8 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
     _report(writer.rows, skipped, out)
     if fmt == "kcat":
         click.echo(f"re-produce with: {ex.kcat_command(topic, partition, out)}", err=True)
+    elif fmt == "console-producer":
+        click.echo(f"re-produce with: {ex.console_producer_command(topic, out)}", err=True)
     sys.exit(options.EXIT_FINDINGS if skipped else options.EXIT_OK)
 
 
