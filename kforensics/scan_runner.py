@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -108,6 +109,19 @@ def _on_server(inputs: list[tuple[str, str]], out: str, options: ScanOptions,
     return None if summary is None else scan_output.ScanSummary.from_dict(summary)
 
 
+def _stop(spark: Any) -> None:
+    """Stops the session; after an interrupt that left a job thread inside the JVM, waits at most 30 s (the JVM
+    ends with this process anyway)."""
+    from kforensics.spark.session import job_threads_running
+
+    if not job_threads_running():
+        spark.stop()
+        return
+    stopping = threading.Thread(target=spark.stop, name="kforensics-stop", daemon=True)
+    stopping.start()
+    stopping.join(30)
+
+
 def _interrupted(exc: BaseException) -> bool:
     """Whether `exc` was raised while a KeyboardInterrupt (Ctrl-C, or SIGTERM here) unwound."""
     seen: set[int] = set()
@@ -162,7 +176,7 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
         raise ScanFailed(f"the scan failed: {first_line}{where}") from exc
     finally:
         if not already_running:  # a session we did not start (tests, notebooks) is not ours to stop
-            spark.stop()
+            _stop(spark)
         if py4j_log is not None:
             root.removeHandler(py4j_log)
             py4j_log.close()

@@ -37,6 +37,7 @@ import struct
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -288,17 +289,21 @@ class Server:
         try:
             gone = threading.Event()
             context = self.spark.sparkContext
+            # the scan's jobs (its job threads take this thread's tags), cancelled by tag: cancelAllJobs would
+            # forget a job waiting on another's stage, and the scan would wait for it forever
+            tag = f"kforensics-serve-{uuid.uuid4().hex[:12]}"
+            context.addJobTag(tag)
 
             def progress(done: int, total: int) -> None:
                 if gone.is_set():
-                    context.cancelAllJobs()  # the client went away (Ctrl-C): every job the scan still starts
+                    context.cancelJobsWithTag(tag)  # the client went away (Ctrl-C): every job the scan still starts
                     return
                 try:
                     _send(conn, {"progress": [done, total]})
                 except OSError:
                     self.log("client went away: cancelling its scan")
                     gone.set()
-                    context.cancelAllJobs()
+                    context.cancelJobsWithTag(tag)
 
             inputs = [(label, path) for label, path in request["inputs"]]
             self.log(f"scan of {', '.join(f'{label}={path}' for label, path in inputs)} -> {request['out']}")
@@ -323,6 +328,8 @@ class Server:
             self.log(f"scan done in {time.monotonic() - started:.1f} s")
             _send(conn, {"summary": summary.to_dict()})
         finally:
+            with contextlib.suppress(Exception):  # a dead session has no tags left to clear
+                self.spark.sparkContext.clearJobTags()
             self.scan_lock.release()
 
 

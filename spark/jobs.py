@@ -18,6 +18,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 import zipfile
 from collections.abc import Callable
 
@@ -30,7 +31,13 @@ from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.analysis import analyze
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import ReadersParam, read_tables
-from kforensics.spark.session import apply_settings, job_threads, scan_settings
+from kforensics.spark.session import (
+    apply_settings,
+    cancel_jobs,
+    job_threads,
+    job_threads_running,
+    scan_settings,
+)
 
 OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 
@@ -127,6 +134,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
     finish = _progress_thread(spark, progress) if progress else None
     restore = apply_settings(spark, scan_settings(spark, facts.input_bytes))
     root = out.rstrip("/")
+    tag = f"kforensics-scan-{uuid.uuid4().hex[:12]}"  # this thread's jobs and its job threads', to cancel them
+    spark.sparkContext.addJobTag(tag)
     try:
         inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
@@ -166,11 +175,16 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         scan_output.complete(out, manifest)
         summary = scan_output.summarize(out)
         summary.dump_inputs = list(facts.dump_brokers)
+    except BaseException:
+        cancel_jobs(spark.sparkContext, {tag})  # the job this thread was waiting on, if an interrupt cut it short
+        raise
     finally:
+        spark.sparkContext.removeJobTag(tag)
         restore()
         if finish:
             finish()
-        spark.catalog.clearCache()  # the scan's cached tables; a long-lived session scans again from scratch
+        if not job_threads_running():  # an interrupted scan's left-behind job could hold the cache's lock
+            spark.catalog.clearCache()  # the scan's cached tables; a long-lived session scans again from scratch
         if shipped:
             shutil.rmtree(shipped, ignore_errors=True)
     summary.seconds = time.perf_counter() - started

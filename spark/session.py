@@ -5,18 +5,24 @@ Imported only by commands that run Spark (never by `dump` or `--help`).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from kforensics.spark.jvm_archive import with_archive
 
+T = TypeVar("T")
 DEFAULT_MASTER = "local[*]"
 #: JVM options of an embedded (local-mode) driver; `--conf spark.driver.extraJavaOptions=...` replaces them.
 #: C1 only and the serial GC (see `_local_defaults`); C1 alone gets a 48 MB code cache by default, which a
@@ -145,23 +151,94 @@ def apply_settings(spark: SparkSession, settings: dict[str, str]) -> Callable[[]
     return restore
 
 
+JOB_THREAD_PREFIX = "kforensics-jobs"
+#: How long an interrupted scan waits for its job threads once their jobs are cancelled.
+CANCEL_GRACE_S = 15.0
+
+
+class JobThreads:
+    """A few daemon threads that run Spark jobs side by side (`submit`, `map` as concurrent.futures has them),
+    each carrying `tags` as Spark job tags. Daemon, unlike ThreadPoolExecutor's: a thread still blocked in a
+    JVM call after its scan was interrupted never keeps the process from exiting."""
+
+    def __init__(self, context: SparkContext, workers: int, tags: set[str]) -> None:
+        self._context, self.tags = context, tags
+        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = \
+            queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._run, name=f"{JOB_THREAD_PREFIX}-{i}", daemon=True)
+                        for i in range(workers)]
+        for thread in self.threads:
+            thread.start()
+
+    def _run(self) -> None:
+        for tag in self.tags:
+            self._context.addJobTag(tag)
+        while (item := self._work.get()) is not None:
+            future, fn, args = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # noqa: BLE001  (handed to whoever waits on the future)
+                    future.set_exception(exc)
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._work.put((future, fn, args))
+        return future
+
+    def map(self, fn: Callable[[Any], T], items: Iterable[Any]) -> list[T]:
+        return [future.result() for future in [self.submit(fn, item) for item in items]]
+
+    def shutdown(self, *, cancel: bool = False) -> None:
+        """No more work; with `cancel`, work not started is cancelled."""
+        if cancel:
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    item = self._work.get_nowait()
+                    if item is not None:
+                        item[0].cancel()
+        for _ in self.threads:
+            self._work.put(None)
+
+    def alive(self) -> bool:
+        return any(thread.is_alive() for thread in self.threads)
+
+
+def cancel_jobs(context: SparkContext, tags: set[str]) -> None:
+    """Cancels the jobs tagged `tags`, waiting ones included. Never SparkContext.cancelAllJobs beside jobs of
+    other threads: it cancels only jobs with a running stage and forgets the others, whose callers then wait
+    forever (DAGScheduler.doCancelAllJobs)."""
+    for tag in tags:
+        context.cancelJobsWithTag(tag)
+
+
+def job_threads_running() -> bool:
+    """Whether a job thread of an interrupted scan is still inside the JVM (then clearing the cache or stopping
+    the session could wait on a lock it holds)."""
+    return any(t.name.startswith(JOB_THREAD_PREFIX) and t.is_alive() for t in threading.enumerate())
+
+
 @contextmanager
-def job_threads(spark: SparkSession, workers: int) -> Iterator[ThreadPoolExecutor]:
-    """Threads that run Spark jobs side by side. An exception in the caller (Ctrl-C, SIGTERM, a failed job)
-    cancels the work not started and the jobs still running, and returns once the workers are done: an
-    interrupted scan ends in seconds, not when its last write would have finished."""
-    pool = ThreadPoolExecutor(max_workers=workers)
+def job_threads(spark: SparkSession, workers: int) -> Iterator[JobThreads]:
+    """Threads that run Spark jobs side by side, tagged as the calling thread's jobs are (or with a tag of their
+    own). An exception in the caller (Ctrl-C, SIGTERM, a failed job) cancels the work not started and the
+    tagged jobs, and waits for the workers at most CANCEL_GRACE_S: an interrupted scan ends in seconds, not
+    when its last write would have finished."""
+    context = spark.sparkContext
+    pool = JobThreads(context, workers, set(context.getJobTags()) or {f"kforensics-{uuid.uuid4().hex[:12]}"})
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(cancel=True)
         # The caller's cleanup (clearCache) must not run beside a job still building a cached relation: Spark
         # deadlocks on the CacheManager's lock. So cancel until every worker is done, including a job a worker
-        # starts after the first cancel.
-        waiter = threading.Thread(target=pool.shutdown, daemon=True)
-        waiter.start()
-        while waiter.is_alive():
-            spark.sparkContext.cancelAllJobs()
-            waiter.join(0.5)
+        # starts after the first cancel; a worker that still hangs in the JVM after that is left behind.
+        deadline = time.monotonic() + CANCEL_GRACE_S
+        while pool.alive() and time.monotonic() < deadline:
+            cancel_jobs(context, pool.tags)
+            for thread in pool.threads:
+                thread.join(0.2)
         raise
-    pool.shutdown(wait=True)
+    pool.shutdown()
+    for thread in pool.threads:
+        thread.join()
