@@ -292,7 +292,6 @@ class Server:
             # the scan's jobs (its job threads take this thread's tags), cancelled by tag: cancelAllJobs would
             # forget a job waiting on another's stage, and the scan would wait for it forever
             tag = f"kforensics-serve-{uuid.uuid4().hex[:12]}"
-            context.addJobTag(tag)
 
             def progress(done: int, total: int) -> None:
                 if gone.is_set():
@@ -309,6 +308,7 @@ class Server:
             self.log(f"scan of {', '.join(f'{label}={path}' for label, path in inputs)} -> {request['out']}")
             started = time.monotonic()
             try:
+                context.addJobTag(tag)  # in here: a dead session fails the scan with its message
                 options = ScanOptions.from_dict(request)
                 summary = run_scan(self.spark, inputs, request["out"], options, progress=progress)
             except (FileNotFoundError, OutputError, ValueError, TypeError) as exc:
