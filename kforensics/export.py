@@ -47,7 +47,8 @@ CONSOLE_PRODUCER_PROPERTIES = {
 }
 #: What no field of a console-producer line may hold: the separators, the null marker, and line ends (Java's
 #: readLine ends a line at \n, \r or \r\n).
-CONSOLE_PRODUCER_RESERVED = frozenset("\x1a\x1c\x1d\x1e\x1f\n\r")
+CONSOLE_PRODUCER_RESERVED = frozenset(
+    "".join(v for k, v in CONSOLE_PRODUCER_PROPERTIES.items() if not k.startswith("parse.")) + "\n\r")
 #: The sidecar that marks a file (or, `_kforensics-export.json` inside it, a folder) as an export of ours.
 SIDECAR_SUFFIX = ".kforensics-export.json"
 FOLDER_MARKER = "_kforensics-export.json"
@@ -248,15 +249,25 @@ def parse_kcat(data: bytes) -> list[tuple[bytes | None, bytes | None]]:
     return out
 
 
+def kcat_frame(key: bytes | None, value: bytes | None, _headers: list[dict[str, Any]]) -> tuple[bytes | None, str]:
+    """The bytes `kcat -P -K '\\x1f' -D '\\x1e' -Z` reads back as this record's key and value, or None and why
+    not."""
+    if (key is not None and (KCAT_KEY_DELIMITER in key or KCAT_RECORD_DELIMITER in key)) or (
+            value is not None and KCAT_RECORD_DELIMITER in value):
+        return None, "its key or value holds a kcat delimiter (\\x1f/\\x1e)"
+    return (key or b"") + KCAT_KEY_DELIMITER + (value or b"") + KCAT_RECORD_DELIMITER, ""
+
+
 def console_producer_command(topic: str, path: str) -> str:
     """The command that re-produces a `--format console-producer` file (bash: $'\\xNN' quotes a control
     character)."""
-    props = " ".join(f"--property {name}={value if value == 'true' else repr_bash(value)}"
+    props = " ".join(f"--property {name}={value if value == 'true' else _bash_quoted(value)}"
                      for name, value in CONSOLE_PRODUCER_PROPERTIES.items())
     return f"kafka-console-producer.sh --bootstrap-server BROKER:9092 --topic {topic} {props} < {path}"
 
 
-def repr_bash(text: str) -> str:
+def _bash_quoted(text: str) -> str:
+    """`text` as bash's $'...' with every character as \\xNN."""
     return "$'" + "".join(f"\\x{ord(c):02x}" for c in text) + "'"
 
 
@@ -309,23 +320,17 @@ class Writer:
         self.rows += 1
         if self.fmt == "jsonl":
             self._file.write(json.dumps(jsonl_record(row), ensure_ascii=False).encode("utf-8") + b"\n")
-        elif self.fmt == "kcat":
-            key, value = row["key"], row["value"]
-            if (key is not None and (KCAT_KEY_DELIMITER in key or KCAT_RECORD_DELIMITER in key)) or (
-                    value is not None and KCAT_RECORD_DELIMITER in value):
-                self.unframeable.append((row["offset"], "its key or value holds a kcat delimiter (\\x1f/\\x1e)"))
-                self.rows -= 1
-                return
-            self.headers_dropped += bool(row["headers"])
-            self.empty_to_null += key == b"" or value == b""
-            self._file.write((key or b"") + KCAT_KEY_DELIMITER + (value or b"") + KCAT_RECORD_DELIMITER)
-        elif self.fmt == "console-producer":
-            line, why = console_producer_line(row["key"], row["value"], row["headers"])
-            if line is None:
+        elif self.fmt in ("kcat", "console-producer"):
+            frame = kcat_frame if self.fmt == "kcat" else console_producer_line
+            framed, why = frame(row["key"], row["value"], row["headers"])
+            if framed is None:
                 self.unframeable.append((row["offset"], why))
                 self.rows -= 1
                 return
-            self._file.write(line)
+            if self.fmt == "kcat":
+                self.headers_dropped += bool(row["headers"])
+                self.empty_to_null += row["key"] == b"" or row["value"] == b""
+            self._file.write(framed)
         else:
             self._buffer.append(row)
             if len(self._buffer) >= ROW_GROUP_ROWS:

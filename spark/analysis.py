@@ -397,7 +397,7 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
         # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once.
         with job_threads(tables["batches"].sparkSession, FINDINGS_THREADS) as pool:
-            found = list(pool.map(run, [check for check in CHECKS if check.applies(a)]))
+            found = pool.map(run, [check for check in CHECKS if check.applies(a)])
         return reduce(DataFrame.unionByName, found)
 
     return {**{name: (lambda build=build: build(a)) for name, build in TABLES.items()}, "findings": findings}

@@ -155,8 +155,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         # whose scheduling latency dominates, so they run side by side (Spark schedules jobs from several threads).
         write("batches", inputs_out["batches"])
         with job_threads(spark, WRITE_THREADS) as pool:
-            list(pool.map(lambda name: write(name, inputs_out[name]),
-                          [name for name in READ_BACK if name != "batches"]))
+            pool.map(lambda name: write(name, inputs_out[name]), [name for name in READ_BACK if name != "batches"])
         read_back = {READ_BACK[name]: spark.read.parquet(f"{root}/{name}") for name in READ_BACK}
         with profile.step("parse pass kept", "kforensics scan: parse pass"):
             # the parse pass's tables that are no output table: small, computed once from the cache, lineage cut

@@ -21,7 +21,8 @@ from kforensics.commands import options
 @click.option("--broker", help="Only the input with this label (needed when several hold the partition).")
 @click.option("--isolation", type=click.Choice(["read_uncommitted", "read_committed"]), default="read_uncommitted",
               show_default=True, help="read_committed leaves out aborted and open transactions as a consumer does.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet", "kcat", "console-producer"]), default="jsonl", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet", "kcat", "console-producer"]), default="jsonl",
+              show_default=True)
 @click.option("--out", required=True, metavar="PATH", help="The file to write (a folder for a whole topic).")
 @click.option("--from-finding", metavar="OUT:N|OUT:KIND", help="Export what a finding of a scan's OUT names: its "
               "row N in the findings table (from 0), or the first finding of KIND (on --topic/--partition): "
