@@ -33,6 +33,7 @@ from kforensics.spark import (
     restart,
     transactions,
 )
+from kforensics.spark import schemas as S
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
@@ -285,6 +286,14 @@ def _stray_partitions(a: Analysis) -> DataFrame:
     return control_plane.stray_partitions(dirs, a.state, a.topics, a.reference)
 
 
+def _has_transaction_state(a: Analysis) -> bool:
+    return a.facts.has_transaction_state
+
+
+def _has_consumer_offsets(a: Analysis) -> bool:
+    return a.facts.has_consumer_offsets
+
+
 def _kraft(a: Analysis) -> bool:
     return a.kraft
 
@@ -325,14 +334,14 @@ CHECKS: list[Check] = [
                                                     a.tables["brokers"], a.tables["partition_topic_ids"]),
         a.reference), _kraft),
     Check("marker", lambda a: coordinator.marker_findings(coordinator.marker_checks(a.ctx, a.clustered, a.ends_r)),
-          lambda a: a.facts.has_transaction_state),
+          _has_transaction_state),
     Check("unknown_producer", lambda a: coordinator.unknown_producers(a.clustered, a.log,
                                                                       a.options.transaction_state_partitions),
-          lambda a: a.facts.has_transaction_state),
+          _has_transaction_state),
     Check("epoch_fenced_write", lambda a: coordinator.epoch_fenced_writes(a.clustered, a.log, a.txn_ids),
-          lambda a: a.facts.has_transaction_state),
+          _has_transaction_state),
     Check("committed_offset", lambda a: consumer_offsets.committed_offset_findings(a.offsets),
-          lambda a: a.facts.has_consumer_offsets),
+          _has_consumer_offsets),
     Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"]),
           lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
@@ -347,27 +356,38 @@ CHECKS: list[Check] = [
     Check("remote_overlap", lambda a: remote_storage.remote_overlaps(a.pairs), _has_remote),
 ]
 
+@dataclass(frozen=True)
+class Table:
+    """A facts table: `build` returns its rows, with the columns `schemas.OUTPUT_TABLES` declares for it; `applies`
+    says from the listing whether its input can have any row (if not, the table is an empty frame of its declared
+    schema and its transform is not even planned)."""
+
+    build: Callable[[Analysis], DataFrame]
+    applies: Callable[[Analysis], bool] = lambda _a: True
+
+
 #: Every facts table of a scan (the findings table is the union of CHECKS): name in OUT -> how it is built.
-TABLES: dict[str, Callable[[Analysis], DataFrame]] = {
-    "producers": lambda a: producers.producers_table(a.data),
-    "transactions": lambda a: replicas.with_cluster_id(a.txns.drop("txn_index"), a.tables["brokers"])
-    .join(a.txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id"),
-    "replicas": lambda a: replicas.replicas_table(a.ends_r, a.div).withColumn("dir_state", F.lit("live"))
-    .unionByName(replicas.special_dir_replicas(a.every_dir["segments"], a.tables["brokers"])),
-    "leader_epoch_lineage": lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"]),
-    "coordinator_transactions": lambda a: a.ctx.drop("txn_seq"),
-    "consumer_offsets": lambda a: a.offsets,
-    "lso": lambda a: transactions.lso_table(a.txns, a.ends),
-    "lso_changes": lambda a: transactions.lso_changes(a.sweep),
-    "aborted_ranges": lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers),
-    "remote_segments": lambda a: a.remote,
-    "remote_partition_deletes": lambda a: remote_storage.remote_partition_deletes_table(a.tables["remote_log_events"]),
-    "partition_history": lambda a: a.history,
-    "broker_history": lambda a: a.broker_events,
-    "topics": lambda a: a.topics,
-    "features": lambda a: control_plane.features_table(a.applied),
-    "restart_prediction": lambda a: restart.restart_prediction_table(a.predicted, a.every_dir["segments"],
-                                                                     a.tables["log_dirs"]),
+TABLES: dict[str, Table] = {
+    "producers": Table(lambda a: producers.producers_table(a.data)),
+    "transactions": Table(lambda a: replicas.with_cluster_id(a.txns.drop("txn_index"), a.tables["brokers"])
+                          .join(a.txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id")),
+    "replicas": Table(lambda a: replicas.replicas_table(a.ends_r, a.div).withColumn("dir_state", F.lit("live"))
+                      .unionByName(replicas.special_dir_replicas(a.every_dir["segments"], a.tables["brokers"]))),
+    "leader_epoch_lineage": Table(lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"])),
+    "coordinator_transactions": Table(lambda a: a.ctx.drop("txn_seq"), _has_transaction_state),
+    "consumer_offsets": Table(lambda a: a.offsets, _has_consumer_offsets),
+    "lso": Table(lambda a: transactions.lso_table(a.txns, a.ends)),
+    "lso_changes": Table(lambda a: transactions.lso_changes(a.sweep)),
+    "aborted_ranges": Table(lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers)),
+    "remote_segments": Table(lambda a: a.remote, _has_remote),
+    "remote_partition_deletes": Table(
+        lambda a: remote_storage.remote_partition_deletes_table(a.tables["remote_log_events"]), _has_remote),
+    "partition_history": Table(lambda a: a.history, _kraft),
+    "broker_history": Table(lambda a: a.broker_events, _kraft),
+    "topics": Table(lambda a: a.topics, _kraft),
+    "features": Table(lambda a: control_plane.features_table(a.applied), _kraft),
+    "restart_prediction": Table(lambda a: restart.restart_prediction_table(a.predicted, a.every_dir["segments"],
+                                                                           a.tables["log_dirs"])),
 }
 
 
@@ -400,4 +420,12 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
             found = pool.map(run, [check for check in CHECKS if check.applies(a)])
         return reduce(DataFrame.unionByName, found)
 
-    return {**{name: (lambda build=build: build(a)) for name, build in TABLES.items()}, "findings": findings}
+    spark = tables["batches"].sparkSession
+
+    def table(name: str) -> DataFrame:
+        built = TABLES[name]
+        if built.applies(a):
+            return built.build(a)
+        return S.frame(spark, S.OUTPUT_TABLES[name], [])
+
+    return {**{name: (lambda name=name: table(name)) for name in TABLES}, "findings": findings}

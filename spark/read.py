@@ -27,6 +27,7 @@ from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
 from kforensics.spark.executor_files import FLUSH_ROWS, local_file, local_path
+from kforensics.spark.session import is_small
 from kforensics.spark.executor_files import Rows as _Rows
 from kforensics.spark.executor_files import finding_row as _finding_row
 from kforensics.spark.executor_files import relocated as _relocated
@@ -176,6 +177,18 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
                         yield from out.add(_finding_row(task, f))
             yield from out.add(segment)
     yield from out.flush()
+
+
+def import_readers(_: Iterator[Any]) -> Iterator[Any]:
+    """A Python worker's imports of the parse pass: the readers and the Arrow and pandas modules PySpark's Arrow
+    runner loads (`jobs.warm_python_workers`); yields nothing."""
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    from kforensics.parsers import internal_topics, record_batch  # noqa: F401
+    from kforensics.spark import control_plane, remote_storage  # noqa: F401
+
+    return iter(())
 
 
 def record_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -484,13 +497,16 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     that parsed segments ran."""
     dirs: list[dict[str, Any]] = []
     tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
-    parallelism = max(2, spark.sparkContext.defaultParallelism)
+    facts = input_facts(tasks)
+    # A small input is parsed in a few tasks: each costs a Python worker's round trip and a task binary, more
+    # than its segments' parsing
+    parallelism = 1 if is_small(facts.input_bytes) else max(2, spark.sparkContext.defaultParallelism)
     # A Python RDD, not a local relation from Arrow: the optimizer carries a local relation's few-KB size estimate
     # to the tables parsed from it and then broadcasts them (a full scan of 2 GB ran the driver out of memory).
     task_df = S.frame(spark, S.TASKS, tasks)
     segments = with_dir_state(task_df.filter(F.col("task_kind") == "segment"), "path")
     n_segments = max(1, sum(1 for t in tasks if t["task_kind"] == "segment"))
-    segments = segments.repartition(min(n_segments, parallelism * 4))
+    segments = segments.repartition(min(n_segments, 2 if parallelism == 1 else parallelism * 4))
     seg_rows = segments.mapInArrow(functools.partial(segment_rows, check_records=not headers_only, readers=readers),
                                    S.ddl(S.SEGMENT_ROWS))
     n_dumps = sum(1 for t in tasks if t["task_kind"] == "dump_text")
@@ -526,7 +542,6 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     }
     # Coordinator records and offset commits are decoded in every mode: they are small and the cluster-wide
     # checks need them.
-    facts = input_facts(tasks)
     internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log")
                                 & (F.col("dir_state") == "live"))
                 .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)))

@@ -32,6 +32,14 @@ LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCode
                       "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
 
 
+#: Settings of the Python side of any session kforensics starts (embedded, on a cluster, spark-submit).
+PYTHON_CLIENT_SETTINGS = {
+    # PySpark 4 records the Python call site of every Column function in the JVM (for error messages that point
+    # at the transform's line): 15 py4j round trips for one F.col instead of 4, ~1.5 ms each time on 2 cores.
+    # The analyses build ~3,000 columns per scan; their errors name the check that failed instead.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
+}
+
 LOCAL_SHUFFLE_PARTITIONS = str(4 * (os.cpu_count() or 2))
 
 
@@ -77,6 +85,7 @@ def build_session(master: str | None = None, app_name: str = "kforensics", *, lo
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
+        **PYTHON_CLIENT_SETTINGS,
     }
     if resolved_master.startswith("local"):
         settings.update(_local_defaults())
@@ -112,21 +121,44 @@ def _start_jvm_logging_to(log_file: str, settings: dict[str, str]) -> None:
 SMALL_INPUT_BYTES = 64 << 20
 
 #: SQL properties of a small scan (each settable per query; a property the operator passes with --conf wins).
+#: Measured on the two sample brokers in a warm session (JFR samples of the driver JVM, which does all the work of
+#: a small scan): most of its CPU went to deserializing task binaries, to analysis, to explaining plans for the
+#: listener bus and to closure cleaning, not to rows.
 SMALL_INPUT_SETTINGS = {
-    # a few MB at most per shuffle: one task per core, instead of 4 per core (local) or 200 (cluster default)
-    "spark.sql.shuffle.partitions": "2",
+    # A few MB at most per shuffle: one task per stage. Every task deserializes its stage's plan (~10 ms each
+    # here); the other core runs the other threads' jobs meanwhile.
+    "spark.sql.shuffle.partitions": "1",
+    # Small Parquet tables are read as one task, not one per file (each file costs openCostInBytes otherwise).
+    "spark.sql.files.maxPartitionNum": "1",
     # Adaptive execution runs every shuffle of a query as a job of its own and plans the rest of the query again
     # after each: on a small input that re-planning is the scan's biggest cost, and there is nothing to adapt
     "spark.sql.adaptive.enabled": "false",
-    # Janino compiling whole-stage code costs more than the interpreted operators spend on a few thousand rows
+    # Janino compiling whole-stage code costs more than the interpreted operators spend on a few thousand rows;
+    # the projections and orderings outside whole-stage code are interpreted too (no Janino at all)
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    # Runtime bloom filters add a subquery job per join, and their 1 MiB bit arrays travel in every task binary
+    # of the stages that use them (4-14 MiB task binaries for this 168 KB input)
+    "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
+    # No broadcast joins: broadcasting a side that is not a local relation is a job of its own, started while the
+    # query is planned; a sort-merge join's shuffles are stages of the query's one job (-2 s of 13 s, warm)
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    # Every query posts its physical plan as text for the SQL UI (off in an embedded session): the plain tree,
+    # cut short, instead of the formatted explain of every operator
+    "spark.sql.ui.explainMode": "simple",
+    "spark.sql.maxPlanStringLength": "4096",
 }
+
+
+def is_small(input_bytes: int | None) -> bool:
+    """Whether a scan of this many input bytes is small (None: unknown, e.g. remote files: not small)."""
+    return input_bytes is not None and input_bytes <= SMALL_INPUT_BYTES
 
 
 def scan_settings(spark: SparkSession, input_bytes: int | None) -> dict[str, str]:
     """The SQL properties one scan runs with, chosen from its input's size (None: unknown, e.g. remote files,
     which keeps the session's settings). A property set on the session's SparkConf (--conf) is left alone."""
-    if input_bytes is None or input_bytes > SMALL_INPUT_BYTES:
+    if not is_small(input_bytes):
         return {}
     given = dict(spark.sparkContext.getConf().getAll())
     ours = {"spark.sql.shuffle.partitions": LOCAL_SHUFFLE_PARTITIONS}  # `_local_defaults`, not the operator's

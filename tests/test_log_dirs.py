@@ -218,8 +218,15 @@ def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
                              has_remote_log_metadata=True, has_future_replicas=True, has_cluster_metadata=True)
     outputs = analyze(tables, ScanOptions(resend_min_records=3, resend_tail=100, resend_window_ms=0),
                       facts=every_check)
+    declared = {name: [(f.name, f.dataType.simpleString()) for f in S.frame(spark, schema, []).schema]
+                for name, schema in S.OUTPUT_TABLES.items()}
+    assert set(declared) == set(outputs) - {"findings"}
     for name, build in outputs.items():
-        assert build().count() == 0, name
+        df = build()
+        assert df.count() == 0, name
+        if name in declared:  # each transform builds the columns its table declares (written as is when it is
+            # not planned)
+            assert [(f.name, f.dataType.simpleString()) for f in df.schema] == declared[name], name
 
 
 def test_the_parse_pass_gives_the_declared_schemas(spark, sample_logs) -> None:

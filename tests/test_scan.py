@@ -154,6 +154,31 @@ def test_remote_segments_and_partition_deletes_tables(full_scan: Path) -> None:
     assert [f for f in _table(full_scan, "findings") if f["topic"] in ("views", "__remote_log_metadata")] == []
 
 
+def _canonical(rows: list[dict]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def test_a_large_scan_writes_the_same_tables_as_a_small_one(spark, full_scan: Path, tmp_path: Path,
+                                                            monkeypatch) -> None:
+    """A small input's tables are collected and written by the driver (one file each), a large one's by Spark's
+    writers with Spark's settings: the same scan through the large path gives the same rows."""
+    from kforensics.spark import session
+    from kforensics.spark.jobs import run_scan
+
+    assert [p.name for p in (full_scan / "findings").iterdir()] == ["part-00000.parquet"]
+    monkeypatch.setattr(session, "SMALL_INPUT_BYTES", -1)
+    out = tmp_path / "large"
+    run_scan(spark, INPUTS, str(out), headers_only=False)
+    assert any(p.name.startswith("part-") and p.name != "part-00000.parquet" for p in (out / "findings").iterdir())
+    manifest = json.loads((full_scan / "_kforensics.json").read_text())
+    for name in manifest["tables"]:
+        assert _canonical(_table(out, name)) == _canonical(_table(full_scan, name)), name
+    def order(out: Path) -> list[tuple]:
+        return [tuple(f[k] for k in ("broker", "topic", "partition", "offset", "kind")) for f in _table(out, "findings")]
+
+    assert order(out) == order(full_scan)  # sorted alike, nulls first
+
+
 def test_headers_only_finds_the_same_except_content(full_scan: Path, headers_scan: Path) -> None:
     def kinds(out: Path) -> set[tuple]:
         return {(f["broker"], f["topic"], f["kind"], f["offset"]) for f in _table(out, "findings")}
