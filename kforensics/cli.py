@@ -1,7 +1,8 @@
 """The `kforensics` command line: registers the commands of `kforensics.commands`; nothing more.
 
-Start-up matters: this module imports neither pyspark nor the parsers at import time. Each command
-imports what it needs when it runs, so `kforensics --help` and `kforensics dump` never load Spark.
+Start-up matters: this module imports neither pyspark nor pyarrow at import time (only the light parts of the
+parsers that the options name: the file types, the finding kinds). Each command imports what it needs when it
+runs, so `kforensics --help` and `kforensics dump` never load Spark.
 """
 
 from __future__ import annotations

@@ -21,13 +21,26 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from kforensics.parsers.findings import Finding
 
 if TYPE_CHECKING:
-    from kforensics.parsers._pure import Problem
-    from kforensics.parsers.record_batch import Record, RecordBatch
+    import mmap
 
+    from kforensics.parsers._pure import Problem
+    from kforensics.parsers.checkpoints import EpochEntry, OffsetCheckpointEntry
+    from kforensics.parsers.offset_index import IndexEntry
+    from kforensics.parsers.producer_snapshot import ProducerStateEntry
+    from kforensics.parsers.record_batch import Record, RecordBatch
+    from kforensics.parsers.time_index import TimeIndexEntry
+    from kforensics.parsers.txn_index import AbortedTxn
+
+    #: The bytes a records section lies in: the segment's mapping, or a decompressed payload
+    Buffer = bytes | memoryview | mmap.mmap
     #: A records section as LogFile.records_section() gives it: (buffer, start, stop)
-    Section = tuple[Any, int, int]
+    Section = tuple[Buffer, int, int]
     #: record_lines(): (the problem that ended the records or None, last record offset, non-consecutive pairs)
     RecordLines = tuple[Problem | None, int, list[tuple[int, int]]]
+
+#: What a --*-decoder gives a record to print: (key text, payload text) as kafka-dump-log prints them, or with --json
+#: the decoded object
+Decoded = tuple[str | None, str] | dict[str, Any]
 
 FLUSH_BYTES = 4 << 20  # CompiledLines writes its buffer in blocks of about this size
 
@@ -41,7 +54,7 @@ class DumpLines(Protocol):
 
     def batch(self, b: RecordBatch) -> None: ...
 
-    def records_v2(self, buf: Any, start: int, stop: int, batch: RecordBatch, last_offset: int) -> RecordLines: ...
+    def records_v2(self, buf: Buffer, start: int, stop: int, batch: RecordBatch, last_offset: int) -> RecordLines: ...
 
 
 def _optional_long(value: int | None) -> str:
@@ -81,7 +94,7 @@ class Renderer:
     def batch(self, b: RecordBatch, file: str) -> None:
         raise NotImplementedError
 
-    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Any) -> None:
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Decoded | None) -> None:
         raise NotImplementedError
 
     def finding(self, f: Finding) -> None:
@@ -164,19 +177,19 @@ class TextOut(Renderer):
                 parts.append(f" payload: {value_text}")
         self.line("".join(parts))
 
-    def index_entry(self, e: Any) -> None:
+    def index_entry(self, e: IndexEntry) -> None:
         self.line(f"offset: {e.offset} position: {e.position}")
 
-    def time_index_entry(self, e: Any) -> None:
+    def time_index_entry(self, e: TimeIndexEntry) -> None:
         self.line(f"timestamp: {self._ts(e.timestamp)} offset: {e.offset}")
 
-    def aborted_txn(self, t: Any) -> None:
+    def aborted_txn(self, t: AbortedTxn) -> None:
         self.line(
             f"version: {t.version} producerId: {t.producer_id} firstOffset: {t.first_offset} "
             f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}"
         )
 
-    def producer_state(self, p: Any) -> None:
+    def producer_state(self, p: ProducerStateEntry) -> None:
         current = None if p.current_txn_first_offset < 0 else p.current_txn_first_offset
         text = (
             f"producerId: {p.producer_id} producerEpoch: {p.producer_epoch} coordinatorEpoch: {p.coordinator_epoch} "
@@ -189,10 +202,10 @@ class TextOut(Renderer):
             )
         self.line(text)
 
-    def leader_epoch(self, e: Any) -> None:
+    def leader_epoch(self, e: EpochEntry) -> None:
         self.line(f"epoch: {e.epoch} startOffset: {e.start_offset}")
 
-    def checkpoint_entry(self, e: Any) -> None:
+    def checkpoint_entry(self, e: OffsetCheckpointEntry) -> None:
         self.line(f"topic: {e.topic} partition: {e.partition} offset: {e.offset}")
 
     def properties(self, kind: str, props: dict[str, Any]) -> None:
@@ -241,7 +254,7 @@ class JsonOut(Renderer):
             "crc_valid": b.crc_valid,
         }, "base_timestamp", "max_timestamp"))
 
-    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Any) -> None:
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Decoded | None) -> None:
         obj: dict[str, Any] = {
             "type": "record", "offset": r.offset, "timestamp": r.timestamp, "sequence": r.sequence,
             "key_size": _size(r.key), "value_size": _size(r.value),
@@ -257,19 +270,19 @@ class JsonOut(Renderer):
                 obj["decoded"] = decoded
         self.emit(self._iso(obj, "timestamp"))
 
-    def index_entry(self, e: Any) -> None:
+    def index_entry(self, e: IndexEntry) -> None:
         self.emit({"type": "index_entry", "offset": e.offset, "position": e.position})
 
-    def time_index_entry(self, e: Any) -> None:
+    def time_index_entry(self, e: TimeIndexEntry) -> None:
         self.emit(self._iso({"type": "time_index_entry", "timestamp": e.timestamp, "offset": e.offset},
                             "timestamp"))
 
-    def aborted_txn(self, t: Any) -> None:
+    def aborted_txn(self, t: AbortedTxn) -> None:
         self.emit({"type": "aborted_txn", "version": t.version, "producer_id": t.producer_id,
                    "first_offset": t.first_offset, "last_offset": t.last_offset,
                    "last_stable_offset": t.last_stable_offset})
 
-    def producer_state(self, p: Any) -> None:
+    def producer_state(self, p: ProducerStateEntry) -> None:
         self.emit(self._iso({
             "type": "producer_state", "producer_id": p.producer_id, "producer_epoch": p.producer_epoch,
             "last_sequence": p.last_sequence, "last_offset": p.last_offset, "offset_delta": p.offset_delta,
@@ -277,10 +290,10 @@ class JsonOut(Renderer):
             "current_txn_first_offset": p.current_txn_first_offset,
         }, "timestamp"))
 
-    def leader_epoch(self, e: Any) -> None:
+    def leader_epoch(self, e: EpochEntry) -> None:
         self.emit({"type": "leader_epoch", "epoch": e.epoch, "start_offset": e.start_offset})
 
-    def checkpoint_entry(self, e: Any) -> None:
+    def checkpoint_entry(self, e: OffsetCheckpointEntry) -> None:
         self.emit({"type": "checkpoint_entry", "topic": e.topic, "partition": e.partition, "offset": e.offset})
 
     def properties(self, kind: str, props: dict[str, Any]) -> None:
@@ -322,7 +335,7 @@ class CompiledLines(Renderer):
         self._lines.batch(b)
         self._flush_when_full()
 
-    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Any) -> None:
+    def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Decoded | None) -> None:
         self._flush()
         self.python.record(b, r, print_data=print_data, decoded=decoded)
 
@@ -382,10 +395,11 @@ def _java_string(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
-def control_data(r: Any) -> dict[str, Any] | None:
+def control_data(r: Record) -> dict[str, Any] | None:
     """A KRaft control record's fields (SnapshotHeader, SnapshotFooter, KRaftVersion, KRaftVoters, LeaderChange),
     as Kafka's JsonConverter writes them; None for other records or a value that does not decode."""
-    from kforensics.parsers.cluster_metadata import CONTROL_TYPE_IDS as KRAFT_CONTROL, decode_control_record
+    from kforensics.parsers.cluster_metadata import CONTROL_TYPE_IDS as KRAFT_CONTROL
+    from kforensics.parsers.cluster_metadata import decode_control_record
 
     if r.control_type not in KRAFT_CONTROL:
         return None
@@ -395,7 +409,7 @@ def control_data(r: Any) -> dict[str, Any] | None:
         return None
 
 
-def _control_suffix(r: Any) -> str:
+def _control_suffix(r: Record) -> str:
     kind = r.control_type
     if kind in ("ABORT", "COMMIT"):
         return f" endTxnMarker: {kind} coordinatorEpoch: {r.coordinator_epoch}"

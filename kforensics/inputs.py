@@ -57,8 +57,10 @@ def check_uri(uri: str, *, files: bool = True) -> str | None:
     import pyarrow.fs as pafs
 
     what = "directory or file" if files else "directory"
+    from kforensics.parsers.uris import filesystem
+
     try:
-        fs, path = pafs.FileSystem.from_uri(uri)
+        fs, path = filesystem(uri)
     except (ValueError, OSError) as exc:  # ArrowInvalid is a ValueError: unknown scheme, bad query
         return f"cannot open {uri}: {exc}"
     try:

@@ -344,13 +344,17 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "`election`, `elected_at`: the election that caused it)")),
     FindingKind("future_replica_divergence", "warning", "the -future copy of a partition (being moved between "
                 "a broker's log dirs) holds a batch, within the live log's offsets, that the live replica does not "
-                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc"),
+                "hold identically", ("live_log_start_offset", "live_log_end_offset", "future_crc", "live_crc",
+                                     "live_broker"),
                 rule=("a `-future` dir (the copy a broker builds while moving a replica between its log dirs, "
                       "fetched from the live log) holds a batch, within the live log's offsets, that the live dir "
-                      "of the same broker does not hold identically (same fingerprint as `replica_divergence`); one"
-                      " finding per future dir at its first such batch; a copy that is only shorter is still "
-                      "catching up, no finding: `live_log_start_offset`, `live_log_end_offset`, `future_crc`, "
-                      "`live_crc` (null when the live dir has no batch at that offset)")),
+                      "of the same broker does not hold identically (same fingerprint as `replica_divergence`); the "
+                      "same broker is the same cluster.id and node.id in meta.properties, so the live dir is found "
+                      "in another log dir given as another input (as Kafka keeps them), or under the same label "
+                      "where meta.properties is missing; one finding per future dir at its first such batch; a copy "
+                      "that is only shorter is still catching up, no finding: `live_log_start_offset`, "
+                      "`live_log_end_offset`, `future_crc`, `live_crc` (null when the live dir has no batch at that "
+                      "offset), `live_broker` (the input holding the live dir)")),
     # the KRaft control plane (spark/control_plane.py: __cluster_metadata replayed, held against the data)
     FindingKind("unclean_leader_election", "error", "a partition leader elected from outside the previous ISR and "
                 "ELR (the metadata log's record of it; with the first data offset of its leader epoch and the "

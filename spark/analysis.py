@@ -278,11 +278,9 @@ def _unclean_leader_elections(a: Analysis) -> DataFrame:
 
 def _stray_partitions(a: Analysis) -> DataFrame:
     # a stray dir's own partition.metadata, not the live dir's of the same partition
-    brokers = a.tables["brokers"]
-    dirs = (a.tables["partition_dirs"].join(a.every_dir["partition_topic_ids"],
-                                            ["broker", "topic", "partition", "dir_state"], "left")
-            .join(F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id"),
-                                             "node_id")), "broker"))
+    dirs = replicas.with_cluster_id(a.tables["partition_dirs"].join(
+        a.every_dir["partition_topic_ids"], ["broker", "topic", "partition", "dir_state"], "left"),
+        a.tables["brokers"], "node_id")
     return control_plane.stray_partitions(dirs, a.state, a.topics, a.reference)
 
 
@@ -342,7 +340,8 @@ CHECKS: list[Check] = [
           _has_transaction_state),
     Check("committed_offset", lambda a: consumer_offsets.committed_offset_findings(a.offsets),
           _has_consumer_offsets),
-    Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"]),
+    Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"],
+                                                                                       a.tables["brokers"]),
           lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
     Check("restart", lambda a: restart.restart_findings(a.predicted)),

@@ -48,6 +48,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kforensics.spark.findings import fmt, to_findings
+from kforensics.spark.replicas import with_cluster_id
 
 METADATA_TOPIC = "__cluster_metadata"
 #: A copy of one cluster's metadata log.
@@ -336,10 +337,10 @@ def epoch_starts(batches: DataFrame, epochs: DataFrame, brokers: DataFrame) -> D
     """Needs the batches, leader_epochs and brokers tables; per cluster_id, topic, partition and leader epoch the
     first data offset of that epoch on any broker (`epoch_start_offset`): leader-epoch-checkpoint's start offset,
     else the first batch carrying it."""
-    ids = F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id")))
-    cp = epochs.join(ids, "broker").groupBy("cluster_id", "topic", "partition", F.col("epoch").alias("leader_epoch")) \
+    cp = with_cluster_id(epochs, brokers).groupBy("cluster_id", "topic", "partition",
+                                                  F.col("epoch").alias("leader_epoch")) \
         .agg(F.min("start_offset").alias("cp_start"))
-    bt = (batches.filter((F.col("magic") == 2) & F.col("crc_valid")).join(ids, "broker")
+    bt = (with_cluster_id(batches.filter((F.col("magic") == 2) & F.col("crc_valid")), brokers)
           .groupBy("cluster_id", "topic", "partition", F.col("partition_leader_epoch").alias("leader_epoch"))
           .agg(F.min("base_offset").alias("batch_start")))
     return cp.join(bt, ["cluster_id", "topic", "partition", "leader_epoch"], "full_outer").select(
@@ -485,8 +486,7 @@ def data_leader_epochs(batches: DataFrame, epochs: DataFrame, brokers: DataFrame
                     .withColumn("source", F.lit("batch")))
     from_cp = epochs.select(*key, "file", F.col("epoch").alias("leader_epoch"), F.col("start_offset").alias("offset"),
                             F.lit(None).cast("long").alias("position"), F.lit("leader-epoch-checkpoint").alias("source"))
-    ids = F.broadcast(brokers.select("broker", F.coalesce("cluster_id", F.lit("")).alias("cluster_id")))
-    return (from_batches.unionByName(from_cp).join(ids, "broker").join(topic_ids, key, "left"))
+    return with_cluster_id(from_batches.unionByName(from_cp), brokers).join(topic_ids, key, "left")
 
 
 def elections_of(history: DataFrame) -> DataFrame:

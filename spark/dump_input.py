@@ -35,22 +35,26 @@ def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for chunk in tasks:
         for task in chunk.to_pylist():
             uri = task["path"]
-            with local_file(uri) as path:
-                if path is None:
-                    yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
-                    continue
-                with open(path, "rb") as lines:
-                    for item in iter_dump_text(lines, uri):
-                        if isinstance(item, DumpBatch):
-                            yield from out.add(_batch_row(task["broker"], item))
-                        elif isinstance(item, DumpSegment):
-                            yield from out.add(_segment_row(task["broker"], item))
-                        else:  # a batch's finding names its partition in its details
-                            details = dict(item.details)
-                            where = {**task, "topic": details.pop("topic", None),
-                                     "partition": details.pop("partition", None)}
-                            yield from out.add(_finding_row(where, Finding(item.kind, item.file, item.position,
-                                                                           item.message, details, item.severity)))
+            try:
+                with local_file(uri) as path:
+                    if path is None:
+                        yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
+                        continue
+                    with open(path, "rb") as lines:
+                        for item in iter_dump_text(lines, uri):
+                            if isinstance(item, DumpBatch):
+                                yield from out.add(_batch_row(task["broker"], item))
+                            elif isinstance(item, DumpSegment):
+                                yield from out.add(_segment_row(task["broker"], item))
+                            else:  # a batch's finding names its partition in its details
+                                details = dict(item.details)
+                                where = {**task, "topic": details.pop("topic", None),
+                                         "partition": details.pop("partition", None)}
+                                yield from out.add(_finding_row(where, Finding(item.kind, item.file, item.position,
+                                                                               item.message, details, item.severity)))
+            except OSError as exc:
+                yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None,
+                                                              f"cannot read {uri}: {exc.strerror or exc}")))
     yield from out.flush()
 
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from kforensics.parsers.findings import Finding
+from kforensics.parsers.uris import filesystem
 
 FLUSH_ROWS = 8192  # rows per Arrow record batch out of an executor: bounds executor memory
 
@@ -34,7 +35,7 @@ def local_file(uri: str) -> Iterator[str | None]:
     if path is not None:
         yield path if os.path.isfile(path) else None
         return
-    fs, path = pafs.FileSystem.from_uri(uri)
+    fs, path = filesystem(uri)
     if fs.get_file_info(path).type != pafs.FileType.File:
         yield None
         return

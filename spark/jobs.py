@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from kforensics import scan_output
 from kforensics.defaults import DEFAULT_OUT
 from kforensics.inputs import parse_inputs
+from kforensics.parsers.uris import join_uri
 from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.analysis import analyze
 from kforensics.spark.profile import ScanProfile
@@ -165,7 +166,6 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         shipped = ship_package(spark)
         finish = _progress_thread(spark, progress) if progress else None
         restore = apply_settings(spark, scan_settings(spark, facts.input_bytes))
-        root = out.rstrip("/")
         # A small scan's tables are collected and written by the driver (one Parquet file each, no commit protocol:
         # ~0.3 s less per table); a large one's by the executors.
         by_driver = is_small(facts.input_bytes) and "://" not in out
@@ -178,21 +178,21 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
                 order = FINDINGS_ORDER if name == "findings" else None
                 step["plan_s"] = round(time.perf_counter() - planning, 3)
                 if by_driver:
-                    write_table_by_driver(df, f"{root}/{name}", order)
+                    write_table_by_driver(df, join_uri(out, name), order)
                     return
                 if order:
                     # one sorted file; repartition + local sort needs no sampling job, unlike orderBy
                     df = df.repartition(1).sortWithinPartitions(*order)
                 # errorifexists: `scan_output.prepare` removed the earlier scan's tables; anything there now is not
                 # ours
-                df.write.mode("errorifexists").parquet(f"{root}/{name}")
+                df.write.mode("errorifexists").parquet(join_uri(out, name))
 
         # The parse pass: the first write fills the parse pass's cache, the other input tables are small jobs
         # whose scheduling latency dominates, so they run side by side (Spark schedules jobs from several threads).
         write("batches", inputs_out["batches"])
         with job_threads(spark, WRITE_THREADS) as pool:
             pool.map(lambda name: write(name, inputs_out[name]), [name for name in READ_BACK if name != "batches"])
-        read_back = {READ_BACK[name]: spark.read.parquet(f"{root}/{name}") for name in READ_BACK}
+        read_back = {READ_BACK[name]: spark.read.parquet(join_uri(out, name)) for name in READ_BACK}
         with profile.step("parse pass kept", "kforensics scan: parse pass"):
             # the parse pass's tables that are no output table: small, computed once from the cache, lineage cut
             # (one partition each when small: a union of the parse pass's sources has one per source)

@@ -12,7 +12,7 @@ import fnmatch
 import functools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,11 +27,10 @@ from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
 from kforensics.spark.executor_files import FLUSH_ROWS, local_file, local_path
-from kforensics.spark.session import is_small
 from kforensics.spark.executor_files import Rows as _Rows
 from kforensics.spark.executor_files import finding_row as _finding_row
 from kforensics.spark.executor_files import relocated as _relocated
-
+from kforensics.spark.session import is_small
 
 # --- driver: listing ---------------------------------------------------------------------------
 
@@ -118,65 +117,93 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
     With `check_records` (full mode) every record of every batch is decoded too (any producer, any codec, a
     batch with a bad CRC as well), and what the decoder finds is reported as `dump --deep-iteration` reports
     it: decompression_failed, unknown_codec, invalid_record, record_count_mismatch."""
-    from kforensics.parsers.index_check import BatchBounds, check_index_file
-    from kforensics.parsers.record_batch import RecordBatch, open_log
-
     if readers is not None:  # `readers`: a ReadersParam accumulator
         readers.add({executor_reader()})
     out = _Rows(S.SEGMENT_ROWS)
     for chunk in tasks:
         for task in chunk.to_pylist():
-            key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
-            uri = task["path"]
-            with local_file(uri) as path:
-                if path is None:
-                    yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
-                    continue
-                bounds: list[BatchBounds] = []
-                batch_rows: list[tuple[RecordBatch, str | None, int | None]] = []
-                first_base = last_offset = None
-                records = valid_bytes = 0
-                with open_log(path) as log:
-                    for b in log.batches():
-                        if not isinstance(b, RecordBatch):
-                            yield from out.add(_finding_row(task, _relocated(b, uri)))
-                            continue
-                        if check_records:
-                            for f in log.record_findings(b):
-                                yield from out.add(_finding_row(task, _relocated(f, uri)))
-                        control_type = coordinator_epoch = None
-                        if b.is_control and b.magic == 2:
-                            rec = log.control_record(b)
-                            if rec is not None:
-                                control_type, coordinator_epoch = rec.control_type, rec.coordinator_epoch
-                        batch_rows.append((b, control_type, coordinator_epoch))
-                        if len(batch_rows) >= FLUSH_ROWS:
-                            yield _batch_rows(task, batch_rows)
-                            batch_rows = []
-                        bounds.append(BatchBounds(b.position, b.base_offset, b.last_offset, b.max_timestamp))
-                        first_base = b.base_offset if first_base is None else first_base
-                        last_offset = b.last_offset
-                        records += b.count
-                        valid_bytes = b.position + b.size
-                    size = log.size
-                if batch_rows:
-                    yield _batch_rows(task, batch_rows)
-            segment = {"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
-                       "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
-                       "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes}
-            stem = uri[: -len(".log")] if uri.endswith(".log") else None
-            for kind in ("index", "timeindex") if stem is not None else ():
-                with local_file(f"{stem}.{kind}") as index_path:
-                    if kind == "index":
-                        segment["has_offset_index"] = index_path is not None
-                    if index_path is None:
-                        continue
-                    checked = check_index_file(index_path, kind, bounds, base_offset=task["base_offset"],
-                                               name=f"{stem}.{kind}")
-                    for f in (*checked.read_findings, *checked.log_findings):
-                        yield from out.add(_finding_row(task, f))
-            yield from out.add(segment)
+            try:
+                yield from _segment_task_rows(task, out, check_records)
+            except OSError as exc:  # the file could not be copied or opened: the other segments are read on
+                yield from out.add(_finding_row(task, unreadable(task["path"], exc)))
     yield from out.flush()
+
+
+def unreadable(uri: str, exc: OSError, position: int | None = None) -> Finding:
+    """An `unreadable_file` finding for an I/O error (permission denied, EIO, a remote read that failed)."""
+    where = f" at byte {position}" if position else ""
+    return Finding("unreadable_file", uri, position, f"cannot read {uri}{where}: {exc.strerror or exc}",
+                   {"errno": exc.errno} if exc.errno is not None else {})
+
+
+def _segment_task_rows(task: dict[str, Any], out: _Rows, check_records: bool) -> Iterator[pa.RecordBatch]:
+    """One segment task's batch rows, finding rows and segment row (`segment_rows`). An I/O error part way
+    keeps the batches read before it and ends the segment with an `unreadable_file` finding at that byte."""
+    from kforensics.parsers.index_check import BatchBounds, check_index_file
+    from kforensics.parsers.record_batch import RecordBatch, open_log
+
+    key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+    uri = task["path"]
+    with local_file(uri) as path:
+        if path is None:
+            yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
+            return
+        bounds: list[BatchBounds] = []
+        batch_rows: list[tuple[RecordBatch, str | None, int | None]] = []
+        first_base = last_offset = None
+        records = valid_bytes = 0
+        failed: OSError | None = None
+        try:
+            with open_log(path) as log:
+                for b in log.batches():
+                    if not isinstance(b, RecordBatch):
+                        yield from out.add(_finding_row(task, _relocated(b, uri)))
+                        continue
+                    if check_records:
+                        for f in log.record_findings(b):
+                            yield from out.add(_finding_row(task, _relocated(f, uri)))
+                    control_type = coordinator_epoch = None
+                    if b.is_control and b.magic == 2:
+                        rec = log.control_record(b)
+                        if rec is not None:
+                            control_type, coordinator_epoch = rec.control_type, rec.coordinator_epoch
+                    batch_rows.append((b, control_type, coordinator_epoch))
+                    if len(batch_rows) >= FLUSH_ROWS:
+                        yield _batch_rows(task, batch_rows)
+                        batch_rows = []
+                    bounds.append(BatchBounds(b.position, b.base_offset, b.last_offset, b.max_timestamp))
+                    first_base = b.base_offset if first_base is None else first_base
+                    last_offset = b.last_offset
+                    records += b.count
+                    valid_bytes = b.position + b.size
+                size = log.size
+        except OSError as exc:
+            failed = exc
+        if batch_rows:
+            yield _batch_rows(task, batch_rows)
+        if failed is not None:
+            yield from out.add(_finding_row(task, unreadable(uri, failed, valid_bytes)))
+            return
+    segment = {"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
+               "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
+               "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes}
+    stem = uri[: -len(".log")] if uri.endswith(".log") else None
+    for kind in ("index", "timeindex") if stem is not None else ():
+        index_uri = f"{stem}.{kind}"
+        try:
+            with local_file(index_uri) as index_path:
+                if kind == "index":
+                    segment["has_offset_index"] = index_path is not None
+                if index_path is None:
+                    continue
+                checked = check_index_file(index_path, kind, bounds, base_offset=task["base_offset"],
+                                           name=index_uri)
+        except OSError as exc:
+            yield from out.add(_finding_row(task, unreadable(index_uri, exc)))
+            continue
+        for f in (*checked.read_findings, *checked.log_findings):
+            yield from out.add(_finding_row(task, f))
+    yield from out.add(segment)
 
 
 def import_readers(_: Iterator[Any]) -> Iterator[Any]:
@@ -202,16 +229,19 @@ def record_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for chunk in chunks:
         for uri, rows in _by_file(chunk.to_pylist()):
             task = rows[0]
-            with local_file(uri) as path:
-                if path is None:
-                    continue
-                with open_log(path) as log:
-                    for row in rows:
-                        for b in log.batches(start=row["position"], max_bytes=row["size"]):
-                            if isinstance(b, RecordBatch):
-                                columns.add(log, b)
-                        if len(columns) >= FLUSH_ROWS:
-                            yield _record_batch(task, columns)
+            try:
+                with local_file(uri) as path:
+                    if path is None:
+                        continue
+                    with open_log(path) as log:
+                        for row in rows:
+                            for b in log.batches(start=row["position"], max_bytes=row["size"]):
+                                if isinstance(b, RecordBatch):
+                                    columns.add(log, b)
+                            if len(columns) >= FLUSH_ROWS:
+                                yield _record_batch(task, columns)
+            except OSError:
+                pass  # the parse pass reported the file as unreadable_file; its records are not compared
             if len(columns):
                 yield _record_batch(task, columns)
 
@@ -255,26 +285,30 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             is_txn = task["topic"] == "__transaction_state"
             newer = NewerVersions()
-            with local_file(task["path"]) as path:
-                if path is None:
-                    continue
-                with open_log(path) as log:
-                    for b in log.batches():
-                        if not isinstance(b, RecordBatch) or b.is_control or not b.crc_valid:
-                            continue
-                        for r in log.records(b):
-                            if not isinstance(r, Record):
+            try:
+                with local_file(task["path"]) as path:
+                    if path is None:
+                        continue
+                    with open_log(path) as log:
+                        for b in log.batches():
+                            if not isinstance(b, RecordBatch) or b.is_control or not b.crc_valid:
                                 continue
-                            where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
-                                     "timestamp": r.timestamp}
-                            decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key, r.value)
-                            if decoded.get("newer"):
-                                finding = _newer_row(where, decoded, newer)
-                                if finding is not None:
-                                    yield from out.add(finding)
-                            row = _internal_row(where, decoded, is_txn)
-                            if row is not None:
-                                yield from out.add(row)
+                            for r in log.records(b):
+                                if not isinstance(r, Record):
+                                    continue
+                                where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
+                                         "timestamp": r.timestamp}
+                                decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key,
+                                                                                                           r.value)
+                                if decoded.get("newer"):
+                                    finding = _newer_row(where, decoded, newer)
+                                    if finding is not None:
+                                        yield from out.add(finding)
+                                row = _internal_row(where, decoded, is_txn)
+                                if row is not None:
+                                    yield from out.add(row)
+            except OSError:
+                pass  # the parse pass reports the segment as unreadable_file; the records read before stay
     yield from out.flush()
 
 
@@ -328,9 +362,25 @@ def small_file_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
     for chunk in tasks:
         for task in chunk.to_pylist():
             rows = _broker_rows(task) if task["task_kind"] == "broker" else _partition_rows(task)
-            for row in rows:
-                yield from out.add(row)
+            try:
+                for row in rows:
+                    yield from out.add(row)
+            except OSError as exc:  # the directory could not be listed any more
+                yield from out.add(_finding_row({**task, "topic": task["topic"], "partition": task["partition"]},
+                                                unreadable(task["path"], exc)))
     yield from out.flush()
+
+
+def _file_rows(task: dict[str, Any], uri: str, read: Callable[[str], Iterator[dict[str, Any]]]) \
+        -> Iterator[dict[str, Any]]:
+    """The rows `read` makes of one small file (a local copy of it), or an `unreadable_file` finding row when the
+    file cannot be copied, opened or read (a small file: its rows are made before any is given out)."""
+    try:
+        with local_file(uri) as path:
+            rows = [] if path is None else list(read(path))
+    except OSError as exc:
+        rows = [_finding_row(task, unreadable(uri, exc))]
+    yield from rows
 
 
 def _list_files(uri: str) -> list[str]:
@@ -342,50 +392,53 @@ def _list_files(uri: str) -> list[str]:
 
 def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The rows of a partition directory's small files, each read by its type's parser (log_dir.FILE_TYPES)."""
-    key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
     for uri in _list_files(task["path"]):
         name = uri.rsplit("/", 1)[-1]
         file_type = file_type_of(name)
         if file_type is None or file_type.name not in PARTITION_FILE_TYPES:
             continue
-        kind, read = file_type.name, file_type.read()
-        with local_file(uri) as path:
-            if path is None:
-                continue
-            if kind == "txnindex":
-                for item in read(path):
-                    if isinstance(item, Finding):
-                        yield _finding_row(task, _relocated(item, uri))
-                    else:
-                        yield {"row_kind": "txnindex", **key, "file": uri, "version": item.version,
-                               "producer_id": item.producer_id, "first_offset": item.first_offset,
-                               "last_offset": item.last_offset, "last_stable_offset": item.last_stable_offset}
-            elif kind == "snapshot":
-                snapshot, findings = read(path)
-                for f in findings:
-                    yield _finding_row(task, _relocated(f, uri))
-                if snapshot is not None:
-                    offset = int(name[:20]) if name[:20].isdigit() else None
-                    for e in snapshot.entries:
-                        yield {"row_kind": "snapshot", **key, "file": uri, "snapshot_offset": offset,
-                               "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
-                               "last_sequence": e.last_sequence, "last_offset": e.last_offset,
-                               "offset_delta": e.offset_delta, "timestamp": e.timestamp,
-                               "coordinator_epoch": e.coordinator_epoch,
-                               "current_txn_first_offset": e.current_txn_first_offset}
-            elif kind == "partition_metadata":
-                props, findings = read(path)
-                for f in findings:
-                    yield _finding_row(task, _relocated(f, uri))
-                if props.get("topic_id"):
-                    yield {"row_kind": "topic_id", **key, "file": uri, "topic_id": str(props["topic_id"])}
-            elif kind == "leader_epoch_checkpoint":
-                entries, findings = read(path)
-                for f in findings:
-                    yield _finding_row(task, _relocated(f, uri))
-                for e in entries:
-                    yield {"row_kind": "leader_epoch", **key, "file": uri, "epoch": e.epoch,
-                           "start_offset": e.start_offset}
+        yield from _file_rows(task, uri, functools.partial(_small_file_rows, task, uri, file_type.name,
+                                                           file_type.read()))
+
+
+def _small_file_rows(task: dict[str, Any], uri: str, kind: str, read: Callable[..., Any],
+                     path: str) -> Iterator[dict[str, Any]]:
+    """The rows of one small file of a partition dir (a local copy at `path`), by its type."""
+    key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+    name = uri.rsplit("/", 1)[-1]
+    if kind == "txnindex":
+        for item in read(path):
+            if isinstance(item, Finding):
+                yield _finding_row(task, _relocated(item, uri))
+            else:
+                yield {"row_kind": "txnindex", **key, "file": uri, "version": item.version,
+                       "producer_id": item.producer_id, "first_offset": item.first_offset,
+                       "last_offset": item.last_offset, "last_stable_offset": item.last_stable_offset}
+    elif kind == "snapshot":
+        snapshot, findings = read(path)
+        for f in findings:
+            yield _finding_row(task, _relocated(f, uri))
+        if snapshot is not None:
+            offset = int(name[:20]) if name[:20].isdigit() else None
+            for e in snapshot.entries:
+                yield {"row_kind": "snapshot", **key, "file": uri, "snapshot_offset": offset,
+                       "producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
+                       "last_sequence": e.last_sequence, "last_offset": e.last_offset,
+                       "offset_delta": e.offset_delta, "timestamp": e.timestamp,
+                       "coordinator_epoch": e.coordinator_epoch,
+                       "current_txn_first_offset": e.current_txn_first_offset}
+    elif kind == "partition_metadata":
+        props, findings = read(path)
+        for f in findings:
+            yield _finding_row(task, _relocated(f, uri))
+        if props.get("topic_id"):
+            yield {"row_kind": "topic_id", **key, "file": uri, "topic_id": str(props["topic_id"])}
+    elif kind == "leader_epoch_checkpoint":
+        entries, findings = read(path)
+        for f in findings:
+            yield _finding_row(task, _relocated(f, uri))
+        for e in entries:
+            yield {"row_kind": "leader_epoch", **key, "file": uri, "epoch": e.epoch, "start_offset": e.start_offset}
 
 
 #: The small files of a partition directory the executors read (segments, indexes and metadata snapshots are
@@ -399,10 +452,16 @@ CHECKPOINT_COLUMNS = {"replication-offset-checkpoint": "high_watermark",
 def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     from kforensics.parsers.checkpoints import read_meta_properties, read_offset_checkpoint
 
-    with local_file(join_uri(task["path"], "meta.properties")) as path:
-        props = read_meta_properties(path)[0] if path is not None else {}
-    with local_file(join_uri(task["path"], ".kafka_cleanshutdown")) as path:
-        clean_shutdown = path is not None
+    at_root = {**task, "topic": None, "partition": None}
+    props: dict[str, Any] = {}
+    clean_shutdown = False
+    try:
+        with local_file(join_uri(task["path"], "meta.properties")) as path:
+            props = read_meta_properties(path)[0] if path is not None else {}
+        with local_file(join_uri(task["path"], ".kafka_cleanshutdown")) as path:
+            clean_shutdown = path is not None
+    except OSError as exc:
+        yield _finding_row(at_root, unreadable(task["path"], exc))
     # Replicas are only compared within one cluster: two disks of different clusters share topic names.
     node = props.get("node.id", props.get("broker.id"))
     broker = {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
@@ -412,17 +471,19 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
         uri = join_uri(task["path"], name)
-        with local_file(uri) as path:
-            if path is None:
-                continue
-            entries, findings = read_offset_checkpoint(path)
-            if findings and column == "recovery_point":  # the broker then recovers every partition from 0
-                broker["recovery_checkpoint_unreadable"] = True
-            for f in findings:
-                yield _finding_row({**task, "topic": None, "partition": None},
-                                   _relocated(f, uri))
-            for e in entries:
-                merged.setdefault((e.topic, e.partition), {})[column] = e.offset
+        try:
+            with local_file(uri) as path:
+                if path is None:
+                    continue
+                entries, findings = read_offset_checkpoint(path)
+        except OSError as exc:
+            entries, findings = [], [unreadable(uri, exc)]
+        if findings and column == "recovery_point":  # the broker then recovers every partition from 0
+            broker["recovery_checkpoint_unreadable"] = True
+        for f in findings:
+            yield _finding_row(at_root, _relocated(f, uri))
+        for e in entries:
+            merged.setdefault((e.topic, e.partition), {})[column] = e.offset
     yield broker
     for (topic, partition), values in sorted(merged.items()):
         yield {"row_kind": "checkpoint", "broker": task["broker"], "topic": topic, "partition": partition, **values}

@@ -53,29 +53,32 @@ def event_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for chunk in tasks:
         for task in chunk.to_pylist():
             where = {"broker": task["broker"], "metadata_partition": task["partition"], "file": task["path"]}
-            with local_file(task["path"]) as path:
-                if path is None:
-                    continue
-                for item in iter_remote_log_metadata(path):
-                    if isinstance(item, Finding):
-                        if item.kind not in ("internal_record_undecodable", "internal_record_newer_version"):
-                            continue  # damage to the batches themselves is reported by the segment pass
-                        rows.append({"row_kind": "finding", **where, "topic": TOPIC, "partition": task["partition"],
-                                     "position": item.position, "offset": item.details.get("offset"),
-                                     "kind": item.kind, "severity": item.effective_severity,
-                                     "message": item.message, "details": json.dumps(dict(item.details))})
+            try:
+                with local_file(task["path"]) as path:
+                    if path is None:
                         continue
-                    position, offset, timestamp, decoded = item
-                    e = remote_log_event(decoded)
-                    rows.append({"row_kind": "event", **where, "position": position, "offset": offset,
-                                 "timestamp": timestamp, **{k: e[k] for k in (
-                                     "record_type", "topic", "topic_id", "partition", "remote_segment_id",
-                                     "start_offset", "end_offset", "max_timestamp", "size", "state", "broker_id",
-                                     "event_timestamp", "broker_leader_epoch")},
-                                 "segment_leader_epochs": epochs_text(e["segment_leader_epochs"])})
-                    if len(rows) >= 8192:
-                        yield pa.RecordBatch.from_pylist(rows, schema=EVENT_ROWS)
-                        rows = []
+                    for item in iter_remote_log_metadata(path):
+                        if isinstance(item, Finding):
+                            if item.kind not in ("internal_record_undecodable", "internal_record_newer_version"):
+                                continue  # damage to the batches themselves is reported by the segment pass
+                            rows.append({"row_kind": "finding", **where, "topic": TOPIC, "partition": task["partition"],
+                                         "position": item.position, "offset": item.details.get("offset"),
+                                         "kind": item.kind, "severity": item.effective_severity,
+                                         "message": item.message, "details": json.dumps(dict(item.details))})
+                            continue
+                        position, offset, timestamp, decoded = item
+                        e = remote_log_event(decoded)
+                        rows.append({"row_kind": "event", **where, "position": position, "offset": offset,
+                                     "timestamp": timestamp, **{k: e[k] for k in (
+                                         "record_type", "topic", "topic_id", "partition", "remote_segment_id",
+                                         "start_offset", "end_offset", "max_timestamp", "size", "state", "broker_id",
+                                         "event_timestamp", "broker_leader_epoch")},
+                                     "segment_leader_epochs": epochs_text(e["segment_leader_epochs"])})
+                        if len(rows) >= 8192:
+                            yield pa.RecordBatch.from_pylist(rows, schema=EVENT_ROWS)
+                            rows = []
+            except OSError:
+                pass  # the parse pass reports the segment as unreadable_file; the events read before stay
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=EVENT_ROWS)
 

@@ -20,9 +20,10 @@ TP = ["cluster_id", "topic", "partition"]
 FINGERPRINT = ["last_offset", "crc", "producer_id", "producer_epoch", "base_sequence", "partition_leader_epoch"]
 
 
-def with_cluster_id(df: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Needs `broker` and the brokers table; adds cluster_id ("" when the broker's meta.properties has none)."""
-    return (df.join(F.broadcast(brokers.select("broker", "cluster_id")), "broker", "left")
+def with_cluster_id(df: DataFrame, brokers: DataFrame, *also: str) -> DataFrame:
+    """Needs `broker` and the brokers table; adds cluster_id ("" when the broker's meta.properties has none), and
+    the brokers table's columns named in `also` (node_id)."""
+    return (df.join(F.broadcast(brokers.select("broker", "cluster_id", *also)), "broker", "left")
             .withColumn("cluster_id", F.coalesce("cluster_id", F.lit(""))))
 
 
@@ -232,19 +233,33 @@ def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
         F.lit(None).cast("boolean").alias("in_sync"), "dir_state")
 
 
-def future_replica_divergences(batches: DataFrame) -> DataFrame:
-    """Needs the batches table with dir_state; `future_replica_divergence` findings: a -future dir (the copy a
-    broker builds while it moves a replica to another of its log dirs, fetched from the live log) holding a batch,
-    within the live log's offsets, that the live dir does not hold identically. One finding per future dir, at
-    its first such batch. A future copy that is only shorter is still catching up: no finding."""
-    valid = batches.filter(F.col("crc_valid"))
+def with_node(df: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs `broker` and the brokers table; adds `node`: the broker a log dir belongs to (cluster.id and node.id of
+    its meta.properties), or its input label where those are unknown. A broker with several log dirs (given as
+    several inputs) is one node."""
+    ids = brokers.select("broker", F.when(F.col("node_id").isNotNull(), F.concat_ws(
+        "/", F.coalesce("cluster_id", F.lit("")), F.col("node_id").cast("string"))).alias("node"))
+    return (df.join(ids, "broker", "left")
+            .withColumn("node", F.coalesce("node", F.concat(F.lit("label/"), F.col("broker")))))
+
+
+def future_replica_divergences(batches: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Needs the batches table with dir_state and the brokers table; `future_replica_divergence` findings: a -future
+    dir (the copy a broker builds while it moves a replica to another of its log dirs, fetched from the live log)
+    holding a batch, within the live log's offsets, that the live dir does not hold identically. The live dir is the
+    same broker's (`with_node`): Kafka keeps the two in different log dirs, which are different inputs. One finding
+    per future dir, at its first such batch. A future copy that is only shorter is still catching up: no
+    finding."""
+    node_key = ["node", "topic", "partition"]
+    valid = with_node(batches.filter(F.col("crc_valid")), brokers)
     live = valid.filter(F.col("dir_state") == "live")
-    bounds = live.groupBy(*KEY).agg(F.min("base_offset").alias("live_log_start_offset"),
-                                    (F.max("last_offset") + 1).alias("live_log_end_offset"))
-    live_fp = live.select(*KEY, "base_offset", *[F.col(c).alias(f"live_{c}") for c in FINGERPRINT])
-    future = valid.filter(F.col("dir_state") == "future").join(bounds, KEY).filter(
+    bounds = live.groupBy(*node_key).agg(F.min("base_offset").alias("live_log_start_offset"),
+                                         (F.max("last_offset") + 1).alias("live_log_end_offset"),
+                                         F.min("broker").alias("live_broker"))
+    live_fp = live.select(*node_key, "base_offset", *[F.col(c).alias(f"live_{c}") for c in FINGERPRINT])
+    future = valid.filter(F.col("dir_state") == "future").join(bounds, node_key).filter(
         (F.col("base_offset") >= F.col("live_log_start_offset")) & (F.col("base_offset") < F.col("live_log_end_offset")))
-    joined = future.join(live_fp, [*KEY, "base_offset"], "left")
+    joined = future.join(live_fp, [*node_key, "base_offset"], "left")
     same = F.lit(True)
     for c in FINGERPRINT:
         same = same & F.col(c).eqNullSafe(F.col(f"live_{c}"))
@@ -253,9 +268,9 @@ def future_replica_divergences(batches: DataFrame) -> DataFrame:
         .filter(F.col("n") == 1))
     return to_findings(
         first, "future_replica_divergence", file="file", position="position", offset="base_offset",
-        message=fmt("the -future copy of %s-%d on %s holds a batch at offset %d that the live replica does not "
+        message=fmt("the -future copy of %s-%d on %s holds a batch at offset %d that the live replica (%s) does not "
                     "hold identically (live CRC %s, future CRC %d): the copy being moved between log dirs differs "
-                    "from the log it is copied from", "topic", "partition", "broker", "base_offset",
+                    "from the log it is copied from", "topic", "partition", "broker", "base_offset", "live_broker",
                     F.coalesce(F.col("live_crc").cast("string"), F.lit("none")), "crc"),
         details={"live_log_start_offset": "live_log_start_offset", "live_log_end_offset": "live_log_end_offset",
-                 "future_crc": "crc", "live_crc": "live_crc"})
+                 "future_crc": "crc", "live_crc": "live_crc", "live_broker": "live_broker"})

@@ -160,3 +160,22 @@ def _check_scan_summary(expected: list[str], out: Path) -> None:
         if "kforensics scan ->" in line or re.match(r"│ seconds +│", line):
             continue
         assert line.rstrip() in lines, line
+
+
+def test_the_parquet_tables_page_names_every_declared_column() -> None:
+    """docs/output.md's table of Parquet tables has a row per table of a scan's OUT, naming every column that
+    spark/schemas.py declares for it (the partition key aside): a new column is documented or this fails."""
+    from kforensics.scan_output import OUTPUT_TABLES
+    from kforensics.spark import schemas as S
+
+    text = (REPO / "docs" / "output.md").read_text(encoding="utf-8")
+    section = text[text.index("## Parquet tables under OUT"):text.index("## What a scan does to OUT")]
+    rows = {m.group(1): set(re.findall(r"`([A-Za-z_.]+)`", m.group(2)))
+            for m in re.finditer(r"^\| `([a-z_]+)` \| (.*)\|\s*$", section, re.M)}
+    assert set(rows) == set(OUTPUT_TABLES)
+    declared = {**{name: S.INPUT_TABLES[name].names for name in S.INPUT_TABLES}, "snapshots":
+                S.INPUT_TABLES["snapshot_entries"].names, **{name: s.names for name, s in S.OUTPUT_TABLES.items()},
+                "findings": S.FINDINGS.names}
+    for table in OUTPUT_TABLES:
+        missing = [c for c in declared[table] if c not in ("broker", "topic", "partition") and c not in rows[table]]
+        assert not missing, f"docs/output.md's row of {table} does not name {missing}"

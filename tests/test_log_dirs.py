@@ -191,18 +191,40 @@ def _rewrite_first_batch_producer_id(log: Path, producer_id: int) -> tuple[int, 
     return 0, base_offset
 
 
-def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path) -> None:
-    root = tmp_path / "broker"
+@pytest.mark.parametrize("layout", ["two log dirs", "one log dir"])
+def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path, layout: str) -> None:
+    """Kafka keeps a replica's -future copy in the log dir it moves to, the live one in the other: the broker's two
+    log dirs are two inputs of one node (same meta.properties). A copy made into one log dir is matched too."""
+    from kforensics.spark.jobs import run_scan
+
     name = "orders-0" if "orders-0" in PARTITIONS else PARTITIONS[0]
-    add_partitions(root, [name], [(name, "future")])
-    future = next(root.glob(f"{name}.*-future"))
+    live_dir, future_dir = tmp_path / "data-1", tmp_path / ("data-2" if layout == "two log dirs" else "data-1")
+    add_partitions(live_dir, [name], [])
+    add_partitions(future_dir, [], [(name, "future")])
+    inputs = [("b1", str(live_dir))] + ([("b1-second-dir", str(future_dir))] if future_dir != live_dir else [])
+    future = next(future_dir.glob(f"{name}.*-future"))
     position, base_offset = _rewrite_first_batch_producer_id(sorted(future.glob("*.log"))[0], 987654321)
-    _, findings = _scan(spark, root, tmp_path / "out")
+    out = tmp_path / "out"
+    run_scan(spark, inputs, str(out), headers_only=True)
+    findings = pq.read_table(out / "findings").to_pylist()
     (found,) = [f for f in findings if f["kind"] == "future_replica_divergence"]
     assert found["file"].startswith(str(future)) and found["position"] == position
     assert found["offset"] == base_offset and found["severity"] == "warning"
+    assert found["broker"] == inputs[-1][0]
     details = json.loads(found["details"])
     assert details["future_crc"] != details["live_crc"] and details["live_log_start_offset"] == 0
+    assert details["live_broker"] == "b1"
+    # two log dirs of one broker are not replicas of each other, and a future dir of another broker is no match
+    assert not [f for f in findings if f["kind"] == "replica_divergence"]
+    if layout == "two log dirs":
+        other = tmp_path / "other-broker"
+        add_partitions(other, [name], [])
+        meta = other / "meta.properties"
+        meta.write_text(meta.read_text().replace("broker.id=", "broker.id=9"))
+        out = tmp_path / "out-other"
+        run_scan(spark, [("b9", str(other)), ("b1-second-dir", str(future_dir))], str(out), headers_only=True)
+        assert not [f for f in pq.read_table(out / "findings").to_pylist()
+                    if f["kind"] == "future_replica_divergence"]
 
 
 def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
@@ -254,3 +276,81 @@ def test_directory_fuzz_junk_never_changes_problems(spark, tmp_path_factory, lay
     _, mixed_findings = _scan(spark, mixed, base / "out-mixed")
     assert _problems(alone_findings, alone) == _problems(mixed_findings, mixed)
     assert sum(f["kind"] == "unknown_file" for f in mixed_findings) == made
+
+
+def _executor_rows(function, task: dict) -> list[dict]:
+    import pyarrow as pa
+
+    return [row for batch in function(iter([pa.RecordBatch.from_pylist([task])])) for row in batch.to_pylist()]
+
+
+def test_a_file_that_cannot_be_read_is_a_finding_and_the_rest_is_read(sample_logs, monkeypatch) -> None:
+    """Permission denied on a segment, EIO part way through one, an index or a small file that cannot be read:
+    an `unreadable_file` finding naming the file (and the byte where reading stopped), never a failed task that
+    would fail the scan (running as root makes chmod moot: the errors are raised by mocks)."""
+    import errno
+
+    from kforensics.parsers import checkpoints, index_check, record_batch
+    from kforensics.spark import read
+
+    part = sample_logs / "broker-1" / "orders-0"
+    log = part / "00000000000000000130.log"
+    task = {"task_kind": "segment", "broker": "b", "topic": "orders", "partition": 0, "path": str(log),
+            "base_offset": 130}
+    clean = _executor_rows(read.segment_rows, task)
+    batches = [r for r in clean if r["row_kind"] == "batch"]
+    assert len(batches) > 2 and [r["row_kind"] for r in clean].count("segment") == 1
+
+    real_open = record_batch.open_log
+
+    def denied(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(record_batch, "open_log", denied)
+    (row,) = _executor_rows(read.segment_rows, task)
+    assert (row["row_kind"], row["kind"], row["file"], row["severity"]) == ("finding", "unreadable_file", str(log),
+                                                                             "error")
+    assert "Permission denied" in row["message"]
+
+    class FailingPartWay:  # the first two batches, then an I/O error (a bad sector)
+        def __init__(self, path, *args, **kwargs):
+            self._log = real_open(path, *args, **kwargs)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._log.close()
+
+        def __getattr__(self, name):
+            return getattr(self._log, name)
+
+        def batches(self, **kwargs):
+            for n, b in enumerate(self._log.batches(**kwargs)):
+                if n == 2:
+                    raise OSError(errno.EIO, "Input/output error")
+                yield b
+
+    monkeypatch.setattr(record_batch, "open_log", FailingPartWay)
+    rows = _executor_rows(read.segment_rows, task)
+    assert [r["row_kind"] for r in rows] == ["batch", "batch", "finding"]
+    assert rows[:2] == batches[:2]
+    stop = batches[1]["position"] + batches[1]["size"]
+    assert (rows[2]["kind"], rows[2]["file"], rows[2]["position"]) == ("unreadable_file", str(log), stop)
+    assert "Input/output error" in rows[2]["message"] and f"at byte {stop}" in rows[2]["message"]
+
+    monkeypatch.setattr(record_batch, "open_log", real_open)
+    monkeypatch.setattr(index_check, "check_index_file", lambda path, *a, **k: denied(path))
+    rows = _executor_rows(read.segment_rows, task)
+    assert [r for r in rows if r["row_kind"] == "batch"] == batches
+    assert sorted(r["file"] for r in rows if r["row_kind"] == "finding") == [
+        str(part / "00000000000000000130.index"), str(part / "00000000000000000130.timeindex")]
+
+    partition_task = {"task_kind": "partition", "broker": "b", "topic": "orders", "partition": 0, "path": str(part),
+                      "base_offset": None}
+    clean = _executor_rows(read.small_file_rows, partition_task)
+    monkeypatch.setattr(checkpoints, "read_leader_epoch_checkpoint", denied)
+    rows = _executor_rows(read.small_file_rows, partition_task)
+    assert [r for r in clean if r["row_kind"] != "leader_epoch"] == [r for r in rows if r["row_kind"] != "finding"]
+    (finding,) = [r for r in rows if r["row_kind"] == "finding"]
+    assert (finding["kind"], finding["file"]) == ("unreadable_file", str(part / "leader-epoch-checkpoint"))

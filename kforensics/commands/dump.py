@@ -12,16 +12,19 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from kforensics.dump_out import JsonOut, Output, Renderer, TextOut, log_sink
+from kforensics.dump_out import Decoded, JsonOut, Output, Renderer, TextOut, log_sink
 from kforensics.parsers import log_dir
 from kforensics.parsers.findings import Finding, is_problem
 
 if TYPE_CHECKING:
+    from kforensics.parsers.index_check import BatchBounds
     from kforensics.parsers.record_batch import Record, RecordBatch
+
+T = TypeVar("T")
 
 FILE_TYPES = tuple(t.name for t in log_dir.FILE_TYPES)  # --type: the registry's names
 DECODERS = ("offsets", "transaction_log", "cluster_metadata", "remote_log_metadata", "share_group_state")
@@ -242,7 +245,7 @@ def _report(finding: Finding, out: Renderer, state: DumpState) -> None:
     out.finding(finding)
 
 
-def _emit_all(items: Iterable[Any], emit: Callable[[Any], None], out: Output, state: DumpState) -> int:
+def _emit_all(items: Iterable[T | Finding], emit: Callable[[T], None], out: Output, state: DumpState) -> int:
     count = 0
     for item in items:
         if isinstance(item, Finding):
@@ -353,7 +356,11 @@ DECODER_TOPICS = {"offsets": "__consumer_offsets", "transaction_log": "__transac
                   "share_group_state": "__share_group_state"}
 
 
-def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[Any, list[Finding]]] | None:
+#: A --*-decoder: (record, its batch, file, state) -> (what to print, findings)
+RecordDecoder = Callable[["Record", "RecordBatch", str, "DumpState"], tuple[Decoded, list[Finding]]]
+
+
+def _decoder(name: str | None, *, as_json: bool = False) -> RecordDecoder | None:
     """The --*-decoder function: (record, batch, file, state) -> (what to print, findings). What to print is
     (key text, payload text) as kafka-dump-log prints them, or with --json the decoded object. A value that does
     not decode gives `internal_record_undecodable`; a version newer than the tables `internal_record_newer_version`
@@ -364,7 +371,7 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[
 
     topic = DECODER_TOPICS[name]
 
-    def findings_of(rec: Any, batch: Any, file: str, state: DumpState, error: str | None,
+    def findings_of(rec: Record, batch: RecordBatch, file: str, state: DumpState, error: str | None,
                     newer: tuple[str, int, int, str] | None) -> list[Finding]:
         if error is not None:
             return [Finding("internal_record_undecodable", file, batch.position,
@@ -378,7 +385,7 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[
     if name == "remote_log_metadata":
         from kforensics.parsers import remote_log_metadata as rlm
 
-        def decode_remote(rec: Any, batch: Any, file: str, state: DumpState) -> tuple[Any, list[Finding]]:
+        def decode_remote(rec: Record, batch: RecordBatch, file: str, state: DumpState) -> tuple[Decoded, list[Finding]]:
             decoded = rlm.decode_remote_log_metadata(rec.key, rec.value)
             newer = ((decoded["type"], decoded["apiKey"], decoded["version"], decoded["knownVersions"])
                      if decoded.get("newer") else None)
@@ -391,12 +398,13 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[
     if name == "cluster_metadata":
         from kforensics.parsers.cluster_metadata import MessageDecodeError, decode_metadata_record
 
-        def decode_metadata(rec: Any, batch: Any, file: str, state: DumpState) -> tuple[Any, list[Finding]]:
+        def decode_metadata(rec: Record, batch: RecordBatch, file: str, state: DumpState) \
+                -> tuple[Decoded, list[Finding]]:
             try:
                 r = decode_metadata_record(rec.value)
             except MessageDecodeError as exc:
                 error = str(exc)
-                shown: Any = {"error": error} if as_json else (None, f"Error at {rec.offset}, skipping. {error}")
+                shown: Decoded = {"error": error} if as_json else (None, f"Error at {rec.offset}, skipping. {error}")
                 return shown, findings_of(rec, batch, file, state, error, None)
             newer = (r.type_name, r.api_key, r.version, r.known_versions) if r.newer else None
             found = findings_of(rec, batch, file, state, None, newer)
@@ -407,12 +415,13 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[
     fmt = {"offsets": it.format_consumer_offsets, "transaction_log": it.format_transaction_state,
            "share_group_state": it.format_share_group_state}[name]
 
-    def decode_coordinator(rec: Any, batch: Any, file: str, state: DumpState) -> tuple[Any, list[Finding]]:
+    def decode_coordinator(rec: Record, batch: RecordBatch, file: str, state: DumpState) \
+            -> tuple[Decoded, list[Finding]]:
         try:
             r = it.decode_coordinator_record(topic, rec.key, rec.value)
         except it.MessageDecodeError as exc:
             error = str(exc)
-            shown: Any = {"error": error} if as_json else fmt(rec.key, rec.value, rec.offset)
+            shown: Decoded = {"error": error} if as_json else fmt(rec.key, rec.value, rec.offset)
             return shown, findings_of(rec, batch, file, state, error, None)
         newer = None
         if r.newer:
@@ -432,7 +441,7 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[
 
 # --- index files -----------------------------------------------------------------------------------
 
-def _sibling_log_bounds(path: Path, out: Output, state: DumpState) -> list[Any] | None:
+def _sibling_log_bounds(path: Path, out: Output, state: DumpState) -> list[BatchBounds] | None:
     """Batch bounds of the .log beside an index file (None when there is no such log)."""
     from kforensics.parsers.index_check import BatchBounds
     from kforensics.parsers.record_batch import open_log

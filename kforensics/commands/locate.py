@@ -7,7 +7,6 @@ No Spark: a hash and a few directory look-ups.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
@@ -19,14 +18,11 @@ from kforensics.defaults import DEFAULT_OFFSETS_TOPIC_PARTITIONS, DEFAULT_SHARE_
 
 def _holds(path: str, name: str) -> str | None:
     """The path of the `name` partition dir under log dir `path` (a local path or a pyarrow.fs URI), or None."""
-    if "://" not in path:
-        full = os.path.join(path, name)
-        return full if os.path.isdir(full) else None
     import pyarrow.fs as pafs
 
-    from kforensics.parsers.uris import join_uri
+    from kforensics.parsers.uris import filesystem, join_uri
 
-    fs, root = pafs.FileSystem.from_uri(path)
+    fs, root = filesystem(path)
     if fs.get_file_info(join_uri(root, name)).type == pafs.FileType.Directory:
         return join_uri(path, name)
     return None
