@@ -249,7 +249,8 @@ def format_consumer_offsets(key: bytes | None, value: bytes | None,
 def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     """{"key": {"version", "transactional_id"}, "value": {version, producer_id, producer_epoch, state, partitions
     {topic: [ids]}, transaction_timeout_ms, last_update_timestamp_ms, start_timestamp_ms, and where written
-    previous_producer_id, next_producer_id, client_transaction_version} | None}, or {"error", "key", "value"}."""
+    previous_producer_id, next_producer_id, next_producer_epoch, client_transaction_version} | None}, or
+    {"error", "key", "value"}."""
     try:
         rec = decode_coordinator_record(TRANSACTION_STATE, key, value)
         if rec.key_name is None:
@@ -273,6 +274,7 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
         "start_timestamp_ms": v["transactionStartTimestampMs"],
     }
     for name, out_name in (("previousProducerId", "previous_producer_id"), ("nextProducerId", "next_producer_id"),
+                           ("nextProducerEpoch", "next_producer_epoch"),
                            ("clientTransactionVersion", "client_transaction_version")):
         if name in v:
             out[out_name] = v[name]

@@ -300,6 +300,22 @@ def test_dump_offsets_decoder_prints_the_topic_id_as_kafka_dump_log(tmp_path: Pa
     assert record["decoded"]["value"] == json.loads(COMMIT_V4_PAYLOAD)
 
 
+def test_transaction_log_value_next_producer_epoch_in_kafka_order() -> None:
+    """TransactionLogValue v1 with NextProducerId (tag 1) and NextProducerEpoch (tag 3, Kafka 4.1+): printed in
+    Kafka's declaration order, NextProducerEpoch right after ProducerEpoch, as kafka-dump-log prints it."""
+    key = struct.pack(">h", 0) + _s("tx")
+    value = (struct.pack(">hqhib", 1, 5000, 3, 60000, 4) + _carr(_cstr("orders") + _i32s(0, 2) + NO_TAGS)
+             + struct.pack(">qq", 11, 10) + _tags((1, struct.pack(">q", 5001)), (3, struct.pack(">h", 0))))
+    assert format_transaction_state(key, value, 0) == (
+        '{"type":"0","data":{"transactionalId":"tx"}}',
+        '{"version":"1","data":{"producerId":5000,"nextProducerId":5001,"producerEpoch":3,"nextProducerEpoch":0,'
+        '"transactionTimeoutMs":60000,"transactionStatus":4,"transactionPartitions":[{"topic":"orders",'
+        '"partitionIds":[0,2]}],"transactionLastUpdateTimestampMs":11,"transactionStartTimestampMs":10}}')
+    v = decode_transaction_state(key, value)["value"]
+    assert (v["state"], v["next_producer_id"], v["next_producer_epoch"], v["partitions"]) == (
+        "CompleteCommit", 5001, 0, {"orders": [0, 2]})
+
+
 def test_share_group_state_values_of_kafka_4_0() -> None:
     """__share_group_state as Kafka 4.0 wrote it: SnapshotEpoch a uint16, no Create/WriteTimestamp (the values were
     changed in place at version 0 in 4.1)."""
