@@ -316,7 +316,7 @@ def test_transaction_log_value_next_producer_epoch_in_kafka_order() -> None:
         "CompleteCommit", 5001, 0, {"orders": [0, 2]})
 
 
-def test_share_group_state_values_of_kafka_4_0() -> None:
+def test_share_group_state_values_of_kafka_4_0(tmp_path: Path) -> None:
     """__share_group_state as Kafka 4.0 wrote it: SnapshotEpoch a uint16, no Create/WriteTimestamp (the values were
     changed in place at version 0 in 4.1)."""
     key = struct.pack(">h", 0) + _s("sg") + UUID_A + struct.pack(">i", 3)
@@ -335,6 +335,13 @@ def test_share_group_state_values_of_kafka_4_0() -> None:
     d = decode_share_group_state(update_key, update40)
     assert d["layout"] == "Kafka 4.0" and d["value"] == {"version": 0, "snapshotEpoch": 4, "leaderEpoch": 2,
                                                          "startOffset": 40, "stateBatches": [batch_json]}
+    # dump: the text is kafka-dump-log's; --json names the layout
+    path = _log(tmp_path, [(key, snapshot40)], "__share_group_state-0")
+    text = CliRunner().invoke(main, ["dump", "--share-group-state-decoder", str(path)]).stdout
+    assert "payload: " + format_share_group_state(key, snapshot40, 0)[1] in text
+    lines = CliRunner().invoke(main, ["dump", "--share-group-state-decoder", "--json", str(path)]).stdout.splitlines()
+    record = next(json.loads(line) for line in lines if json.loads(line)["type"] == "record")
+    assert record["decoded"]["layout"] == "Kafka 4.0" and record["decoded"]["value"]["data"]["snapshotEpoch"] == 65535
     # the same snapshot as Kafka 4.1+ writes it reads as the current layout
     snapshot41 = (struct.pack(">hiiiq", 0, 65535, 1, 2, 40) + struct.pack(">qq", 7, 8) + _carr(batch) + NO_TAGS)
     rec = _value(key, snapshot41, SHARE_GROUP_STATE)

@@ -424,8 +424,11 @@ def _decoder(name: str | None, *, as_json: bool = False) -> Callable[..., tuple[
         if r.key_name is None:
             return {"error": f"unknown record type {r.record_type}"}, found
         key_obj, value_text = fmt(rec.key, rec.value, rec.offset)
-        return {"record_type": it.record_type_name(r.key_name), "key": json.loads(key_obj),
-                "value": None if value_text == "<DELETE>" else json.loads(value_text)}, found
+        shown = {"record_type": it.record_type_name(r.key_name), "key": json.loads(key_obj),
+                 "value": None if value_text == "<DELETE>" else json.loads(value_text)}
+        if r.layout:  # read as an older layout of its version (Kafka 4.0's share records)
+            shown["layout"] = r.layout
+        return shown, found
 
     return decode_coordinator
 
