@@ -119,19 +119,27 @@ class NewerVersions:
         self.seen: set[tuple[str, str, int]] = set() if seen is None else seen
 
     def finding(self, topic: str, file: str, position: int | None, offset: int, record_type: str,
-                api_key: int, version: int, known_versions: str) -> Any:
-        """The finding for the first record of its kind, None for the ones after it."""
+                api_key: int, version: int, known_versions: str, *, fields_read: bool = True,
+                consequence: str = "") -> Any:
+        """The finding for the first record of its kind, None for the ones after it. `fields_read` false: none of
+        its fields could be read (the finding then says so and carries `fields_read`); `consequence` is appended
+        to the message (what a reader of the record does without them)."""
         from kforensics.parsers.findings import Finding
 
         if (topic, record_type, version) in self.seen:
             return None
         self.seen.add((topic, record_type, version))
         known = f"versions {known_versions}" if known_versions else "no such record type"
+        read = ("its known fields are decoded where possible" if fields_read
+                else "its fields do not read as the newest known version, so none are decoded")
+        details: dict[str, Any] = {"offset": offset, "record_type": record_type, "api_key": api_key,
+                                   "version": version, "known_versions": known_versions}
+        if not fields_read:
+            details["fields_read"] = False
         return Finding("internal_record_newer_version", file, position,
                        f"{topic} record at offset {offset} is {record_type} version {version}, newer than the "
-                       f"tables know ({known}): written by a newer Kafka; its known fields are decoded where possible",
-                       {"offset": offset, "record_type": record_type, "api_key": api_key, "version": version,
-                        "known_versions": known_versions})
+                       f"tables know ({known}): written by a newer Kafka; {read}"
+                       + (f"; {consequence}" if consequence else ""), details)
 
 
 def _b64(data: bytes | None) -> str | None:

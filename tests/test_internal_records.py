@@ -533,3 +533,50 @@ def test_real_kraft_control_records_print_as_kafka_dump_log_4_prints_them(realda
     assert ('LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}'
             in out)
     assert "SnapshotFooter {\"version\":0}" in out and "controlType:" not in out
+
+
+def test_scan_metadata_rows_report_newer_versions_and_keep_unreadable_ones_out_of_the_replay(tmp_path: Path) -> None:
+    """spark/control_plane.py metadata_record_rows (the scan's __cluster_metadata executor, called here on a hand-built
+    Arrow task batch, no Spark): one internal_record_newer_version per record type and version; a newer
+    PartitionChangeRecord that reads as version 2 is replayed as read; one whose fields do not read is left out of
+    the replay and its finding says so; a newer EndTransactionRecord still applies (the replay reads only its type);
+    an unreadable last record keeps the file's end offset with a null record_type."""
+    import pyarrow as pa
+
+    from kforensics.spark import schemas as S
+    from kforensics.spark.control_plane import metadata_record_rows
+
+    change_v9 = bytes([1, 5, 9]) + struct.pack(">i", 0) + UUID_A + _tags((1, struct.pack(">i", 2)))  # Leader 2
+    change_v10 = bytes([1, 5, 10]) + struct.pack(">i", 0) + UUID_A + struct.pack(">i", 99) + NO_TAGS
+    end_txn_v1 = bytes([1, 24, 1]) + b"\x05" + NO_TAGS  # a non-tagged field before the tag section
+    partition_v7 = bytes([1, 3, 7]) + b"\x00"
+    values = [change_v9, change_v9, change_v10, end_txn_v1, partition_v7]
+    path = _log(tmp_path, [(None, v) for v in values], "__cluster_metadata-0")
+    task = {"task_kind": "segment", "broker": "b1", "topic": "__cluster_metadata", "partition": 0, "path": str(path),
+            "base_offset": 0}
+    rows = [r for batch in metadata_record_rows(iter([pa.RecordBatch.from_pylist([task], schema=S.TASKS)]))
+            for r in batch.to_pylist()]
+    findings = [r for r in rows if r["row_kind"] == "finding"]
+    records = [r for r in rows if r["row_kind"] == "record"]
+    assert [(f["kind"], f["severity"], f["record_index"]) for f in findings] == [
+        ("internal_record_newer_version", "info", offset) for offset in (0, 2, 3, 4)]
+    details = [json.loads(f["details"]) for f in findings]
+    assert details[0] == {"offset": 0, "record_type": "PARTITION_CHANGE_RECORD", "api_key": 5, "version": 9,
+                          "known_versions": "0-2"}
+    assert details[1] == {"offset": 2, "record_type": "PARTITION_CHANGE_RECORD", "api_key": 5, "version": 10,
+                          "known_versions": "0-2", "fields_read": False}
+    assert "none are decoded" in findings[1]["message"] and "leaves every such record out" in findings[1]["message"]
+    assert "leader and partition epochs" in findings[1]["message"]
+    assert (details[2]["record_type"], details[2]["fields_read"]) == ("END_TRANSACTION_RECORD", False)
+    assert "still applies it" in findings[2]["message"]
+    assert (details[3]["record_type"], details[3]["fields_read"]) == ("PARTITION_RECORD", False)
+    assert [(r["record_index"], r["record_type"], r["version"]) for r in records] == [
+        (0, "PARTITION_CHANGE_RECORD", 9), (1, "PARTITION_CHANGE_RECORD", 9), (3, "END_TRANSACTION_RECORD", 1),
+        (4, None, 7)]
+    assert [(r["topic_id"], r["partition"], r["leader"]) for r in records[:2]] == [(_b64url(UUID_A), 0, 2)] * 2
+    # dump --cluster-metadata-decoder reports the same findings
+    lines = [json.loads(line) for line in CliRunner().invoke(
+        main, ["dump", "--cluster-metadata-decoder", "--json", str(path)]).stdout.splitlines()]
+    assert [(f["record_type"], f["version"], f.get("fields_read")) for f in lines if f["type"] == "finding"] == [
+        ("PARTITION_CHANGE_RECORD", 9, None), ("PARTITION_CHANGE_RECORD", 10, False),
+        ("END_TRANSACTION_RECORD", 1, False), ("PARTITION_RECORD", 7, False)]
