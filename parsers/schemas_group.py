@@ -18,8 +18,8 @@ cited; 4.0.1, 4.1.0 and inkless-4.2.1 have the same files): the tables are Kafka
   gained InitializingTopics as its first field (KAFKA-18827, 37f7434e). Each keeps its 4.0 layout as an `older` one,
   read when the bytes do not read as 4.1+'s.
 - StreamsGroupMetadataValue (17) is 4.2's. 4.1 wrote Epoch and MetadataHash only; 4.2 added the tagged
-  ValidatedTopologyEpoch and LastAssignmentConfigs (KAFKA-19661 4cb5f1ca, KAFKA-19765 36f17cfe). 4.1's bytes read as 4.2's layout,
-  so there is no older layout. Kafka 4.0 had no streams group records.
+  ValidatedTopologyEpoch and LastAssignmentConfigs (KAFKA-19661 4cb5f1ca, KAFKA-19765 36f17cfe). 4.1's bytes
+  read as 4.2's layout, so there is no older layout. Kafka 4.0 had no streams group records.
 - StreamsGroupCurrentMemberAssignmentValue's TaskIds carry the tagged AssignmentEpochs (4.2, KAFKA-19779 c8882979).
 - OffsetCommitValue v4 has the tagged `topicId` (Kafka 4.1+, KAFKA-19141 199772ad).
 A stored apache/kafka copy of ShareGroupStatePartitionMetadataValue (25002b6a) adds a non-tagged CreateTimestamp

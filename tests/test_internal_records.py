@@ -198,7 +198,8 @@ def test_share_group_metadata_value_of_kafka_4_1_and_of_kafka_4_0() -> None:
     v41 = struct.pack(">hiq", 0, 5, 0x0102030405060708) + NO_TAGS
     rec = _value(key, v41)
     assert (rec.value, rec.layout) == ({"epoch": 5, "metadataHash": 0x0102030405060708}, "")
-    assert format_consumer_offsets(key, v41, 0)[1] == '{"version":"0","data":{"epoch":5,"metadataHash":72623859790382856}}'
+    assert format_consumer_offsets(key, v41, 0)[1] == (
+        '{"version":"0","data":{"epoch":5,"metadataHash":72623859790382856}}')
     v40 = struct.pack(">hi", 0, 5) + NO_TAGS
     rec = _value(key, v40)
     assert (rec.value, rec.layout, rec.newer) == ({"epoch": 5}, "Kafka 4.0", False)
