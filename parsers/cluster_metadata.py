@@ -29,8 +29,8 @@ class SchemaRecord:
     `data` uses Kafka's JsonConverter names (lowerCamelCase), uuids as base64url strings, bytes as base64, and
     holds tagged fields only where they differ from their default. `newer`: the version is above the highest the
     tables know (then `data` holds the fields the newest known version shares with it, or {} where that cannot be
-    read; `known_versions` says which versions are known); an apiKey past the known ones is `newer` too, with
-    type_name `UNKNOWN_<apiKey>` and no data."""
+    read, with `fields_read` false; `known_versions` says which versions are known); an apiKey past the known ones
+    is `newer` too, with type_name `UNKNOWN_<apiKey>`, no data and `fields_read` false."""
 
     api_key: int
     type_name: str
@@ -39,6 +39,7 @@ class SchemaRecord:
     newer: bool = False
     known_versions: str = ""
     unknown_tags: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    fields_read: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """{"type", "version", "data"}: the object kafka-dump-log prints."""
@@ -60,11 +61,11 @@ def decode_metadata_record(value: bytes | memoryview | None) -> SchemaRecord:
     message = BY_API_KEY.get(api_key)
     if message is None:
         if api_key > _MAX_API_KEY:
-            return SchemaRecord(api_key, f"UNKNOWN_{api_key}", version, {}, True, "")
+            return SchemaRecord(api_key, f"UNKNOWN_{api_key}", version, {}, True, "", fields_read=False)
         raise MessageDecodeError(f"apiKey {api_key} is no metadata record type", 1)
     decoded = decode_versioned(message, value, version, pos)
     return SchemaRecord(api_key, TYPE_NAMES[api_key], version, decoded.data, decoded.newer, message.valid,
-                        decoded.unknown_tags)
+                        decoded.unknown_tags, decoded.fields_read)
 
 
 def encode_metadata_record(type_name: str, version: int, data: dict[str, Any]) -> bytes:
@@ -102,7 +103,7 @@ def decode_control_record(control_type: str, value: bytes | memoryview | None) -
         raise MessageDecodeError(f"{control_type} version {version}", 0)
     decoded = decode_versioned(message, value, version)
     return SchemaRecord(CONTROL_TYPE_IDS[control_type], control_type, version, decoded.data, decoded.newer,
-                        message.valid, decoded.unknown_tags)
+                        message.valid, decoded.unknown_tags, decoded.fields_read)
 
 
 def encode_control_record(control_type: str, data: dict[str, Any]) -> bytes:

@@ -143,14 +143,17 @@ KINDS: dict[str, FindingKind] = _kinds(
     FindingKind("internal_record_newer_version", "info", "an internal-topic record is written at a version (or of "
                 "a record type) newer than kforensics' message tables know, as a newer Kafka writes it; the fields the "
                 "newest known version shares with it are decoded where the message is flexible",
-                ("offset", "record_type", "api_key", "version", "known_versions"),
+                ("offset", "record_type", "api_key", "version", "known_versions", "fields_read"),
                 rule=("an internal-topic record (`__cluster_metadata`, `__consumer_offsets`, `__transaction_state`, "
                       "`__share_group_state`, `__remote_log_metadata`) written at a version, or of a record type, "
                       "newer than the message tables know (a newer Kafka): not damage; reported once per topic, "
                       "record type and version (per dump run, per scan); the fields the newest known version shares "
                       "with it are decoded where the message is flexible; the topic is named in the message (the "
                       "scan: `topic` column): `offset` (the first such record), `record_type`, `api_key`, `version`, "
-                      "`known_versions`")),
+                      "`known_versions`, and `fields_read` false for a `__cluster_metadata` record none of whose "
+                      "fields read as the newest known version: the scan's control-plane replay leaves such records "
+                      "out (a newer Begin/End/AbortTransactionRecord still applies), and the message says what that "
+                      "costs")),
     # compaction (spark/cleaner.py)
     FindingKind("cleaner_blocked", "warning", "a compacted partition's log cleaner is held at the last stable offset "
                 "by a transaction open longer than the transaction timeout", ("cleaner_offset", "last_stable_offset",

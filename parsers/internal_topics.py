@@ -49,7 +49,9 @@ class CoordinatorRecord:
     """One decoded coordinator record. `key` and `value` are in Kafka's JsonConverter form (the schema's field
     names, first letter lower-cased; uuids base64url; bytes base64); `value` is None for a tombstone.
     `newer`: the record type or the value version is above what the tables know (`known_versions` then says
-    which value versions are known; for an unknown record type `key_name` is None and key and value are empty)."""
+    which value versions are known; for an unknown record type `key_name` is None and key and value are empty).
+    `layout`: the Kafka releases whose older layout of the value's version read the bytes ("" for the table's
+    own, see `message_schema.Message.older`)."""
 
     topic: str
     record_type: int
@@ -61,6 +63,7 @@ class CoordinatorRecord:
     newer: bool = False
     known_versions: str = ""
     unknown_tags: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    layout: str = ""
 
 
 def decode_coordinator_record(topic: str, key: bytes | None, value: bytes | None) -> CoordinatorRecord:
@@ -82,7 +85,7 @@ def decode_coordinator_record(topic: str, key: bytes | None, value: bytes | None
     version = Reader(value).fixed("int16")
     decoded = decode_versioned(value_message, value, version, 2)
     return CoordinatorRecord(topic, record_type, key_message.name, key_data, value_message.name, version,
-                             decoded.data, decoded.newer, value_message.valid, decoded.unknown_tags)
+                             decoded.data, decoded.newer, value_message.valid, decoded.unknown_tags, decoded.layout)
 
 
 def encode_coordinator_record(topic: str, record_type: int, key: dict[str, Any],
@@ -116,19 +119,27 @@ class NewerVersions:
         self.seen: set[tuple[str, str, int]] = set() if seen is None else seen
 
     def finding(self, topic: str, file: str, position: int | None, offset: int, record_type: str,
-                api_key: int, version: int, known_versions: str) -> Any:
-        """The finding for the first record of its kind, None for the ones after it."""
+                api_key: int, version: int, known_versions: str, *, fields_read: bool = True,
+                consequence: str = "") -> Any:
+        """The finding for the first record of its kind, None for the ones after it. `fields_read` false: none of
+        its fields could be read (the finding then says so and carries `fields_read`); `consequence` is appended
+        to the message (what a reader of the record does without them)."""
         from kforensics.parsers.findings import Finding
 
         if (topic, record_type, version) in self.seen:
             return None
         self.seen.add((topic, record_type, version))
         known = f"versions {known_versions}" if known_versions else "no such record type"
+        read = ("its known fields are decoded where possible" if fields_read
+                else "its fields do not read as the newest known version, so none are decoded")
+        details: dict[str, Any] = {"offset": offset, "record_type": record_type, "api_key": api_key,
+                                   "version": version, "known_versions": known_versions}
+        if not fields_read:
+            details["fields_read"] = False
         return Finding("internal_record_newer_version", file, position,
                        f"{topic} record at offset {offset} is {record_type} version {version}, newer than the "
-                       f"tables know ({known}): written by a newer Kafka; its known fields are decoded where possible",
-                       {"offset": offset, "record_type": record_type, "api_key": api_key, "version": version,
-                        "known_versions": known_versions})
+                       f"tables know ({known}): written by a newer Kafka; {read}"
+                       + (f"; {consequence}" if consequence else ""), details)
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -140,10 +151,13 @@ def _error(exc: Exception, key: bytes | None, value: bytes | None) -> dict[str, 
 
 
 def _marked(out: dict[str, Any], rec: CoordinatorRecord) -> dict[str, Any]:
-    """`out` with `newer` and `known_versions` where the record is newer than the tables."""
+    """`out` with `newer` and `known_versions` where the record is newer than the tables, `layout` where an older
+    layout of its value's version read it."""
     if rec.newer:
         out["newer"] = True
         out["known_versions"] = rec.known_versions
+    if rec.layout:
+        out["layout"] = rec.layout
     return out
 
 
@@ -166,7 +180,8 @@ def decode_consumer_offsets(key: bytes | None, value: bytes | None) -> dict[str,
 
     Key fields keep Kafka's names (`group`, `topic`, `partition` for offset commits and group metadata;
     `groupId`, `memberId`, ... for the others, with `group` repeating `groupId`). A newer record type or value
-    version adds `"newer": true` and `known_versions`."""
+    version adds `"newer": true` and `known_versions`; a value read as an older layout of its version (Kafka 4.0's
+    share group records) adds `layout`, the Kafka releases that wrote it."""
     rec, out = _generic(CONSUMER_OFFSETS, key, value)
     if rec is None:
         return out
@@ -242,7 +257,8 @@ def format_consumer_offsets(key: bytes | None, value: bytes | None,
 def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     """{"key": {"version", "transactional_id"}, "value": {version, producer_id, producer_epoch, state, partitions
     {topic: [ids]}, transaction_timeout_ms, last_update_timestamp_ms, start_timestamp_ms, and where written
-    previous_producer_id, next_producer_id, client_transaction_version} | None}, or {"error", "key", "value"}."""
+    previous_producer_id, next_producer_id, next_producer_epoch, client_transaction_version} | None}, or
+    {"error", "key", "value"}."""
     try:
         rec = decode_coordinator_record(TRANSACTION_STATE, key, value)
         if rec.key_name is None:
@@ -266,6 +282,7 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
         "start_timestamp_ms": v["transactionStartTimestampMs"],
     }
     for name, out_name in (("previousProducerId", "previous_producer_id"), ("nextProducerId", "next_producer_id"),
+                           ("nextProducerEpoch", "next_producer_epoch"),
                            ("clientTransactionVersion", "client_transaction_version")):
         if name in v:
             out[out_name] = v[name]
@@ -283,7 +300,8 @@ def format_transaction_state(key: bytes | None, value: bytes | None,
 
 def decode_share_group_state(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     """{"key": {"type": "share_snapshot"|"share_update", "version": record type, "groupId", "topicId",
-    "partition"}, "value": {"version", value fields...} | None}, or {"error", "key", "value"}."""
+    "partition"}, "value": {"version", value fields...} | None}, or {"error", "key", "value"}; `layout` as
+    decode_consumer_offsets adds it (Kafka 4.0's ShareSnapshotValue / ShareUpdateValue)."""
     rec, out = _generic(SHARE_GROUP_STATE, key, value)
     return out if rec is None else _marked(out, rec)
 

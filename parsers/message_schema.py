@@ -20,6 +20,10 @@ The rules followed (Kafka's MessageDataGenerator / JsonConverterGenerator, the w
   Kafka's Uuid.toString (base64url, no padding), bytes as Jackson's BinaryNode (standard base64), int64 and
   uint32 as numbers, float64 as a double, bool as true/false.
 
+Where Kafka changed a version's layout in place (the share group and share state records of Kafka 4.0), a
+table lists the earlier layouts as the message's `older` ones: `decode_versioned` reads the bytes as the current
+layout and, when they do not read as it, as each earlier one in turn, and says which one read them.
+
 `decode` raises :class:`MessageDecodeError` (with the byte position) on bytes the description cannot read,
 never anything else; `encode` writes what `decode` reads.
 """
@@ -149,13 +153,20 @@ class Field:
 
 @dataclass(frozen=True)
 class Message:
-    """A message description: name, api key (None for keyless families), valid and flexible versions, fields."""
+    """A message description: name, api key (None for keyless families), valid and flexible versions, fields.
+
+    `older`: the layouts Kafka wrote earlier under the same version numbers, where a version was changed in place
+    (Kafka 4.0's share group and share state records), each a Message whose `written_by` names
+    the Kafka releases that wrote it; `decode_versioned` tries them in order when the bytes do not read as this
+    one."""
 
     name: str
     api_key: int | None
     valid: str
     flexible: str
     fields: tuple[Field, ...]
+    older: tuple[Message, ...] = ()
+    written_by: str = ""
     _valid: tuple[int, int] | None = dc_field(init=False, repr=False)
     _flexible: tuple[int, int] | None = dc_field(init=False, repr=False)
 
@@ -452,32 +463,46 @@ def write_frame(api_key: int, version: int) -> bytes:
 @dataclass(frozen=True)
 class Decoded:
     """A message read with `decode_versioned`: `newer` when the version is above the table's highest (then
-    `data` holds what the highest known version reads, or {} when the message is not flexible or those bytes do
-    not read as it), `unknown_tags` the tagged fields no table field declares."""
+    `data` holds what the highest known version reads, or {} with `fields_read` false when the message is not
+    flexible or those bytes do not read as it), `unknown_tags` the tagged fields no table field declares, `layout`
+    the `written_by` of the older layout that read the bytes ("" for the table's own)."""
 
     message: Message
     version: int
     data: dict[str, Any]
     newer: bool = False
     unknown_tags: tuple[dict[str, Any], ...] = ()
+    fields_read: bool = True
+    layout: str = ""
 
 
 def decode_versioned(message: Message, data: bytes | memoryview, version: int, pos: int = 0) -> Decoded:
-    """Read `message` at `version`; a version newer than the table knows is not damage: when the newest known
-    version is flexible (a newer one can only add tagged fields or append), read what that version shares.
+    """Read `message` at `version`, as the table's layout or, when the bytes do not read as it, as each of its
+    `older` layouts of that version in turn; a version newer than the table knows is not damage: when the newest
+    known version is flexible (a newer one can only add tagged fields or append), read what that version shares.
 
-    Raises MessageDecodeError for a version below the lowest valid one or bytes that do not read."""
-    unknown: list[dict[str, Any]] = []
+    Raises MessageDecodeError (the table's own layout's error) for a version below the lowest valid one or bytes
+    that read as no layout."""
     if message.is_valid(version):
-        out, _ = decode(message, data, version, pos, unknown)
-        return Decoded(message, version, out, False, tuple(unknown))
+        errors: list[MessageDecodeError] = []
+        for layout in (message, *(m for m in message.older if m.is_valid(version))):
+            unknown: list[dict[str, Any]] = []
+            try:
+                out, _ = decode(layout, data, version, pos, unknown)
+            except MessageDecodeError as exc:
+                errors.append(exc)
+                continue
+            return Decoded(message, version, out, False, tuple(unknown), True,
+                           "" if layout is message else layout.written_by)
+        raise errors[0]
     if version < message.lowest_version:
         raise MessageDecodeError(f"{message.name} has no version {version} (valid: {message.valid})", pos)
     top = message.highest_version
     if message.is_flexible(top) and message.is_flexible(version):
+        unknown = []
         try:
             out, _ = decode(message, data, top, pos, unknown)
             return Decoded(message, version, out, True, tuple(unknown))
         except MessageDecodeError:
             pass
-    return Decoded(message, version, {}, True, ())
+    return Decoded(message, version, {}, True, (), False)

@@ -4,20 +4,26 @@ A key is an int16 record type (CoordinatorRecordType; before Kafka 4.0 the schem
 followed by the key message in the classic encoding; a value is an int16 version followed by the value message.
 A null value is a tombstone.
 
-Written from apache/kafka `group-coordinator/src/main/resources/common/message/*.json`:
-- 0-2 (classic groups) from trunk commit 1eb76443 (2024-10-25, 4.0 line): OffsetCommitValue 0-4 (4 flexible),
-  GroupMetadataValue 0-4 (4 flexible). Type 0 is LegacyOffsetCommitKey (Kafka 4.x names it so; brokers before
-  2.x wrote it): its values are OffsetCommitValue's versions 0 and 1, so the same value table serves both.
-- 3-16 (KIP-848 consumer groups, KIP-932 share groups) from the "coordinator-value" schemas of Kafka 4.1/4.2
-  (commits b091e287, b61b9bdd, d63fb6f7, 266ed846: ConsumerGroupMetadataValue with the tagged MetadataHash
-  (KIP-1101, 4.1) and CreationTimeMs (KIP-1282); 7e11ea85: ShareGroupStatePartitionMetadataValue; de929d3e,
-  cbf3d00a: share group member and metadata values), the others as of trunk 1eb76443.
-- 17-23 (KIP-1071 streams groups, "in development, subject to non-backwards-compatible changes" in these
-  schemas): keys from commits c940dbbf, 59bf751f, 7e11ea85, b617af2a, 75a150ae; values from 1291a930
-  (StreamsGroupMetadataValue), 5c1644fc (TargetAssignmentMetadata), 75a150ae (TargetAssignmentMember),
-  59bf751f (MemberMetadata, Topology) and the kip1071 branch (PartitionMetadata, CurrentMemberAssignment).
-OffsetCommitValue's tagged `topicId` (v4, Kafka 4.1) is not in any stored schema version found; a tag 0 in an
-OffsetCommitValue is kept as an unknown tagged field, not guessed.
+Written from apache/kafka `group-coordinator/src/main/resources/common/message/*.json` and checked field by
+field against the release tags 4.0.0, 4.1.1 and 4.2.0-rc1 (in the aiven/inkless mirror, whose commit hashes are
+cited; 4.0.1, 4.1.0 and inkless-4.2.1 have the same files): the tables are Kafka 4.2's, with these exceptions.
+- Type 0 (LegacyOffsetCommitKey, written by brokers before 2.x) is paired with OffsetCommitValue 0-4; Kafka 4.2's
+  LegacyOffsetCommitValue is version 0 only, so the pairing is lenient.
+- Type 9 (ShareGroupPartitionMetadata) is Kafka 4.0's; Kafka 4.1 dropped it. Type 18
+  (StreamsGroupPartitionMetadata) is from a development branch of KIP-1071 and is in no release.
+- ConsumerGroupMetadataValue's tagged CreationTimeMs (tag 1) is from a later stored copy (apache/kafka 266ed846),
+  not from 4.2.0-rc1. It is tagged, so older records read the same.
+- Share group records (KIP-932) were changed in place at version 0 between Kafka 4.0 (early access) and 4.1.
+  ShareGroupMetadataValue gained MetadataHash (KAFKA-17747, 369cc569). ShareGroupStatePartitionMetadataValue
+  gained InitializingTopics as its first field (KAFKA-18827, 37f7434e). Each keeps its 4.0 layout as an `older` one,
+  read when the bytes do not read as 4.1+'s.
+- StreamsGroupMetadataValue (17) is 4.2's. 4.1 wrote Epoch and MetadataHash only; 4.2 added the tagged
+  ValidatedTopologyEpoch and LastAssignmentConfigs (KAFKA-19661 4cb5f1ca, KAFKA-19765 36f17cfe). 4.1's bytes
+  read as 4.2's layout, so there is no older layout. Kafka 4.0 had no streams group records.
+- StreamsGroupCurrentMemberAssignmentValue's TaskIds carry the tagged AssignmentEpochs (4.2, KAFKA-19779 c8882979).
+- OffsetCommitValue v4 has the tagged `topicId` (Kafka 4.1+, KAFKA-19141 199772ad).
+A stored apache/kafka copy of ShareGroupStatePartitionMetadataValue (25002b6a) adds a non-tagged CreateTimestamp
+to TopicPartitionsInfo. That copy is in no release and not in trunk up to November 2025, so it is not read.
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ _TOPIC_METADATA = (
     F("PartitionMetadata", "[]PartitionMetadata", fields=(F("Partition", "int32"), F("Racks", "[]string"))),
 )
 _TASK_IDS = (F("SubtopologyId", "string"), F("Partitions", "[]int32"))
+#: TaskIds of StreamsGroupCurrentMemberAssignmentValue: the epoch each partition was assigned at (active tasks).
+_TASK_IDS_WITH_EPOCHS = (*_TASK_IDS, F("AssignmentEpochs", "[]int32", nullable="0+", tagged="0+", tag=0,
+                                       default=None))
+_TOPIC_PARTITIONS_INFO = (F("TopicId", "uuid"), F("TopicName", "string"), F("Partitions", "[]int32"))
+_TOPIC_ID_NAME = (F("TopicId", "uuid"), F("TopicName", "string"))
 _OFFSET_COMMIT_KEY = (F("group", "string", "0"), F("topic", "string", "0"), F("partition", "int32", "0"))
 _OFFSET_COMMIT_VALUE = Message("OffsetCommitValue", None, "0-4", "4+", (
     F("offset", "int64"),
@@ -45,6 +56,7 @@ _OFFSET_COMMIT_VALUE = Message("OffsetCommitValue", None, "0-4", "4+", (
     F("metadata", "string"),
     F("commitTimestamp", "int64"),
     F("expireTimestamp", "int64", "1", default=-1, ignorable=True),
+    F("topicId", "uuid", "4+", tagged="4+", tag=0, ignorable=True),
 ))
 _TOPIC_INFO = (F("Name", "string"), F("Partitions", "int32"), F("ReplicationFactor", "int16"),
                F("TopicConfigs", "[]TopicConfig", fields=(F("key", "string"), F("value", "string"))))
@@ -111,8 +123,10 @@ RECORDS: dict[int, tuple[Message, Message]] = {
             F("RackId", "string", nullable="0+"), F("ClientId", "string"), F("ClientHost", "string"),
             F("SubscribedTopicNames", "[]string"),
         ))),
-    11: (_key("ShareGroupMetadataKey", _GROUP), Message("ShareGroupMetadataValue", None, "0", "0+",
-                                                          (F("Epoch", "int32"),))),
+    11: (_key("ShareGroupMetadataKey", _GROUP), Message(
+        "ShareGroupMetadataValue", None, "0", "0+", (F("Epoch", "int32"), F("MetadataHash", "int64")),
+        older=(Message("ShareGroupMetadataValue", None, "0", "0+", (F("Epoch", "int32"),),
+                       written_by="Kafka 4.0"),))),
     12: (_key("ShareGroupTargetAssignmentMetadataKey", _GROUP), Message(
         "ShareGroupTargetAssignmentMetadataValue", None, "0", "0+", (F("AssignmentEpoch", "int32"),))),
     13: (_key("ShareGroupTargetAssignmentMemberKey", _GROUP, _MEMBER), Message(
@@ -125,10 +139,13 @@ RECORDS: dict[int, tuple[Message, Message]] = {
         ))),
     15: (_key("ShareGroupStatePartitionMetadataKey", _GROUP), Message(
         "ShareGroupStatePartitionMetadataValue", None, "0", "0+", (
-            F("InitializedTopics", "[]TopicPartitionsInfo", fields=(
-                F("TopicId", "uuid"), F("TopicName", "string"), F("Partitions", "[]int32"))),
-            F("DeletingTopics", "[]TopicInfo", fields=(F("TopicId", "uuid"), F("TopicName", "string"))),
-        ))),
+            F("InitializingTopics", "[]TopicPartitionsInfo", fields=_TOPIC_PARTITIONS_INFO),
+            F("InitializedTopics", "[]TopicPartitionsInfo", fields=_TOPIC_PARTITIONS_INFO),
+            F("DeletingTopics", "[]TopicInfo", fields=_TOPIC_ID_NAME),
+        ), older=(Message("ShareGroupStatePartitionMetadataValue", None, "0", "0+", (
+            F("InitializedTopics", "[]TopicPartitionsInfo", fields=_TOPIC_PARTITIONS_INFO),
+            F("DeletingTopics", "[]TopicInfo", fields=_TOPIC_ID_NAME),
+        ), written_by="Kafka 4.0"),))),
     16: (_key("ConsumerGroupRegularExpressionKey", _GROUP, F("RegularExpression", "string", "0")), Message(
         "ConsumerGroupRegularExpressionValue", None, "0", "0+", (
             F("Topics", "[]string"), F("Version", "int64"), F("Timestamp", "int64"),
@@ -137,7 +154,8 @@ RECORDS: dict[int, tuple[Message, Message]] = {
         F("Epoch", "int32"),
         F("MetadataHash", "int64"),
         F("ValidatedTopologyEpoch", "int32", tagged="0+", tag=0, default=-1),
-        F("AssignmentConfigs", "[]AssignmentConfig", fields=(F("Key", "string"), F("Value", "string"))),
+        F("LastAssignmentConfigs", "[]LastAssignmentConfig", nullable="0+", tagged="0+", tag=1, default=None,
+          fields=(F("Key", "string"), F("Value", "string"))),
     ))),
     18: (_key("StreamsGroupPartitionMetadataKey", _GROUP), Message(
         "StreamsGroupPartitionMetadataValue", None, "0", "0+",
@@ -166,7 +184,7 @@ RECORDS: dict[int, tuple[Message, Message]] = {
     22: (_key("StreamsGroupCurrentMemberAssignmentKey", _GROUP, _MEMBER), Message(
         "StreamsGroupCurrentMemberAssignmentValue", None, "0", "0+", (
             F("MemberEpoch", "int32"), F("PreviousMemberEpoch", "int32"), F("State", "int8"),
-            *(F(name, "[]TaskIds", fields=_TASK_IDS) for name in (
+            *(F(name, "[]TaskIds", fields=_TASK_IDS_WITH_EPOCHS) for name in (
                 "ActiveTasks", "StandbyTasks", "WarmupTasks", "ActiveTasksPendingRevocation",
                 "StandbyTasksPendingRevocation", "WarmupTasksPendingRevocation")),
         ))),

@@ -1,11 +1,21 @@
 """The records of the KRaft `__cluster_metadata` log and its snapshots (MetadataRecordType, apiKeys 0-28).
 
 Written from apache/kafka `metadata/src/main/resources/common/metadata/*.json` at trunk commit 1eb76443
-(2024-10-25, the 4.0 line; every record's highest version there: RegisterBrokerRecord 3, PartitionRecord 2,
-PartitionChangeRecord 2, BrokerRegistrationChangeRecord 2, the others 0), with ClearElrRecord (apiKey 28, KIP-966)
-from the newer trunk (commit 9e1f0bb0); RegisterControllerRecord and ZkMigrationStateRecord checked against the
-newest stored versions (commits 2be4c8f5, de929d3e: unchanged; 21 is kept in 4.x for logs written during a ZK
-migration). apiKey 13 is unused. Every record is flexible in every version.
+(2024-10-25), with ClearElrRecord (apiKey 28, KIP-966) from a later trunk (commit 9e1f0bb0). RegisterControllerRecord
+and ZkMigrationStateRecord were checked against the newest stored versions (commits 2be4c8f5, de929d3e: unchanged).
+apiKey 21 is kept in 4.x for logs written during a ZK migration. apiKey 13 is unused. Every record is flexible in
+every version.
+
+The tables were then checked field by field against the release tags 4.0.0, 4.1.1 and 4.2.0-rc1 (aiven/inkless
+mirror; inkless-4.2.1 has the same files). They equal Kafka 4.2's; 4.0.0 and 4.1.1 declare the same fields. Each
+record's highest version is: RegisterBrokerRecord 3, PartitionRecord 2, PartitionChangeRecord 2,
+BrokerRegistrationChangeRecord 2, the others 0.
+
+Kafka 4.3 is said to add CordonedLogDirs (KIP-1066) to RegisterBrokerRecord (v4) and BrokerRegistrationChangeRecord
+(v3). No stored copy of 4.3's schema files was found. The only stored JSON with the field is a 2024 prototype
+branch (mimaison/kafka 36bd7eb7, not a release), so the tables stop at 4.2. A 4.3 broker's registration records
+therefore come out as newer versions (`internal_record_newer_version`). Their known fields are decoded where the
+new field is tagged.
 
 `TYPE_NAMES` holds MetadataRecordType's enum names, what kafka-dump-log prints as "type".
 """

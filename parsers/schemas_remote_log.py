@@ -1,10 +1,12 @@
 """The records of `__remote_log_metadata`, tiered storage's TopicBasedRemoteLogMetadataManager topic (KIP-405).
 
-Written from apache/kafka `storage/src/main/resources/message/*Record.json` at commit 1acb5232 (trunk, the 4.1/4.2
-line), the newest stored versions: every record has versions 0-1 (RemoteLogSegmentMetadataRecord 0-1 adds the
-tagged BrokerLeaderEpoch; RemoteLogSegmentMetadataUpdateRecord 0-1 and RemotePartitionDeleteMetadataRecord 0-1 add
-tagged BrokerLeaderEpoch and EndOffset; RemoteLogSegmentMetadataSnapshotRecord 0-1 adds BrokerLeaderEpoch), and
-the segment and snapshot records carry the tagged TxnIndexEmpty from version 0. Every version is flexible.
+Written from apache/kafka `storage/src/main/resources/message/*Record.json` at commit 1acb5232, the newest stored
+versions. That copy is newer than any release found: Kafka 4.0.0, 4.1.1 and 4.2.0-rc1 (aiven/inkless mirror) have
+version 0 only, without BrokerLeaderEpoch and EndOffset, so version 1 records come from a Kafka newer than 4.2.
+In that copy every record has versions 0-1 (RemoteLogSegmentMetadataRecord 0-1 adds the tagged BrokerLeaderEpoch;
+RemoteLogSegmentMetadataUpdateRecord 0-1 and RemotePartitionDeleteMetadataRecord 0-1 add tagged BrokerLeaderEpoch
+and EndOffset; RemoteLogSegmentMetadataSnapshotRecord 0-1 adds BrokerLeaderEpoch), and the segment and snapshot
+records carry the tagged TxnIndexEmpty from version 0 (as 4.0-4.2 do). Every version is flexible.
 Values are framed by RemoteLogMetadataSerde (AbstractApiMessageSerde: frame version 1, apiKey, version).
 """
 

@@ -5,12 +5,13 @@ transactional id in the classic encoding; a value is an int16 version (0 classic
 TransactionLogValue. A null value is a tombstone.
 
 Written from apache/kafka `transaction-coordinator/src/main/resources/common/message/TransactionLog{Key,Value}.json`
-at commit 054b66e3 (the "coordinator-value" schema of Kafka 4.x): versions 0-1, the tagged PreviousProducerId (0),
-NextProducerId (1) and ClientTransactionVersion (2) from version 1. The tagged NextProducerEpoch (tag 3, int16,
-default -1: the epoch that goes with NextProducerId when a producer id is rotated, KIP-890/KIP-939, Kafka 4.0+) is
-in no stored copy of Kafka's schema file; it is declared here as Kafka 4.0's TransactionLogValue has it (tags 0-3,
-as an independent codec written from cp-kafka 4.0's schema lists them). Any other tag is kept as an unknown tagged
-field.
+and checked field by field against the release tags 4.0.0, 4.1.1 and 4.2.0-rc1 (aiven/inkless mirror): the table
+is Kafka 4.1's and 4.2's, versions 0-1, with the tagged fields of version 1: PreviousProducerId (0), NextProducerId
+(1), ClientTransactionVersion (2) and NextProducerEpoch (3, int16, default -1: the epoch that goes with
+NextProducerId when a producer id is rotated). Kafka 4.0.0 has tags 0-2 only; NextProducerEpoch came with KIP-939's
+two-phase commit (KAFKA-15370, 247c0f0b, January 2025), in Kafka 4.1. Fields are in Kafka's declaration order,
+which is the order JsonConverter (kafka-dump-log --transaction-log-decoder) prints them in. Any other tag is kept
+as an unknown tagged field.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ VALUE = Message("TransactionLogValue", None, "0-1", "1+", (
     F("PreviousProducerId", "int64", "1+", tagged="1+", tag=0, default=-1),
     F("NextProducerId", "int64", "1+", tagged="1+", tag=1, default=-1),
     F("ProducerEpoch", "int16"),
+    F("NextProducerEpoch", "int16", "1+", tagged="1+", tag=3, default=-1),
     F("TransactionTimeoutMs", "int32"),
     F("TransactionStatus", "int8"),
     F("TransactionPartitions", "[]PartitionsSchema", nullable="0+",
@@ -30,7 +32,6 @@ VALUE = Message("TransactionLogValue", None, "0-1", "1+", (
     F("TransactionLastUpdateTimestampMs", "int64"),
     F("TransactionStartTimestampMs", "int64"),
     F("ClientTransactionVersion", "int16", "1+", tagged="1+", tag=2, default=0),
-    F("NextProducerEpoch", "int16", "1+", tagged="1+", tag=3, default=-1),
 ))
 
 #: TransactionState ids (TransactionState.java), as kafka-dump-log names them.

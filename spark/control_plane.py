@@ -30,6 +30,13 @@ Rules, as Apache Kafka 4.0 (trunk of Oct 2024, confirmed unchanged in 4.1) imple
   false, not in controlled shutdown unless InControlledShutdown), `FenceBrokerRecord` / `UnfenceBrokerRecord` and
   `BrokerRegistrationChangeRecord` (Fenced 1 fenced, -1 unfenced, 0 no change; InControlledShutdown 1) change it,
   `UnregisterBrokerRecord` ends it.
+- A record of a version newer than the tables (`parsers/schemas_metadata.py`) is an `internal_record_newer_version`
+  finding, once per record type and version. Where it reads as the newest known version (the newer one added only
+  tagged fields), the replay applies what it read, without what the newer version added. Where its fields do not
+  read, the replay leaves it out: it cannot know what the record changes, and the finding says so (`fields_read`
+  false). After such a PartitionChangeRecord one partition's leader and partition epochs fall behind the
+  controller's, which bumps them for every change record (`PartitionRegistration.merge`). A newer
+  Begin/End/AbortTransactionRecord still applies: the replay reads only its type.
 - Stray logs (`LogManager`, `LocalLog.logStrayDirName`, Kafka 3.7+): a broker's log whose topic id is not the live
   topic's, or whose broker is not a replica, is renamed `<topic>-<partition>.<uuid>-stray` and deleted later.
 
@@ -509,6 +516,8 @@ REPLAYED_TYPES = frozenset({
 _LISTS = {"isr": "isr", "eligibleLeaderReplicas": "elr", "lastKnownElr": "last_known_elr", "replicas": "replicas",
           "addingReplicas": "adding_replicas", "removingReplicas": "removing_replicas", "directories": "directories",
           "logDirs": "log_dirs"}
+#: The replayed types of which the replay reads only the type: a newer one whose fields do not read still applies.
+_TYPE_ONLY = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"})
 _BROKER_TYPES = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
                  "BROKER_REGISTRATION_CHANGE_RECORD")
 
@@ -545,14 +554,30 @@ def metadata_row(type_name: str, version: int, data: dict) -> dict:
     return row
 
 
+def _unread_consequence(type_name: str) -> str:
+    """What the replay does with a newer record of `type_name` whose fields do not read (the finding's words)."""
+    if type_name in _TYPE_ONLY:
+        return "the control-plane replay still applies it as a metadata transaction marker (it reads only the type)"
+    if type_name not in REPLAYED_TYPES:
+        return ""
+    what = ("the partition it changes keeps its state from before it, and its leader and partition epochs after it "
+            "fall behind the controller's" if type_name == PARTITION_CHANGE_RECORD
+            else "what it changes is missing from the control-plane tables after it")
+    return f"the control-plane replay leaves every such record out, as it cannot know what it changes: {what}"
+
+
 def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: segment tasks of `__cluster_metadata` (log segments and `<end offset>-<epoch>.checkpoint`
     snapshots) -> one METADATA_RECORDS row per record the replay reads (cluster_id left null: the Spark side adds
-    it), or an `internal_record_undecodable` finding row (`row_kind`). Control batches are skipped; so are the
-    records of a batch whose CRC is wrong (the segment pass reports the batch)."""
+    it), or a finding row (`row_kind`): `internal_record_undecodable`, and `internal_record_newer_version` for the
+    first record of each newer record type and version in the task. A newer record whose fields do not read is not
+    replayed (see the module docstring): its row, kept only as a file's last record for the copy's end offset, has
+    a null record_type. Control batches are skipped; so are the records of a batch whose CRC is wrong (the segment
+    pass reports the batch)."""
     import json
 
     from kforensics.parsers.cluster_metadata import decode_metadata_record
+    from kforensics.parsers.internal_topics import NewerVersions
     from kforensics.parsers.log_dir import FILE_TYPE
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
     from kforensics.spark.executor_files import FLUSH_ROWS, local_file
@@ -566,6 +591,7 @@ def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
             snap = FILE_TYPE["metadata_snapshot"].names.match(name)  # bootstrap.checkpoint: no offset
             snapshot_offset = int(snap.group(1)) if snap and snap.group(1) else None
             where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
+            newer = NewerVersions()
             with local_file(uri) as path:
                 if path is None:
                     continue
@@ -594,9 +620,25 @@ def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
                                              "message": f"metadata record at offset {r.offset} of {uri} could not "
                                                         f"be decoded: {exc}"})
                                 continue
-                            row = {"row_kind": "record", **at, **metadata_row(decoded.type_name, decoded.version,
-                                                                              decoded.data)}
-                            if decoded.type_name in REPLAYED_TYPES:
+                            replayed = decoded.type_name in REPLAYED_TYPES
+                            if decoded.newer:
+                                f = newer.finding(METADATA_TOPIC, uri, b.position, r.offset, decoded.type_name,
+                                                  decoded.api_key, decoded.version, decoded.known_versions,
+                                                  fields_read=decoded.fields_read,
+                                                  consequence="" if decoded.fields_read else _unread_consequence(
+                                                      decoded.type_name))
+                                if f is not None:
+                                    rows.append({"row_kind": "finding", **at, "kind": f.kind,
+                                                 "severity": f.effective_severity, "message": f.message,
+                                                 "details": json.dumps(dict(f.details))})
+                            if not decoded.fields_read and decoded.type_name not in _TYPE_ONLY:
+                                # what it changes is unknown: not replayed; a null type no replay step reads
+                                row = {"row_kind": "record", **at, "record_type": None, "version": decoded.version}
+                                replayed = False
+                            else:
+                                row = {"row_kind": "record", **at, **metadata_row(decoded.type_name, decoded.version,
+                                                                                  decoded.data)}
+                            if replayed:
                                 rows.append(row)
                                 last_skipped = None
                             else:

@@ -633,12 +633,12 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     metadata = read_metadata_records(segments.filter(F.col("dir_state") == "live"), tables["brokers"],
                                      facts.has_cluster_metadata).cache()
     tables["metadata_records"] = metadata.filter(F.col("row_kind") == "record").select(*S.METADATA_RECORDS.names)
-    tables["parser_findings"] = tables["parser_findings"].unionByName(
+    tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         metadata.filter(F.col("row_kind") == "finding").select(
             F.col("metadata_broker").alias("broker"), F.lit("__cluster_metadata").alias("topic"),
             F.lit(0).alias("partition"), "kind", "severity", "file", "position",
             F.col("record_index").alias("offset"), F.lit(None).cast("long").alias("producer_id"),
-            F.lit(None).cast("int").alias("producer_epoch"), "message", "details"))
+            F.lit(None).cast("int").alias("producer_epoch"), "message", "details")))
     tables["partition_dirs"] = S.frame(spark, S.INPUT_TABLES["partition_dirs"], dirs)
     tables["parser_findings"] = tables["parser_findings"].unionByName(first_newer_version(
         remote.filter(F.col("row_kind") == "finding").select(*key, "kind", "severity", "file", "position", "offset",

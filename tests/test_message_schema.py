@@ -190,3 +190,26 @@ def test_type_names_are_metadata_record_type_names() -> None:
     assert TYPE_NAMES[26] == "REMOVE_DELEGATION_TOKEN_RECORD" and TYPE_NAMES[28] == "CLEAR_ELR_RECORD"
     assert 13 not in TYPE_NAMES and 16 not in TYPE_NAMES and 6 not in TYPE_NAMES
     assert write_frame(5, 2) == b"\x01\x05\x02"
+
+
+def test_older_layouts_of_a_version_are_read_when_the_current_one_does_not_read() -> None:
+    """A message whose version 0 Kafka changed in place lists the earlier layout: bytes that do not read as the
+    current layout are read as it and named; bytes that read as neither give the current layout's error."""
+    from kforensics.parsers.message_schema import decode_versioned
+
+    old = Message("V", None, "0", "0+", (Field("Epoch", "int32"),), written_by="Kafka 4.0")
+    m = Message("V", None, "0-1", "0+", (Field("Epoch", "int32"), Field("Hash", "int64")), older=(old,))
+    current = struct.pack(">iq", 5, 6) + b"\x00"
+    assert decode_versioned(m, current, 0).data == {"epoch": 5, "hash": 6}
+    assert decode_versioned(m, current, 0).layout == ""
+    earlier = decode_versioned(m, struct.pack(">i", 5) + b"\x00", 0)
+    assert (earlier.data, earlier.layout, earlier.newer, earlier.fields_read) == ({"epoch": 5}, "Kafka 4.0", False,
+                                                                                   True)
+    with pytest.raises(MessageDecodeError, match="int64"):
+        decode_versioned(m, struct.pack(">ih", 5, 1), 0)
+    # the older layout has no version 1: version 1 reads only as the current layout
+    with pytest.raises(MessageDecodeError):
+        decode_versioned(m, struct.pack(">i", 5) + b"\x00", 1)
+    # a newer version reads as the newest known version of the current layout, never an older one
+    newer = decode_versioned(m, struct.pack(">i", 5) + b"\x00", 2)
+    assert newer.newer and newer.data == {} and not newer.fields_read

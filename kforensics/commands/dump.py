@@ -372,13 +372,14 @@ def _decoder(name: str | None, *, as_json: bool = False) -> RecordDecoder | None
     topic = DECODER_TOPICS[name]
 
     def findings_of(rec: Record, batch: RecordBatch, file: str, state: DumpState, error: str | None,
-                    newer: tuple[str, int, int, str] | None) -> list[Finding]:
+                    newer: tuple[str, int, int, str] | None, fields_read: bool = True) -> list[Finding]:
         if error is not None:
             return [Finding("internal_record_undecodable", file, batch.position,
                             f"record at offset {rec.offset} could not be decoded: {error}",
                             {"offset": rec.offset, "error": error})]
         if newer is not None:
-            finding = it.NewerVersions(state.newer_versions).finding(topic, file, batch.position, rec.offset, *newer)
+            finding = it.NewerVersions(state.newer_versions).finding(topic, file, batch.position, rec.offset, *newer,
+                                                                     fields_read=fields_read)
             return [] if finding is None else [finding]
         return []
 
@@ -407,7 +408,7 @@ def _decoder(name: str | None, *, as_json: bool = False) -> RecordDecoder | None
                 shown: Decoded = {"error": error} if as_json else (None, f"Error at {rec.offset}, skipping. {error}")
                 return shown, findings_of(rec, batch, file, state, error, None)
             newer = (r.type_name, r.api_key, r.version, r.known_versions) if r.newer else None
-            found = findings_of(rec, batch, file, state, None, newer)
+            found = findings_of(rec, batch, file, state, None, newer, r.fields_read)
             return (r.to_json() if as_json else (None, it._json(r.to_json()))), found
 
         return decode_metadata
@@ -433,8 +434,11 @@ def _decoder(name: str | None, *, as_json: bool = False) -> RecordDecoder | None
         if r.key_name is None:
             return {"error": f"unknown record type {r.record_type}"}, found
         key_obj, value_text = fmt(rec.key, rec.value, rec.offset)
-        return {"record_type": it.record_type_name(r.key_name), "key": json.loads(key_obj),
-                "value": None if value_text == "<DELETE>" else json.loads(value_text)}, found
+        shown = {"record_type": it.record_type_name(r.key_name), "key": json.loads(key_obj),
+                 "value": None if value_text == "<DELETE>" else json.loads(value_text)}
+        if r.layout:  # read as an older layout of its version (Kafka 4.0's share records)
+            shown["layout"] = r.layout
+        return shown, found
 
     return decode_coordinator
 
