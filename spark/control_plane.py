@@ -592,62 +592,67 @@ def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
             snapshot_offset = int(snap.group(1)) if snap and snap.group(1) else None
             where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
             newer = NewerVersions()
-            with local_file(uri) as path:
-                if path is None:
-                    continue
-                first = None
-                last_skipped: dict | None = None
-                with open_log(path) as log:
-                    for b in log.batches():
-                        if not isinstance(b, RecordBatch):
-                            continue
-                        first = b.base_offset if first is None else first
-                        if b.is_control or not b.crc_valid:
-                            last_skipped = None
-                            continue
-                        for r in log.records(b):
-                            if not isinstance(r, Record):
+            try:
+                with local_file(uri) as path:
+                    if path is None:
+                        continue
+                    first = None
+                    last_skipped: dict | None = None
+                    with open_log(path) as log:
+                        for b in log.batches():
+                            if not isinstance(b, RecordBatch):
                                 continue
-                            at = {**where, "position": b.position, "timestamp": r.timestamp, "record_index": r.offset,
-                                  "metadata_offset": r.offset if snapshot_offset is None else snapshot_offset - 1,
-                                  "file_first_offset": first}
-                            try:
-                                decoded = decode_metadata_record(r.value)
-                            except ValueError as exc:
-                                rows.append({"row_kind": "finding", **at, "kind": "internal_record_undecodable",
-                                             "severity": "warning", "details": json.dumps(
-                                                 {"offset": r.offset, "error": str(exc)}),
-                                             "message": f"metadata record at offset {r.offset} of {uri} could not "
-                                                        f"be decoded: {exc}"})
-                                continue
-                            replayed = decoded.type_name in REPLAYED_TYPES
-                            if decoded.newer:
-                                f = newer.finding(METADATA_TOPIC, uri, b.position, r.offset, decoded.type_name,
-                                                  decoded.api_key, decoded.version, decoded.known_versions,
-                                                  fields_read=decoded.fields_read,
-                                                  consequence="" if decoded.fields_read else _unread_consequence(
-                                                      decoded.type_name))
-                                if f is not None:
-                                    rows.append({"row_kind": "finding", **at, "kind": f.kind,
-                                                 "severity": f.effective_severity, "message": f.message,
-                                                 "details": json.dumps(dict(f.details))})
-                            if not decoded.fields_read and decoded.type_name not in _TYPE_ONLY:
-                                # what it changes is unknown: not replayed; a null type no replay step reads
-                                row = {"row_kind": "record", **at, "record_type": None, "version": decoded.version}
-                                replayed = False
-                            else:
-                                row = {"row_kind": "record", **at, **metadata_row(decoded.type_name, decoded.version,
-                                                                                  decoded.data)}
-                            if replayed:
-                                rows.append(row)
+                            first = b.base_offset if first is None else first
+                            if b.is_control or not b.crc_valid:
                                 last_skipped = None
-                            else:
-                                last_skipped = row
-                            if len(rows) >= FLUSH_ROWS:
-                                yield pa.RecordBatch.from_pylist(rows, schema=schema)
-                                rows = []
-                if last_skipped is not None and snapshot_offset is None:
-                    rows.append(last_skipped)
+                                continue
+                            for r in log.records(b):
+                                if not isinstance(r, Record):
+                                    continue
+                                at = {**where, "position": b.position, "timestamp": r.timestamp,
+                                      "record_index": r.offset,
+                                      "metadata_offset": r.offset if snapshot_offset is None else snapshot_offset - 1,
+                                      "file_first_offset": first}
+                                try:
+                                    decoded = decode_metadata_record(r.value)
+                                except ValueError as exc:
+                                    rows.append({"row_kind": "finding", **at, "kind": "internal_record_undecodable",
+                                                 "severity": "warning", "details": json.dumps(
+                                                     {"offset": r.offset, "error": str(exc)}),
+                                                 "message": f"metadata record at offset {r.offset} of {uri} could not "
+                                                            f"be decoded: {exc}"})
+                                    continue
+                                replayed = decoded.type_name in REPLAYED_TYPES
+                                if decoded.newer:
+                                    f = newer.finding(METADATA_TOPIC, uri, b.position, r.offset, decoded.type_name,
+                                                      decoded.api_key, decoded.version, decoded.known_versions,
+                                                      fields_read=decoded.fields_read,
+                                                      consequence="" if decoded.fields_read else _unread_consequence(
+                                                          decoded.type_name))
+                                    if f is not None:
+                                        rows.append({"row_kind": "finding", **at, "kind": f.kind,
+                                                     "severity": f.effective_severity, "message": f.message,
+                                                     "details": json.dumps(dict(f.details))})
+                                if not decoded.fields_read and decoded.type_name not in _TYPE_ONLY:
+                                    # what it changes is unknown: not replayed; a null type no replay step reads
+                                    row = {"row_kind": "record", **at, "record_type": None, "version": decoded.version}
+                                    replayed = False
+                                else:
+                                    row = {"row_kind": "record", **at,
+                                           **metadata_row(decoded.type_name, decoded.version, decoded.data)}
+                                if replayed:
+                                    rows.append(row)
+                                    last_skipped = None
+                                else:
+                                    last_skipped = row
+                                if len(rows) >= FLUSH_ROWS:
+                                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                                    rows = []
+                    if last_skipped is not None and snapshot_offset is None:
+                        rows.append(last_skipped)
+            except OSError:
+                pass  # the segment pass reports the file as unreadable_file; the records read before stay
+
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=schema)
 

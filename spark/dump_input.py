@@ -38,7 +38,8 @@ def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             try:
                 with local_file(uri) as path:
                     if path is None:
-                        yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
+                        yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None,
+                                                                      f"cannot read {uri}")))
                         continue
                     with open(path, "rb") as lines:
                         for item in iter_dump_text(lines, uri):
