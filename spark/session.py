@@ -143,6 +143,9 @@ SMALL_INPUT_SETTINGS = {
     # No broadcast joins: broadcasting a side that is not a local relation is a job of its own, started while the
     # query is planned; a sort-merge join's shuffles are stages of the query's one job (-2 s of 13 s, warm)
     "spark.sql.autoBroadcastJoinThreshold": "-1",
+    # Inferring and propagating constraints walks every predicate and alias of the wide plans of the checks
+    # (~7% of the driver JVM's CPU, warm); the rows are few, the filters it would infer save nothing
+    "spark.sql.constraintPropagation.enabled": "false",
     # Every query posts its physical plan as text for the SQL UI (off in an embedded session): the plain tree,
     # cut short, instead of the formatted explain of every operator
     "spark.sql.ui.explainMode": "simple",
