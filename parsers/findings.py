@@ -126,9 +126,12 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "`declared_entries`, `entries_present`")),
     FindingKind("txnindex_bad_entry", "error", "a transaction index entry has an unknown version or impossible "
                 "offsets", ("entry_index", "version", "producer_id", "first_offset", "last_offset",
-                            "last_stable_offset"),
-                rule=("a `.txnindex` entry with an unknown version or impossible offsets: `entry_index`, `version`,"
-                      " `producer_id`, `first_offset`, `last_offset`, `last_stable_offset`")),
+                            "last_stable_offset", "segment_base_offset"),
+                rule=("a `.txnindex` entry with an unknown version or impossible offsets (first after last, a last "
+                      "stable offset beyond the marker, a last offset below the segment's base offset, which Kafka's "
+                      "`TransactionIndex.sanityCheck` takes for a corrupt index): `entry_index`, `version`, "
+                      "`producer_id`, `first_offset`, `last_offset`, `last_stable_offset`, `segment_base_offset` "
+                      "(from the file name)")),
     # text files
     FindingKind("checkpoint_malformed", "error", "a checkpoint or properties file does not follow its format",
                 ("line", "file_size"),
@@ -230,25 +233,48 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "`entry` (`file`, `dir`, `fifo`, `socket`, `device`, `dangling_symlink`, `symlink_loop`, "
                       "`unreadable`, `other`)")),
     # a broker restart, replayed (parsers/restart.py, spark/restart.py)
-    FindingKind("restart_would_truncate", "error", "an unclean restart of this broker would discard valid data "
-                "behind damage (log recovery truncates at the first invalid batch and deletes the later unflushed "
-                "segments)", ("truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
-                              "committed_offsets_discarded", "damage_kind", "recovery_point"),
-                rule=("an unclean restart of this broker would discard valid data behind damage: no clean-shutdown marker, "
-                      "and `LogSegment.recover` stops at an invalid batch (bad CRC, a length it cannot frame, a torn or "
-                      "zero-filled tail) in a segment at or above the recovery point with valid batches behind it, or later"
-                      " unflushed segments that recovery then deletes; or offsets going backwards where the index rebuild "
-                      "sees them (the whole segment is emptied); or the log end below the log start (every segment "
-                      "deleted). `truncate_at_offset`, `bytes_discarded`, `segments_deleted`, `offsets_discarded`, "
-                      "`committed_offsets_discarded`, `damage_kind` (`corrupt_crc`, `truncated_tail`, `zero_filled_tail`, "
-                      "`invalid_batch_length`, `unknown_magic`, `offset_overlap`, `log_end_below_log_start`), "
-                      "`recovery_point`; `file`/`position` are the first invalid batch, `offset` is `truncate_at_offset`. "
-                      "Save the records first: `kforensics export --from-finding OUT:restart_would_truncate`")),
+    FindingKind("restart_would_truncate", "error", "a restart of this broker would discard valid data behind "
+                "damage (log recovery truncates at the first invalid batch and deletes the later unflushed segments)",
+                ("truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
+                 "committed_offsets_discarded", "damage_kind", "recovery_point", "dir_state"),
+                rule=("a restart of this broker would discard valid data behind damage: `LogSegment.recover` stops at "
+                      "an invalid batch (bad CRC, a length or magic it cannot frame, a torn or zero-filled tail) with "
+                      "valid batches behind it (behind bytes it cannot frame, found by resynchronising on the next "
+                      "batch whose CRC holds), or later unflushed segments that recovery then deletes; in a segment at "
+                      "or above the recovery point without a clean-shutdown marker, or, marker or not, in a segment "
+                      "recovered while loading (no `.index`, or a `.txnindex` entry below its base offset); or offsets "
+                      "going backwards where the index rebuild sees them (the whole segment is emptied); or the log "
+                      "end below the log start (every segment deleted). For a `-future` or `-stray` dir too (`-delete` "
+                      "dirs are deleted anyway). `truncate_at_offset`, `bytes_discarded`, `segments_deleted`, "
+                      "`offsets_discarded`, `committed_offsets_discarded`, `damage_kind` (`corrupt_crc`, "
+                      "`truncated_tail`, `zero_filled_tail`, `invalid_batch_length`, `unknown_magic`, `offset_overlap`, "
+                      "`log_end_below_log_start`), `recovery_point`, `dir_state`; `file`/`position` are the first "
+                      "invalid batch (for `offset_overlap`, the batch whose index entry fails), `offset` is "
+                      "`truncate_at_offset`. Save the records first: "
+                      "`kforensics export --from-finding OUT:restart_would_truncate`")),
+    FindingKind("restart_would_fail", "error", "a restart of this broker would fail: a log cannot be loaded, or "
+                "the log dir holds a directory Kafka cannot parse, and the broker does not start",
+                ("exception", "thrown_by", "damage_kind", "dir_state", "dirs"),
+                rule=("the broker's log loading would throw an exception it does not handle, so the broker does not "
+                      "start (Kafka 3.9): a directory in the log dir that is not a topic-partition dir (`lost+found`, "
+                      "`backup/`, a bad name; `remote-log-index-cache` is skipped) makes `LogManager.loadLogs` throw "
+                      "KafkaException (one finding per broker, `file` the first such dir, `dirs` their names, "
+                      "`damage_kind` `foreign_dir`); a `.txnindex` entry of version > 0 (`TransactionIndex."
+                      "sanityCheck`, KafkaException, `damage_kind` `txnindex_bad_entry`); offsets going backwards where "
+                      "the index rebuild of a segment recovered while loading sees them (InvalidOffsetException, not "
+                      "caught by `LogLoader.loadSegmentFiles`, `damage_kind` `offset_overlap`); a batch whose offsets "
+                      "are below its segment's base offset in a recovered segment (the split of "
+                      "`LocalLog.splitOverflowedSegment` fails its `require(segment.hasOverflow())`, "
+                      "IllegalArgumentException, `damage_kind` `offset_overflow`). `exception`, `thrown_by`, "
+                      "`damage_kind`, `dir_state` (of the partition dir), `dirs`; `file`/`position` are the entry or "
+                      "batch it throws at. Move the directory out, or save the partition's records "
+                      "(`kforensics export`) before deleting the file Kafka cannot load")),
     FindingKind("restart_trims_tail", "info", "a restart would trim only a damaged tail (a torn last write) with "
                 "no valid batch behind it: what log recovery is for", ("truncate_at_offset", "bytes_discarded",
-                                                                     "damage_kind", "recovery_point"),
+                                                                     "damage_kind", "recovery_point", "dir_state"),
                 rule=("recovery would cut only a damaged tail with no valid batch behind it (a torn last write: what "
-                      "recovery is for): `truncate_at_offset`, `bytes_discarded`, `damage_kind`, `recovery_point`")),
+                      "recovery is for): `truncate_at_offset`, `bytes_discarded`, `damage_kind`, `recovery_point`, "
+                      "`dir_state`")),
     FindingKind("damage_below_recovery_point", "warning", "damage in a segment a restart does not re-validate "
                 "(below the recovery point, or any segment with a clean-shutdown marker): it is served to consumers "
                 "as is", ("damage_kind", "recovery_point", "clean_shutdown"),

@@ -42,9 +42,9 @@ def _write(tmp: Path, segments: list[list[tuple[int, int, bool]]], *, torn: int 
 
 def _predict(files: list[tuple[str, int, bool]], *, clean: bool, recovery_point: int | None,
              log_start: int = 0, hw: int | None = None, interval: int = 4096):
-    segs = tuple(segment_state(p, base, has_offset_index=idx) for p, base, idx in files)
+    segs = tuple(segment_state(p, base, has_offset_index=idx, index_interval_bytes=interval) for p, base, idx in files)
     return predict(PartitionState("b1", "t", 0, segs, clean_shutdown=clean, recovery_point=recovery_point,
-                                  log_start_offset=log_start, high_watermark=hw, index_interval_bytes=interval))
+                                  log_start_offset=log_start, high_watermark=hw))
 
 
 def _kinds(pred) -> list[str]:
@@ -143,8 +143,15 @@ def test_a_segment_without_offset_index_is_recovered_even_after_a_clean_shutdown
     corrupt_at = len(_batch(10, 10))
     assert pred.row["segments_recovered"] == 1 and pred.row["segments_deleted"] == 0
     assert pred.row["bytes_discarded"] == Path(files[1][0]).stat().st_size - corrupt_at
-    assert pred.row["offsets_discarded"] == [25, 34]
-    assert "no offset index" in pred.row["reason"] and _kinds(pred) == []
+    assert pred.row["offsets_discarded"] == [25, 34] and pred.row["committed_offsets_discarded"] is None
+    assert (pred.row["truncate_at_offset"], pred.row["truncate_at_file"], pred.row["truncate_at_position"]) == (
+        20, files[1][0], corrupt_at)
+    assert "no offset index" in pred.row["reason"] and not pred.row["restart_fails"]
+    # valid offsets are lost even after a clean shutdown: an error, at the bad batch
+    (finding, offset), = pred.findings
+    assert finding.kind == "restart_would_truncate" and (finding.file, finding.position, offset) == (
+        files[1][0], corrupt_at, 20)
+    assert finding.details["damage_kind"] == "corrupt_crc" and finding.details["segments_deleted"] == 0
 
 
 def test_offsets_going_backwards_empty_the_segment_when_the_index_rebuild_sees_them(tmp_path: Path) -> None:
@@ -156,6 +163,98 @@ def test_offsets_going_backwards_empty_the_segment_when_the_index_rebuild_sees_t
     assert pred.findings[0][0].details["damage_kind"] == "offset_overlap"
     # with the default interval (4096 bytes) no entry lands on the regression: nothing is truncated
     assert _predict(files, clean=False, recovery_point=0).row["bytes_discarded"] == 0
+
+
+def _segment(tmp: Path, *parts: bytes, base: int = 0) -> tuple[str, int, bool]:
+    path = tmp / f"{base:020d}.log"
+    path.write_bytes(b"".join(parts))
+    return str(path), base, True
+
+
+def test_a_zero_filled_hole_hides_valid_batches_that_recovery_discards(tmp_path: Path) -> None:
+    """batch 0-9, 306 zero bytes, batches 10-14 and 15-19: Kafka's walk stops at the hole (a size below 14:
+    CorruptRecordException) and truncates there; the two valid batches behind it are lost, committed ones too."""
+    first, hole, second, third = _batch(0, 10), bytes(306), _batch(10, 5), _batch(15, 5)
+    files = [_segment(tmp_path, first, hole, second, third)]
+    pred = _predict(files, clean=False, recovery_point=0, hw=20)
+    row = pred.row
+    assert (row["truncate_at_offset"], row["truncate_at_position"]) == (10, len(first))
+    assert row["bytes_discarded"] == 306 + len(second) + len(third) and row["segments_deleted"] == 0
+    assert row["offsets_discarded"] == [10, 19] and row["committed_offsets_discarded"] == [10, 19]
+    (finding, offset), = pred.findings
+    assert finding.kind == "restart_would_truncate" and (finding.position, offset) == (len(first), 10)
+    assert finding.details["damage_kind"] == "invalid_batch_length"
+
+
+def test_data_behind_an_impossible_length_is_counted_and_later_segments_deleted(tmp_path: Path) -> None:
+    first, second, third = _batch(0, 5), bytearray(_batch(5, 5)), _batch(10, 5)
+    struct.pack_into(">i", second, 8, 7)  # a length no batch can have
+    later = _batch(15, 5)
+    files = [_segment(tmp_path, first, bytes(second), third), _segment(tmp_path, later, base=15)]
+    pred = _predict(files, clean=False, recovery_point=0, hw=12)
+    assert pred.row["truncate_at_offset"] == 5 and pred.row["segments_deleted"] == 1
+    assert pred.row["offsets_discarded"] == [10, 19] and pred.row["committed_offsets_discarded"] == [10, 11]
+    assert pred.row["bytes_discarded"] == len(second) + len(third) + len(later)
+    assert _kinds(pred) == ["restart_would_truncate"]
+
+
+def test_a_length_running_past_the_end_hides_the_batches_behind_it(tmp_path: Path) -> None:
+    """A length field that points past the file end: nextBatch returns null (the walk ends, no exception), the
+    reader calls it a truncated tail; the valid batch behind it is discarded all the same."""
+    first, second, third = _batch(0, 5), bytearray(_batch(5, 5)), _batch(10, 5)
+    struct.pack_into(">i", second, 8, 1 << 20)
+    pred = _predict([_segment(tmp_path, first, bytes(second), third)], clean=False, recovery_point=0)
+    assert pred.row["offsets_discarded"] == [10, 14] and pred.findings[0][0].details["damage_kind"] == "truncated_tail"
+    assert _kinds(pred) == ["restart_would_truncate"]
+
+
+def test_a_torn_tail_after_a_zero_hole_is_only_trimmed(tmp_path: Path) -> None:
+    first = _batch(0, 5)
+    pred = _predict([_segment(tmp_path, first, bytes(100), _batch(5, 5)[:40])], clean=False, recovery_point=0)
+    assert pred.row["offsets_discarded"] is None and _kinds(pred) == ["restart_trims_tail"]
+    assert pred.row["bytes_discarded"] == 140
+
+
+def _flip_magic(batch: bytes, magic: int, *, fix_crc: bool = False) -> bytes:
+    data = bytearray(batch)
+    data[16] = magic
+    if fix_crc:
+        from kforensics.parsers.crc import crc32c
+
+        struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
+    return bytes(data)
+
+
+def test_a_flipped_magic_byte_of_a_v2_batch_passes_recovery(tmp_path: Path) -> None:
+    """FileLogInputStream frames any magic >= 2 as a v2 batch, and DefaultRecordBatch.ensureValid's CRC starts at
+    the attributes: a v2 batch whose magic byte became 3 keeps passing recovery; the reader still reports it."""
+    from kforensics.parsers.record_batch import iter_batches
+
+    first, middle, last = _batch(0, 5), _flip_magic(_batch(5, 5), 3), _batch(10, 5)
+    files = [_segment(tmp_path, first, middle, last)]
+    assert [f.kind for f in iter_batches(files[0][0]) if not hasattr(f, "crc_valid")] == ["unknown_magic"]
+    pred = _predict(files, clean=False, recovery_point=0, hw=15)
+    assert pred.row["bytes_discarded"] == 0 and pred.row["truncate_at_offset"] is None and pred.findings == []
+    # ... and so does one whose magic is 127 and whose CRC was recomputed after the flip
+    files = [_segment(tmp_path, first, _flip_magic(_batch(5, 5), 127, fix_crc=True), last)]
+    assert _predict(files, clean=False, recovery_point=0).row["bytes_discarded"] == 0
+
+
+@pytest.mark.parametrize("magic, fix_crc", [(0x83, False), (0xFF, True)])
+def test_a_magic_byte_read_as_negative_takes_the_legacy_path_and_stops_recovery(tmp_path: Path, magic: int,
+                                                                                fix_crc: bool) -> None:
+    first, middle, last = _batch(0, 5), _flip_magic(_batch(5, 5), magic, fix_crc=fix_crc), _batch(10, 5)
+    pred = _predict([_segment(tmp_path, first, middle, last)], clean=False, recovery_point=0, hw=15)
+    assert (pred.row["truncate_at_offset"], pred.row["truncate_at_position"]) == (5, len(first))
+    assert pred.row["offsets_discarded"] == [10, 14] and pred.row["bytes_discarded"] == len(middle) + len(last)
+    assert pred.findings[0][0].details["damage_kind"] == "unknown_magic"
+
+
+def test_a_flipped_magic_byte_with_a_bad_crc_stops_recovery(tmp_path: Path) -> None:
+    first, middle, last = _batch(0, 5), _flip_magic(_batch(5, 5, corrupt=True), 4), _batch(10, 5)
+    pred = _predict([_segment(tmp_path, first, middle, last)], clean=False, recovery_point=0)
+    assert pred.row["truncate_at_offset"] == 5 and pred.row["offsets_discarded"] == [10, 14]
+    assert pred.findings[0][0].details["damage_kind"] == "unknown_magic"
 
 
 @pytest.mark.parametrize("batches, failed", [
