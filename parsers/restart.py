@@ -121,12 +121,13 @@ def index_failure(batches: tuple[IndexedBatch, ...], interval: int) -> int | Non
 
 class SegmentRecovery:
     """`LogSegment.recover` replayed over one segment, fed the reader's batches and findings in file order (`add`),
-    then ended on the file (`facts`). O(1) memory: the scan's executors feed it from their one walk of a segment."""
+    then ended on the file (`facts`). O(1) memory: the scan's executors feed it from their one walk of a segment.
+    Before the stop every batch is valid (the first invalid one is the stop), after it the valid ones are
+    discarded: the segment's valid batches are the two together."""
 
-    __slots__ = ("base_offset", "_index", "_framing", "_resynced", "stop_position", "stop_kind", "kept_first_offset",
-                 "kept_last_offset", "discarded_first_offset", "discarded_last_offset", "discarded_valid_batches",
-                 "valid_first_offset", "valid_last_offset", "valid_batches", "last_offset", "recover_throws",
-                 "recover_throws_position")
+    __slots__ = ("base_offset", "_index", "_framing", "_resynced", "stop_position", "stop_kind", "kept_batches",
+                 "kept_first_offset", "kept_last_offset", "discarded_first_offset", "discarded_last_offset",
+                 "discarded_valid_batches", "_framed_last_offset", "recover_throws", "recover_throws_position")
 
     def __init__(self, base_offset: int, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES) -> None:
         self.base_offset = base_offset
@@ -135,60 +136,51 @@ class SegmentRecovery:
         self._resynced = False
         self.stop_position: int | None = None
         self.stop_kind: str | None = None
+        self.kept_batches = 0
         self.kept_first_offset: int | None = None
         self.kept_last_offset: int | None = None
         self.discarded_first_offset: int | None = None
         self.discarded_last_offset: int | None = None
         self.discarded_valid_batches = 0
-        self.valid_first_offset: int | None = None
-        self.valid_last_offset: int | None = None
-        self.valid_batches = 0
-        self.last_offset: int | None = None
+        self._framed_last_offset: int | None = None  # framed from the stop on, before any resync
         self.recover_throws: str | None = None
         self.recover_throws_position: int | None = None
 
-    def add(self, item: RecordBatch | Finding) -> None:
+    def add(self, b: RecordBatch | Finding) -> None:
         """One item of `LogFile.batches()`, in file order."""
-        if isinstance(item, Finding):
-            if item.kind in STOP_KINDS:
-                self._framing = (item.position or 0, item.kind)
+        if isinstance(b, Finding):
+            if b.kind in STOP_KINDS:
+                self._framing = (b.position or 0, b.kind)
             return
-        self.batch(item.position, item.size, item.base_offset, item.last_offset, item.crc_valid, item.max_timestamp)
-
-    def batch(self, position: int, size: int, base_offset: int, last_offset: int, crc_valid: bool,
-              max_timestamp: int) -> None:
-        """One framed batch, in file order."""
-        if not self._resynced and (self.last_offset is None or last_offset > self.last_offset):
-            self.last_offset = last_offset
-        if crc_valid:
-            self.valid_batches += 1
-            if self.valid_first_offset is None or base_offset < self.valid_first_offset:
-                self.valid_first_offset = base_offset
-            if self.valid_last_offset is None or last_offset > self.valid_last_offset:
-                self.valid_last_offset = last_offset
-        if self.stop_position is not None:
-            if crc_valid:
-                self.discarded_valid_batches += 1
-                if self.discarded_first_offset is None or base_offset < self.discarded_first_offset:
-                    self.discarded_first_offset = base_offset
-                if self.discarded_last_offset is None or last_offset > self.discarded_last_offset:
-                    self.discarded_last_offset = last_offset
+        last_offset = b.last_offset
+        if self.stop_position is None and b.crc_valid:  # nearly every batch: one recovery keeps
+            self.kept_batches += 1
+            if self.kept_first_offset is None or b.base_offset < self.kept_first_offset:
+                self.kept_first_offset = b.base_offset
+            if self.kept_last_offset is None or last_offset > self.kept_last_offset:
+                self.kept_last_offset = last_offset
+            if self.recover_throws is None:
+                relative = last_offset - self.base_offset
+                index = self._index
+                if relative < 0 or relative > INT32_MAX:  # ensureOffsetInRange
+                    self.recover_throws = OFFSET_OVERFLOW_BELOW if relative < 0 else OFFSET_OVERFLOW_ABOVE
+                elif b.max_timestamp <= index.max_ts and index.valid_bytes - index.last_index_entry <= index.interval:
+                    index.valid_bytes += b.size  # no index entry due
+                elif not index.append(b.size, last_offset, b.max_timestamp):
+                    self.recover_throws = INVALID_OFFSET
+                if self.recover_throws is not None:
+                    self.recover_throws_position = b.position
             return
-        if not crc_valid:  # ensureValid throws CorruptRecordException: recover truncates here
-            self.stop_position, self.stop_kind = position, "corrupt_crc"
-            return
-        if self.kept_first_offset is None or base_offset < self.kept_first_offset:
-            self.kept_first_offset = base_offset
-        if self.kept_last_offset is None or last_offset > self.kept_last_offset:
-            self.kept_last_offset = last_offset
-        if self.recover_throws is None:
-            relative = last_offset - self.base_offset
-            if relative < 0 or relative > INT32_MAX:  # ensureOffsetInRange
-                self.recover_throws = OFFSET_OVERFLOW_BELOW if relative < 0 else OFFSET_OVERFLOW_ABOVE
-            elif not self._index.append(size, last_offset, max_timestamp):
-                self.recover_throws = INVALID_OFFSET
-            if self.recover_throws is not None:
-                self.recover_throws_position = position
+        if self.stop_position is None:  # ensureValid throws CorruptRecordException: recover truncates here
+            self.stop_position, self.stop_kind = b.position, "corrupt_crc"
+        if not self._resynced and (self._framed_last_offset is None or last_offset > self._framed_last_offset):
+            self._framed_last_offset = last_offset
+        if b.crc_valid:
+            self.discarded_valid_batches += 1
+            if self.discarded_first_offset is None or b.base_offset < self.discarded_first_offset:
+                self.discarded_first_offset = b.base_offset
+            if self.discarded_last_offset is None or last_offset > self.discarded_last_offset:
+                self.discarded_last_offset = last_offset
 
     def facts(self, log: LogFile) -> dict[str, Any]:
         """Ends the walk on the segment's file where the reader stopped framing: a batch whose magic byte is above 2
@@ -211,7 +203,25 @@ class SegmentRecovery:
             if resume is not None:
                 for item in log.batches(start=resume):
                     self.add(item)
-        return {name: getattr(self, name) for name in RECOVERY_FIELDS}
+        kept = self.kept_batches > 0
+        discarded = self.discarded_valid_batches > 0
+        return {
+            "stop_position": self.stop_position, "stop_kind": self.stop_kind,
+            "kept_first_offset": self.kept_first_offset, "kept_last_offset": self.kept_last_offset,
+            "discarded_first_offset": self.discarded_first_offset,
+            "discarded_last_offset": self.discarded_last_offset,
+            "discarded_valid_batches": self.discarded_valid_batches,
+            "valid_first_offset": _extreme(min, self.kept_first_offset if kept else None,
+                                           self.discarded_first_offset if discarded else None),
+            "valid_last_offset": _extreme(max, self.kept_last_offset if kept else None,
+                                          self.discarded_last_offset if discarded else None),
+            "valid_batches": self.kept_batches + self.discarded_valid_batches,
+            "last_offset": _extreme(max, self.kept_last_offset, self._framed_last_offset),
+            "recover_throws": self.recover_throws, "recover_throws_position": self.recover_throws_position}
+
+
+def _extreme(pick: Any, a: int | None, b: int | None) -> int | None:
+    return a if b is None else b if a is None else pick(a, b)
 
 
 #: The fields of `SegmentState` a segment's walk gives (`SegmentRecovery.facts`), as the scan carries them.
