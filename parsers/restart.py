@@ -18,7 +18,12 @@ The rules are Apache Kafka's log loading as of 3.9 / trunk (October 2024, 4.0.0-
   frame a batch (fewer than 17 bytes left, a size below 14, a batch past the file end), and at the first batch
   `ensureValid` rejects (size, CRC). Everything from there is truncated: the bytes behind it are lost even where
   they hold valid batches (counted here by resynchronising on the next batch whose CRC holds). Records are not
-  decoded, but for control records (see below): damage inside a batch whose CRC holds passes recovery.
+  decoded but for the first record of a control batch with a producer id, which `updateProducerState` reads as an
+  end transaction marker (`ProducerAppendInfo.append`, `EndTransactionMarker.deserialize`): an
+  InvalidRecordException (a key or value too short, a negative version) is caught and the segment truncated right
+  after that batch (its bytes were already counted valid); a control type other than ABORT/COMMIT
+  (IllegalArgumentException) or a null key or value (NullPointerException) is not caught: the load fails. Damage
+  inside any other batch whose CRC holds passes recovery.
   `ensureOffsetInRange` throws `LogSegmentOffsetOverflowException` for a last offset not representable relative to
   the segment's base offset; the loader then splits the segment (`splitOverflowedSegment`), whose
   `require(segment.hasOverflow())` holds only for an upward overflow of the segment's last offset: a batch below
@@ -48,6 +53,7 @@ Pure Python and no I/O but `segment_state` (which walks one local `.log` file): 
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -64,9 +70,17 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 INT32_MAX = 2**31 - 1
 #: Topics a broker's `LogManager` does not load (KRaft's metadata log is loaded by `KafkaMetadataLog`).
 NOT_LOADED_TOPICS = ("__cluster_metadata",)
-#: What `LogSegment.recover` throws rather than truncating (`SegmentState.recover_throws`).
-OFFSET_OVERFLOW_ABOVE, OFFSET_OVERFLOW_BELOW, INVALID_OFFSET = ("offset_overflow_above", "offset_overflow_below",
-                                                                 "invalid_offset")
+#: What `LogSegment.recover` throws rather than truncating (`SegmentState.recover_throws`): offsets out of the
+#: segment's range (LogSegmentOffsetOverflowException), an index entry going backwards (InvalidOffsetException), a
+#: transaction marker that is not one (`EndTransactionMarker.deserialize`: IllegalArgumentException for a control
+#: type other than ABORT/COMMIT, NullPointerException for a null key or value).
+OFFSET_OVERFLOW_ABOVE, OFFSET_OVERFLOW_BELOW, INVALID_OFFSET, NOT_A_MARKER = (
+    "offset_overflow_above", "offset_overflow_below", "invalid_offset", "not_an_end_txn_marker")
+#: The stop kind of an end transaction marker `EndTransactionMarker.deserialize` rejects with InvalidRecordException
+#: (a key or value too short, a negative version, a record that cannot be read): `recover` truncates right after its
+#: batch, which it already counted as valid.
+INVALID_MARKER = "invalid_end_txn_marker"
+_INT16 = struct.Struct(">h")
 
 
 @dataclass(frozen=True)
@@ -125,17 +139,21 @@ class SegmentRecovery:
     Before the stop every batch is valid (the first invalid one is the stop), after it the valid ones are
     discarded: the segment's valid batches are the two together."""
 
-    __slots__ = ("base_offset", "_index", "_framing", "_resynced", "stop_position", "stop_kind", "kept_batches",
-                 "kept_first_offset", "kept_last_offset", "discarded_first_offset", "discarded_last_offset",
-                 "discarded_valid_batches", "_framed_last_offset", "recover_throws", "recover_throws_position")
+    __slots__ = ("log", "base_offset", "_index", "_framing", "_resynced", "stop_position", "stop_kind",
+                 "stop_batch_position", "kept_batches", "kept_first_offset", "kept_last_offset",
+                 "discarded_first_offset", "discarded_last_offset", "discarded_valid_batches", "_framed_last_offset",
+                 "recover_throws", "recover_throws_position")
 
-    def __init__(self, base_offset: int, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES) -> None:
+    def __init__(self, log: LogFile, base_offset: int,
+                 index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES) -> None:
+        self.log = log
         self.base_offset = base_offset
         self._index = _IndexRebuild(index_interval_bytes)
         self._framing: tuple[int, str] | None = None  # where the reader stopped framing, and its finding
         self._resynced = False
         self.stop_position: int | None = None
         self.stop_kind: str | None = None
+        self.stop_batch_position: int | None = None  # the batch that ends the walk when it is kept (a marker)
         self.kept_batches = 0
         self.kept_first_offset: int | None = None
         self.kept_last_offset: int | None = None
@@ -168,6 +186,14 @@ class SegmentRecovery:
                     index.valid_bytes += b.size  # no index entry due
                 elif not index.append(b.size, last_offset, b.max_timestamp):
                     self.recover_throws = INVALID_OFFSET
+                # updateProducerState: a control batch with a producer id goes through EndTransactionMarker
+                if self.recover_throws is None and b.is_control and b.producer_id >= 0 and b.magic >= 2:
+                    marker = self._marker_problem(b)
+                    if marker == INVALID_MARKER:
+                        self.stop_position, self.stop_kind = b.position + b.size, INVALID_MARKER
+                        self.stop_batch_position = b.position
+                    elif marker is not None:
+                        self.recover_throws = marker
                 if self.recover_throws is not None:
                     self.recover_throws_position = b.position
             return
@@ -182,11 +208,32 @@ class SegmentRecovery:
             if self.discarded_last_offset is None or last_offset > self.discarded_last_offset:
                 self.discarded_last_offset = last_offset
 
-    def facts(self, log: LogFile) -> dict[str, Any]:
+    def _marker_problem(self, b: RecordBatch) -> str | None:
+        """What `ProducerAppendInfo.append` throws on a control batch's first record, read as an end transaction
+        marker (`ControlRecordType.parseTypeId`, `EndTransactionMarker.deserializeValue`): INVALID_MARKER
+        (InvalidRecordException), NOT_A_MARKER (an exception `recover` does not catch), or None."""
+        if b.count == 0:  # an empty control batch: its transaction was cleaned away, nothing to append
+            return None
+        first = next(iter(self.log.records(b)), None) if b.count > 0 else None
+        if first is None or isinstance(first, Finding):  # a record that cannot be read (or a negative count)
+            return INVALID_MARKER
+        key, value = first.key, first.value
+        if key is None or value is None:
+            return NOT_A_MARKER
+        if len(key) < 4 or _INT16.unpack_from(key)[0] < 0:
+            return INVALID_MARKER
+        if _INT16.unpack_from(key, 2)[0] not in (0, 1):  # ABORT, COMMIT
+            return NOT_A_MARKER
+        if len(value) < 6 or _INT16.unpack_from(value)[0] < 0:
+            return INVALID_MARKER
+        return None
+
+    def facts(self, log: LogFile | None = None) -> dict[str, Any]:
         """Ends the walk on the segment's file where the reader stopped framing: a batch whose magic byte is above 2
         is framed as Kafka frames it (`LogFile.frame_as_v2`) and the walk goes on; anything else Kafka cannot frame
         ends recovery's walk there, and the bytes behind it are resynchronised (`LogFile.resync`) only to count the
         valid batches recovery throws away with them. Returns the recovery fields of `SegmentState`."""
+        log = log or self.log
         while self._framing is not None:
             position, kind = self._framing
             self._framing = None
@@ -207,6 +254,7 @@ class SegmentRecovery:
         discarded = self.discarded_valid_batches > 0
         return {
             "stop_position": self.stop_position, "stop_kind": self.stop_kind,
+            "stop_batch_position": self.stop_batch_position,
             "kept_first_offset": self.kept_first_offset, "kept_last_offset": self.kept_last_offset,
             "discarded_first_offset": self.discarded_first_offset,
             "discarded_last_offset": self.discarded_last_offset,
@@ -225,7 +273,7 @@ def _extreme(pick: Any, a: int | None, b: int | None) -> int | None:
 
 
 #: The fields of `SegmentState` a segment's walk gives (`SegmentRecovery.facts`), as the scan carries them.
-RECOVERY_FIELDS = ("stop_position", "stop_kind", "kept_first_offset", "kept_last_offset", "discarded_first_offset",
+RECOVERY_FIELDS = ("stop_position", "stop_kind", "stop_batch_position", "kept_first_offset", "kept_last_offset", "discarded_first_offset",
                    "discarded_last_offset", "discarded_valid_batches", "valid_first_offset", "valid_last_offset",
                    "valid_batches", "last_offset", "recover_throws", "recover_throws_position")
 
@@ -245,7 +293,8 @@ class SegmentState:
     txnindex_error: str | None = None
     txnindex_error_position: int | None = None  # that entry's byte position in the .txnindex
     stop_position: int | None = None  # first byte `recover` rejects; None when every byte is a valid batch
-    stop_kind: str | None = None  # corrupt_crc or one of STOP_KINDS
+    stop_kind: str | None = None  # corrupt_crc, INVALID_MARKER or one of STOP_KINDS
+    stop_batch_position: int | None = None  # for INVALID_MARKER: the marker's batch (kept; the cut is after it)
     kept_first_offset: int | None = None  # of the batches before the stop
     kept_last_offset: int | None = None
     discarded_first_offset: int | None = None  # valid batches after the stop
@@ -256,7 +305,7 @@ class SegmentState:
     valid_batches: int = 0
     last_offset: int | None = None  # of every framed batch (readNextOffset - 1 as the files are)
     #: What `recover` throws at a batch before its stop (OFFSET_OVERFLOW_ABOVE, OFFSET_OVERFLOW_BELOW,
-    #: INVALID_OFFSET at the default index interval), and that batch's byte position.
+    #: INVALID_OFFSET at the default index interval, NOT_A_MARKER), and that batch's byte position.
     recover_throws: str | None = None
     recover_throws_position: int | None = None
 
@@ -359,8 +408,20 @@ def _name(file: str) -> str:
     return file.rsplit("/", 1)[-1]
 
 
+def _damage(s: SegmentState) -> int | None:
+    """The byte position of the batch that ends `recover`'s walk of `s`."""
+    return s.stop_position if s.stop_batch_position is None else s.stop_batch_position
+
+
 def _throws(s: SegmentState, where: str) -> _Failure | None:
     """The load failure of recovering `s` (`where`: the caller that does not catch it), or None."""
+    if s.recover_throws == NOT_A_MARKER:
+        return _Failure("IllegalArgumentException", "EndTransactionMarker.deserialize", s.file,
+                        s.recover_throws_position, "not_an_end_txn_marker",
+                        f"the control batch at byte {s.recover_throws_position} of {_name(s.file)} has a producer id "
+                        "but its record is not an ABORT or COMMIT marker (or has a null key or value): "
+                        "ProducerAppendInfo.append throws an exception LogSegment.recover does not catch",
+                        s.base_offset)
     if s.recover_throws == INVALID_OFFSET and where == "LogLoader.loadSegmentFiles":
         return _Failure("InvalidOffsetException", where, s.file, s.recover_throws_position, "offset_overlap",
                         f"rebuilding the index of {_name(s.file)} throws InvalidOffsetException at byte "
@@ -419,7 +480,7 @@ def predict(p: PartitionState) -> Prediction:
     def cut_at_stop(i: int, s: SegmentState) -> None:
         loss.add(s.size - s.stop_position, s.discarded_first_offset, s.discarded_last_offset,  # type: ignore[operator]
                  s.discarded_valid_batches)
-        cuts[i] = _Cut(i, s, s.stop_position, s.stop_position, s.stop_kind or "corrupt_crc",  # type: ignore[arg-type]
+        cuts[i] = _Cut(i, s, s.stop_position, _damage(s), s.stop_kind or "corrupt_crc",  # type: ignore[arg-type]
                        s.kept_next_offset)
 
     # 1. LogLoader.loadSegmentFiles: sanityCheck on every segment, whatever the marker and the recovery point.
@@ -440,7 +501,7 @@ def predict(p: PartitionState) -> Prediction:
             break
         if s.recover_throws is not None:
             split.append(s.file)
-        elif s.stop_position is not None:
+        elif s.stop_position is not None and s.stop_position < s.size:
             cut_at_stop(i, s)
             reasons.append(f"{_name(s.file)} {why}: recovered while loading and cut at byte {s.stop_position} "
                            f"({s.stop_kind}) to offset {s.kept_next_offset}, later segments kept")
@@ -463,7 +524,7 @@ def predict(p: PartitionState) -> Prediction:
             truncated = cuts[i] = _Cut(i, s, 0, s.recover_throws_position or 0, "offset_overlap", s.base_offset)
         elif s.recover_throws is not None:
             split += [] if s.file in split else [s.file]
-        elif s.stop_position is not None:
+        elif s.stop_position is not None and s.stop_position < s.size:
             cut_at_stop(i, s)
             truncated = cuts[i]
     if truncated is not None:
@@ -565,8 +626,8 @@ def _findings(p: PartitionState, out: Prediction, first: _Cut | None, wiped: boo
     for s in served:
         state = "with a clean-shutdown marker" if p.clean_shutdown else f"below the recovery point {recovery_point}"
         out.findings.append((Finding(
-            "damage_below_recovery_point", s.file, s.stop_position,
-            f"{s.stop_kind} at byte {s.stop_position} of {_name(s.file)}{where} ({state}): a restart does not "
+            "damage_below_recovery_point", s.file, _damage(s),
+            f"{s.stop_kind} at byte {_damage(s)} of {_name(s.file)}{where} ({state}): a restart does not "
             "re-validate this segment, the damaged batch stays and is served to consumers as is",
             {"damage_kind": s.stop_kind, "recovery_point": recovery_point, "clean_shutdown": p.clean_shutdown}),
             s.kept_next_offset))
@@ -595,11 +656,11 @@ def segment_state(path: str, base_offset: int, *, has_offset_index: bool = True,
     way)."""
     from kforensics.parsers.record_batch import open_log
 
-    walk = SegmentRecovery(base_offset, index_interval_bytes)
     with open_log(path) as log:
+        walk = SegmentRecovery(log, base_offset, index_interval_bytes)
         for item in log.batches():
             walk.add(item)
-        facts = walk.facts(log)
+        facts = walk.facts()
         size = log.size
     return SegmentState(file=name or path, base_offset=base_offset, size=size, has_offset_index=has_offset_index,
                         txnindex_error=txnindex_error, txnindex_error_position=txnindex_error_position, **facts)

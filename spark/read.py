@@ -146,9 +146,9 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
                 batch_rows: list[tuple[RecordBatch, str | None, int | None]] = []
                 first_base = last_offset = None
                 records = valid_bytes = 0
-                # log recovery replayed on the same walk (restart_prediction): the segments of a partition's log
-                walk = SegmentRecovery(task["base_offset"]) if uri.endswith(".log") else None
                 with open_log(path) as log:
+                    # log recovery replayed on the same walk (restart_prediction): the segments of a partition's log
+                    walk = SegmentRecovery(log, task["base_offset"]) if uri.endswith(".log") else None
                     for b in log.batches():
                         if walk is not None:
                             walk.add(b)
@@ -173,7 +173,7 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
                         records += b.count
                         valid_bytes = b.position + b.size
                     size = log.size
-                    recovery = None if walk is None else json.dumps(walk.facts(log))
+                    recovery = None if walk is None else json.dumps(walk.facts())
                 if batch_rows:
                     yield _batch_rows(task, batch_rows)
             segment = {"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],

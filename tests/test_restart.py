@@ -388,6 +388,58 @@ def test_folders_kafka_cannot_load_fail_every_partition_of_the_broker(tmp_path: 
         "the broker does not start: its log dir holds lost+found")
 
 
+def _marker(base: int, key: bytes | None, value: bytes | None, *, producer_id: int = 7) -> bytes:
+    """A transactional control batch of one record (key, value), with its CRC."""
+    from kforensics.parsers.crc import crc32c
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True, producer_id=producer_id,
+                                        producer_epoch=0, base_sequence=-1, batch_size=1 << 30)
+    builder.append(0, timestamp=TS + base, key=key, value=value, headers=[])
+    data = bytearray(builder.build())
+    struct.pack_into(">q", data, 0, base)
+    struct.pack_into(">h", data, 21, struct.unpack_from(">h", data, 21)[0] | 0x20)  # the control bit
+    struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
+    return bytes(data)
+
+
+COMMIT_KEY, ABORT_VALUE = struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 3)
+
+
+@pytest.mark.parametrize("key, value", [(COMMIT_KEY, b"\0\0\0"), (COMMIT_KEY, struct.pack(">hi", -1, 3)),
+                                        (b"\0\1", ABORT_VALUE), (struct.pack(">hh", -2, 0), ABORT_VALUE)])
+def test_a_marker_kafka_cannot_read_truncates_right_after_it(tmp_path: Path, key: bytes, value: bytes) -> None:
+    """LogSegment.recover counts a batch's bytes as valid before updateProducerState reads its marker; an
+    InvalidRecordException there (EndTransactionMarker: a value under 6 bytes or of a negative version; a key under
+    4 bytes or of a negative version) is caught and the segment is truncated after the marker."""
+    first, marker, behind = _batch(0, 5), _marker(5, key, value), _batch(6, 5)
+    files = [_segment(tmp_path, first, marker, behind)]
+    pred = _predict(files, clean=False, recovery_point=0, hw=11)
+    assert (pred.row["truncate_at_offset"], pred.row["truncate_at_position"]) == (6, len(first) + len(marker))
+    assert pred.row["offsets_discarded"] == [6, 10] and pred.row["bytes_discarded"] == len(behind)
+    (finding, _), = pred.findings
+    assert finding.kind == "restart_would_truncate" and finding.position == len(first)
+    assert finding.details["damage_kind"] == "invalid_end_txn_marker"
+
+
+def test_well_formed_markers_and_other_control_batches_pass_recovery(tmp_path: Path) -> None:
+    leader_change = _marker(6, struct.pack(">hh", 0, 2), b"\0\0\0\0", producer_id=-1)  # no producer id: not read
+    files = [_segment(tmp_path, _batch(0, 5), _marker(5, COMMIT_KEY, ABORT_VALUE), leader_change, _batch(7, 5))]
+    pred = _predict(files, clean=False, recovery_point=0)
+    assert pred.row["bytes_discarded"] == 0 and pred.findings == []
+
+
+@pytest.mark.parametrize("key, value", [(struct.pack(">hh", 0, 2), ABORT_VALUE), (None, ABORT_VALUE),
+                                        (COMMIT_KEY, None)])
+def test_a_control_batch_of_a_producer_that_is_no_marker_fails_the_load(tmp_path: Path, key, value) -> None:
+    """EndTransactionMarker.deserialize throws IllegalArgumentException for a control type other than ABORT or
+    COMMIT, and a null key or value throws NullPointerException: recover does not catch them, nor does recoverLog."""
+    first, marker = _batch(0, 5), _marker(5, key, value)
+    pred = _predict([_segment(tmp_path, first, marker, _batch(6, 5))], clean=False, recovery_point=0)
+    failed = _fail(pred)
+    assert (failed["position"], failed["thrown_by"], failed["damage_kind"]) == (
+        len(first), "EndTransactionMarker.deserialize", "not_an_end_txn_marker")
+
+
 @pytest.mark.parametrize("batches, failed", [
     ([IndexedBatch(0, 100, 4, 1), IndexedBatch(100, 100, 9, 2), IndexedBatch(200, 100, 7, 3)], 200),
     ([IndexedBatch(0, 100, 4, 1), IndexedBatch(100, 100, 9, 2), IndexedBatch(200, 100, 12, 3)], None),
