@@ -381,6 +381,21 @@ def test_an_unreadable_recovery_checkpoint_means_recovery_from_0(tmp_path: Path)
     assert pred.row["truncate_at_offset"] == 20 and "unreadable" in pred.row["reason"]
 
 
+@pytest.mark.parametrize("content, unreadable", [("0\n1\nt 0 40\n", False), ("0\n2\nt 0 40\n", True),
+                                                 ("1\n1\nt 0 40\n", True), ("0\n1\nt 0 forty\n", True)])
+def test_the_executor_flags_a_recovery_checkpoint_the_broker_cannot_read(tmp_path: Path, content: str,
+                                                                         unreadable: bool) -> None:
+    """The broker reads recovery-point-offset-checkpoint with CheckpointFile (version, count, entries) and resets
+    every partition of the log dir to 0 when that fails; the executor's broker row says so (spark/read.py)."""
+    from kforensics.spark.read import _broker_rows
+
+    (tmp_path / "recovery-point-offset-checkpoint").write_text(content)
+    rows = list(_broker_rows({"task_kind": "broker", "broker": "b", "topic": None, "partition": None,
+                              "path": str(tmp_path)}))
+    (broker,) = [r for r in rows if r["row_kind"] == "broker"]
+    assert broker["recovery_checkpoint_unreadable"] is unreadable
+
+
 def test_folders_kafka_cannot_load_fail_every_partition_of_the_broker(tmp_path: Path) -> None:
     pred = predict(PartitionState("b1", "t", 0, _state(_write(tmp_path, THREE)), clean_shutdown=True,
                                   recovery_point=45, refused_dirs=("/d/lost+found",)))
