@@ -222,8 +222,8 @@ class LogFile:
         return RecordBatch(pos, size, magic, base_offset, base_offset + last_offset_delta, count, leader_epoch,
                            producer_id, producer_epoch, base_sequence, -1, attributes,
                            _CODEC_BY_ATTRIBUTE[attributes & 7], _timestamp_type(2, attributes), base_timestamp,
-                           max_timestamp, None, bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc,
-                           crc_valid,
+                           max_timestamp, None, bool(attributes & ATTR_TRANSACTIONAL),
+                           bool(attributes & ATTR_CONTROL), crc, crc_valid,
                            last_offset_delta)
 
     def resync(self, start: int, min_base_offset: int, max_base_offset: int) -> int | None:

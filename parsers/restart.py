@@ -273,7 +273,8 @@ def _extreme(pick: Any, a: int | None, b: int | None) -> int | None:
 
 
 #: The fields of `SegmentState` a segment's walk gives (`SegmentRecovery.facts`), as the scan carries them.
-RECOVERY_FIELDS = ("stop_position", "stop_kind", "stop_batch_position", "kept_first_offset", "kept_last_offset", "discarded_first_offset",
+RECOVERY_FIELDS = ("stop_position", "stop_kind", "stop_batch_position", "kept_first_offset", "kept_last_offset",
+                   "discarded_first_offset",
                    "discarded_last_offset", "discarded_valid_batches", "valid_first_offset", "valid_last_offset",
                    "valid_batches", "last_offset", "recover_throws", "recover_throws_position")
 
@@ -528,14 +529,14 @@ def predict(p: PartitionState) -> Prediction:
             cut_at_stop(i, s)
             truncated = cuts[i]
     if truncated is not None:
-        reasons.insert(0, f"no clean-shutdown marker: {truncated.kind} in unflushed segment {_name(truncated.segment.file)}"
-                          f" at byte {truncated.damage_position} truncates the log to offset {truncated.offset}"
+        reasons.insert(0, f"no clean-shutdown marker: {truncated.kind} in unflushed segment "
+                          f"{_name(truncated.segment.file)} at byte {truncated.damage_position} truncates the log to offset {truncated.offset}"
                           + (f" and deletes {len(deleted)} later segment(s)" if deleted else ""))
     elif recover_log and not p.clean_shutdown:
         reasons.insert(0, f"no clean-shutdown marker: {len(unflushed)} unflushed segment(s) from the recovery point "
                           f"{recovery_point} re-validated, nothing truncated")
     elif recover_log:
-        reasons.insert(0, "clean-shutdown marker: no segment is re-validated")
+        reasons.insert(0, "clean-shutdown marker: recoverLog re-validates no segment")
     # 3. recoverLog: a log end offset below the log start offset deletes every segment.
     remaining = [i for i in range(len(segments)) if i not in deleted]
     wiped = False

@@ -104,7 +104,8 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
     (source,) = sources
     reader = ex.PartitionReader(source.broker, source.topic, source.partition, list(source.segments))
     meta = {"inputs": [[b, p] for b, p in inputs], "topic": topic, "partition": partition, "broker": source.broker,
-            "dir": source.path, "format": fmt, "isolation": isolation, "offsets": [first, last], "from_time": selection.from_time,
+            "dir": source.path, "format": fmt, "isolation": isolation, "offsets": [first, last],
+            "from_time": selection.from_time,
             "to_time": selection.to_time}
     writer = ex.Writer(out, fmt, meta)
     from kforensics import render
