@@ -1,6 +1,7 @@
 """Directory fuzzing: random broker log dirs built from real partition dirs, Kafka's -delete/-future/-stray dirs and
 junk (lost+found, notes, FIFOs, sockets, devices, broken links); every scan must complete with the warning and error
-findings of the partitions alone, and one `unknown_file` finding per junk entry.
+findings of the partitions alone, and one `unknown_file` (info) finding per junk entry, saying `broker_would_not_start`
+exactly where a folder was added (Kafka does not start on a directory that is not a partition dir).
 
     python fuzz/fuzz_log_dirs.py [--examples 50] [--seed N]
 

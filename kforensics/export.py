@@ -32,7 +32,8 @@ from kforensics import __version__
 
 FORMATS = ("jsonl", "parquet", "kcat", "console-producer")
 ISOLATIONS = ("read_uncommitted", "read_committed")
-ROW_GROUP_ROWS = 64 * 1024  # rows per Parquet row group (and per Arrow batch of the Spark path)
+ROW_GROUP_ROWS = 64 * 1024  # rows per Parquet row group (and per Arrow batch of the Spark path) at most
+ROW_GROUP_BYTES = 64 << 20  # ... and key, value and header bytes per row group at most (records of 1 MB: 64 a group)
 #: kcat -P delimiters: ASCII unit separator between key and value, record separator between records.
 KCAT_KEY_DELIMITER, KCAT_RECORD_DELIMITER = b"\x1f", b"\x1e"
 #: kafka-console-producer's line format (its LineMessageReader; null.marker needs Kafka 3.2+, KIP-810): headers,
@@ -200,6 +201,33 @@ class PartitionReader:
 
 # --- formats -----------------------------------------------------------------------------------
 
+def row_bytes(row: dict[str, Any]) -> int:
+    """The bytes of a row's key, value and headers: what a buffer of rows holds beyond its fixed columns."""
+    return (len(row["key"] or b"") + len(row["value"] or b"")
+            + sum(len(h["key"] or "") + len(h["value"] or b"") for h in row["headers"] or ()))
+
+
+class RowBuffer:
+    """Rows held until ROW_GROUP_ROWS of them or ROW_GROUP_BYTES of their keys, values and headers: an export's
+    memory stays bounded whatever the records' sizes."""
+
+    def __init__(self, max_rows: int | None = None, max_bytes: int | None = None) -> None:
+        self.max_rows = ROW_GROUP_ROWS if max_rows is None else max_rows
+        self.max_bytes = ROW_GROUP_BYTES if max_bytes is None else max_bytes
+        self.rows: list[dict[str, Any]] = []
+        self.bytes = 0
+
+    def add(self, row: dict[str, Any]) -> bool:
+        """Holds `row`; True when the buffer is full (take() it)."""
+        self.rows.append(row)
+        self.bytes += row_bytes(row)
+        return len(self.rows) >= self.max_rows or self.bytes >= self.max_bytes
+
+    def take(self) -> list[dict[str, Any]]:
+        rows, self.rows, self.bytes = self.rows, [], 0
+        return rows
+
+
 def text_or_base64(data: bytes | None) -> tuple[str | None, str | None]:
     """(text, encoding): UTF-8 text where valid (as `dump --json` does), else base64; (None, None) for null."""
     if data is None:
@@ -235,18 +263,6 @@ def decode_jsonl_bytes(text: str | None, encoding: str | None) -> bytes | None:
 def kcat_command(topic: str, partition: int, path: str) -> str:
     """The command that re-produces a `--format kcat` file (kcat >= 1.4: -K/-D take \\xNN escapes)."""
     return (f"kcat -P -b BROKER:9092 -t {topic} -p {partition} -K '\\x1f' -D '\\x1e' -Z -l {path}")
-
-
-def parse_kcat(data: bytes) -> list[tuple[bytes | None, bytes | None]]:
-    """(key, value) of each record of a `--format kcat` file, as `kcat -P -K '\\x1f' -D '\\x1e' -Z` reads it (the
-    first key delimiter splits; with -Z an empty key or value is produced as null)."""
-    out = []
-    for chunk in data.split(KCAT_RECORD_DELIMITER)[:-1]:
-        key, sep, value = chunk.partition(KCAT_KEY_DELIMITER)
-        if not sep:
-            key, value = b"", key
-        out.append((key or None, value or None))
-    return out
 
 
 def kcat_frame(key: bytes | None, value: bytes | None, _headers: list[dict[str, Any]]) -> tuple[bytes | None, str]:
@@ -312,7 +328,7 @@ class Writer:
         self.unframeable: list[tuple[int, str]] = []  # kcat, console-producer: (offset, why) not framed
         self.headers_dropped = 0  # kcat: records whose headers kcat -P cannot carry
         self.empty_to_null = 0  # kcat: records with an empty (not null) key or value, produced as null by -Z
-        self._buffer: list[dict[str, Any]] = []
+        self._buffer = RowBuffer()
         self._parquet: Any = None
         self._file = open(self.tmp, "wb")  # noqa: SIM115  (closed by commit/abort)
 
@@ -331,22 +347,20 @@ class Writer:
                 self.headers_dropped += bool(row["headers"])
                 self.empty_to_null += row["key"] == b"" or row["value"] == b""
             self._file.write(framed)
-        else:
-            self._buffer.append(row)
-            if len(self._buffer) >= ROW_GROUP_ROWS:
-                self._flush()
+        elif self._buffer.add(row):
+            self._flush()
 
     def _flush(self) -> None:
         import pyarrow.parquet as pq
 
         if self._parquet is None:
             self._parquet = pq.ParquetWriter(self._file, SCHEMA.with_metadata({"kforensics": json.dumps(self.meta)}))
-        self._parquet.write_table(pa.Table.from_pylist(self._buffer, schema=SCHEMA), row_group_size=ROW_GROUP_ROWS)
-        self._buffer = []
+        self._parquet.write_table(pa.Table.from_pylist(self._buffer.take(), schema=SCHEMA),
+                                  row_group_size=ROW_GROUP_ROWS)
 
     def commit(self) -> None:
         if self.fmt == "parquet":
-            if self._buffer or self._parquet is None:
+            if self._buffer.rows or self._parquet is None:
                 self._flush()
             self._parquet.close()
         self._file.close()
@@ -411,9 +425,11 @@ class PartitionSource:
     segments: tuple[str, ...]  # its .log files
 
 
-def find_partitions(inputs: list[tuple[str, str]], topic: str, partition: int | None,
-                    broker: str | None) -> list[PartitionSource]:
-    """The live `<topic>-<partition>` dirs of the inputs (local log dirs) that match."""
+def find_partitions(inputs: list[tuple[str, str]], topic: str, partition: int | None, broker: str | None, *,
+                    dir_state: str = "live", path: str | None = None) -> list[PartitionSource]:
+    """The `<topic>-<partition>` dirs of the inputs (local log dirs) that match: those of `dir_state` (live, or
+    Kafka's -delete, -future and -stray copies, which may hold the only copy of their data), or the one dir at
+    `path`, whatever its state."""
     from kforensics.parsers.log_dir import scan_log_dir
 
     found = []
@@ -424,7 +440,9 @@ def find_partitions(inputs: list[tuple[str, str]], topic: str, partition: int | 
             raise ExportError(f"{uri}: export reads local log dirs (copy the partition dir first)")
         log_dir, _ = scan_log_dir(uri[len("file://"):] if uri.startswith("file://") else uri)
         for part in log_dir.partitions:
-            if part.dir_state == "live" and part.topic == topic and (partition is None or part.partition == partition):
+            where = (os.path.realpath(part.path) == os.path.realpath(path) if path is not None
+                     else part.dir_state == dir_state)
+            if where and part.topic == topic and (partition is None or part.partition == partition):
                 found.append(PartitionSource(label, part.topic, part.partition, part.path,
                                              tuple(s.log for s in part.segments if s.log)))
     return found
@@ -461,10 +479,19 @@ def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
     return out
 
 
+#: Findings that name records to export: the field of their details holding the [first, last] span (None: the
+#: whole partition dir the finding's `file` is).
+EXPORTABLE = {"replica_divergence": "lost_offsets", "restart_would_truncate": "offsets_discarded",
+              "stray_partition": None}
+
+
 def finding_range(out: str, ref: str, topic: str | None, partition: int | None) -> dict[str, Any]:
     """The export a finding of a scan's OUT names: N (its row in the findings table, from 0) or a kind (the first
-    finding of that kind, on --topic/--partition when given). Returns broker, topic, partition, offsets and the
-    scan's inputs."""
+    finding of that kind, on --topic/--partition when given). Returns broker, topic, partition, offsets, the
+    partition dir (`dir`: the dir of a restart or stray finding, None for the broker's live dir) and the scan's
+    inputs: `lost_offsets` of a replica_divergence from the replica that still holds them, `offsets_discarded` of a
+    restart_would_truncate from the dir it is about (a -future or -stray copy too), a stray_partition's whole
+    dir."""
     from kforensics.scan_output import OutputError, read_manifest, read_table
 
     try:
@@ -482,10 +509,16 @@ def finding_range(out: str, ref: str, topic: str | None, partition: int | None) 
         candidates = [f for f in rows if f["kind"] == ref and (topic is None or f["topic"] == topic)
                       and (partition is None or f["partition"] == partition)]
     for f in candidates:
+        if f["kind"] not in EXPORTABLE:
+            continue
         details = json.loads(f["details"] or "{}")
-        span = details.get("lost_offsets") if f["kind"] == "replica_divergence" else details.get("offsets_discarded")
+        field_name = EXPORTABLE[f["kind"]]
+        span = details.get(field_name) if field_name else [None, None]
+        directory = {"restart_would_truncate": os.path.dirname(f["file"] or "") or None,
+                     "stray_partition": f["file"]}.get(f["kind"])
         if span:
             return {"broker": f["broker"], "topic": f["topic"], "partition": f["partition"],
-                    "offsets": (span[0], span[1]), "inputs": [tuple(i) for i in manifest.inputs], "kind": f["kind"]}
+                    "offsets": (span[0], span[1]), "dir": directory, "inputs": [tuple(i) for i in manifest.inputs],
+                    "kind": f["kind"]}
     raise ExportError(f"no finding {ref!r} in {out} names offsets to export (replica_divergence with lost_offsets, "
-                      "restart_would_truncate with offsets_discarded)")
+                      "restart_would_truncate with offsets_discarded, stray_partition)")

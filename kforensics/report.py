@@ -103,9 +103,9 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     return r
 
 
-RESTART_BROKER_COLUMNS = ["broker", "clean_shutdown", "partitions", "partitions_losing_data", "bytes_discarded",
-                          "offsets_discarded", "committed_offsets_discarded", "segments_deleted"]
-RESTART_PARTITION_COLUMNS = ["broker", "topic", "partition", "recovery_point", "truncate_at_offset",
+RESTART_BROKER_COLUMNS = ["broker", "clean_shutdown", "fails_to_start", "partitions", "partitions_losing_data",
+                          "bytes_discarded", "offsets_discarded", "committed_offsets_discarded", "segments_deleted"]
+RESTART_PARTITION_COLUMNS = ["broker", "topic", "partition", "dir_state", "recovery_point", "truncate_at_offset",
                              "bytes_discarded", "segments_deleted", "offsets_discarded",
                              "committed_offsets_discarded", "reason"]
 
@@ -115,16 +115,18 @@ def _count(span: list[int] | None) -> int:
 
 
 def restart_summary(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """From `restart_prediction`: per broker what a restart would discard (offsets counted over the
-    [first, last] spans), and the partitions that would lose bytes, most bytes first."""
+    """From `restart_prediction`: per broker whether it would start and what a restart would discard (offsets
+    counted over the [first, last] spans), brokers that would not start first; and the partition dirs that would
+    lose bytes, most bytes first."""
     brokers: dict[str, dict[str, Any]] = {}
     losing = []
     for r in rows:
         b = brokers.setdefault(r["broker"], {"broker": r["broker"], "clean_shutdown": r["clean_shutdown"],
-                                             "partitions": 0, "partitions_losing_data": 0, "bytes_discarded": 0,
-                                             "offsets_discarded": 0, "committed_offsets_discarded": 0,
-                                             "segments_deleted": 0})
+                                             "fails_to_start": False, "partitions": 0, "partitions_losing_data": 0,
+                                             "bytes_discarded": 0, "offsets_discarded": 0,
+                                             "committed_offsets_discarded": 0, "segments_deleted": 0})
         b["partitions"] += 1
+        b["fails_to_start"] = b["fails_to_start"] or bool(r.get("restart_fails"))
         if r["bytes_discarded"]:
             losing.append({**r, **{k: "-".join(map(str, r[k])) if r[k] else None
                                    for k in ("offsets_discarded", "committed_offsets_discarded")}})
@@ -134,8 +136,8 @@ def restart_summary(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], l
             b["offsets_discarded"] += _count(r["offsets_discarded"])
             b["committed_offsets_discarded"] += _count(r["committed_offsets_discarded"])
     losing.sort(key=lambda r: (r["broker"], -r["bytes_discarded"], r["topic"], r["partition"]))
-    return sorted(brokers.values(), key=lambda b: (-b["committed_offsets_discarded"], -b["offsets_discarded"],
-                                                   -b["bytes_discarded"], b["broker"])), losing
+    return sorted(brokers.values(), key=lambda b: (not b["fails_to_start"], -b["committed_offsets_discarded"],
+                                                   -b["offsets_discarded"], -b["bytes_discarded"], b["broker"])), losing
 
 
 def _by_severity(findings: list[tuple[str, str, int]]) -> Counter[str]:

@@ -126,9 +126,12 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "`declared_entries`, `entries_present`")),
     FindingKind("txnindex_bad_entry", "error", "a transaction index entry has an unknown version or impossible "
                 "offsets", ("entry_index", "version", "producer_id", "first_offset", "last_offset",
-                            "last_stable_offset"),
-                rule=("a `.txnindex` entry with an unknown version or impossible offsets: `entry_index`, `version`,"
-                      " `producer_id`, `first_offset`, `last_offset`, `last_stable_offset`")),
+                            "last_stable_offset", "segment_base_offset"),
+                rule=("a `.txnindex` entry with an unknown version or impossible offsets (first after last, a last "
+                      "stable offset beyond the marker, a last offset below the segment's base offset, which Kafka's "
+                      "`TransactionIndex.sanityCheck` takes for a corrupt index): `entry_index`, `version`, "
+                      "`producer_id`, `first_offset`, `last_offset`, `last_stable_offset`, `segment_base_offset` "
+                      "(from the file name)")),
     # text files
     FindingKind("checkpoint_malformed", "error", "a checkpoint or properties file does not follow its format",
                 ("line", "file_size"),
@@ -227,31 +230,60 @@ KINDS: dict[str, FindingKind] = _kinds(
                 rule="a file that cannot be read (also a directory, FIFO or device passed to `dump`)"),
     FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
                 "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
-                "listed once, never opened, the scan goes on", ("entry",),
+                "listed once, never opened, the scan goes on", ("entry", "broker_would_not_start"),
                 rule=("an entry of a log or partition dir that is not a broker file or partition dir (see [What a "
                       "log dir may hold](cli.md#what-a-log-dir-may-hold)); a folder is one finding, never read: "
                       "`entry` (`file`, `dir`, `fifo`, `socket`, `device`, `dangling_symlink`, `symlink_loop`, "
-                      "`unreadable`, `other`)")),
+                      "`unreadable`, `other`); `broker_would_not_start` (true) on a folder in a log dir that Kafka's "
+                      "`LogManager.loadLogs` cannot parse as a topic-partition dir: Kafka 3.9 and 4.x do not start "
+                      "with it there (`remote-log-index-cache`, Kafka's own, is skipped and not listed)")),
     # a broker restart, replayed (parsers/restart.py, spark/restart.py)
-    FindingKind("restart_would_truncate", "error", "an unclean restart of this broker would discard valid data "
-                "behind damage (log recovery truncates at the first invalid batch and deletes the later unflushed "
-                "segments)", ("truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
-                              "committed_offsets_discarded", "damage_kind", "recovery_point"),
-                rule=("an unclean restart of this broker would discard valid data behind damage: no clean-shutdown marker, "
-                      "and `LogSegment.recover` stops at an invalid batch (bad CRC, a length it cannot frame, a torn or "
-                      "zero-filled tail) in a segment at or above the recovery point with valid batches behind it, or later"
-                      " unflushed segments that recovery then deletes; or offsets going backwards where the index rebuild "
-                      "sees them (the whole segment is emptied); or the log end below the log start (every segment "
-                      "deleted). `truncate_at_offset`, `bytes_discarded`, `segments_deleted`, `offsets_discarded`, "
-                      "`committed_offsets_discarded`, `damage_kind` (`corrupt_crc`, `truncated_tail`, `zero_filled_tail`, "
-                      "`invalid_batch_length`, `unknown_magic`, `offset_overlap`, `log_end_below_log_start`), "
-                      "`recovery_point`; `file`/`position` are the first invalid batch, `offset` is `truncate_at_offset`. "
-                      "Save the records first: `kforensics export --from-finding OUT:restart_would_truncate`")),
+    FindingKind("restart_would_truncate", "error", "a restart of this broker would discard valid data behind "
+                "damage (log recovery truncates at the first invalid batch and deletes the later unflushed segments)",
+                ("truncate_at_offset", "bytes_discarded", "segments_deleted", "offsets_discarded",
+                 "committed_offsets_discarded", "damage_kind", "recovery_point", "dir_state"),
+                rule=("a restart of this broker would discard valid data behind damage: `LogSegment.recover` stops at "
+                      "an invalid batch (bad CRC, a length or magic it cannot frame, a torn or zero-filled tail) with "
+                      "valid batches behind it (behind bytes it cannot frame, found by resynchronising on the next "
+                      "batch whose CRC holds), or at an end transaction marker it cannot read (the cut is right after "
+                      "that batch), or later unflushed segments that recovery then deletes; in a segment at "
+                      "or above the recovery point without a clean-shutdown marker, or, marker or not, in a segment "
+                      "recovered while loading (no `.index`, or a `.txnindex` entry below its base offset); or offsets "
+                      "going backwards where the index rebuild sees them (the whole segment is emptied); or the log "
+                      "end below the log start (every segment deleted). For a `-future` or `-stray` dir too (`-delete` "
+                      "dirs are deleted anyway). `truncate_at_offset`, `bytes_discarded`, `segments_deleted`, "
+                      "`offsets_discarded`, `committed_offsets_discarded`, `damage_kind` (`corrupt_crc`, "
+                      "`truncated_tail`, `zero_filled_tail`, `invalid_batch_length`, `unknown_magic`, "
+                      "`invalid_end_txn_marker`, `offset_overlap`, `log_end_below_log_start`), `recovery_point`, "
+                      "`dir_state`; `file`/`position` are the first "
+                      "invalid batch (for `offset_overlap`, the batch whose index entry fails), `offset` is "
+                      "`truncate_at_offset`. Save the records first: "
+                      "`kforensics export --from-finding OUT:restart_would_truncate`")),
+    FindingKind("restart_would_fail", "error", "a restart of this broker would fail: a log on it cannot be "
+                "loaded, and the broker does not start", ("exception", "thrown_by", "damage_kind", "dir_state"),
+                rule=("the broker's log loading would throw an exception it does not handle on damage in a log, so "
+                      "the broker does not start (Kafka 3.9): a `.txnindex` entry of version > 0 (`TransactionIndex."
+                      "sanityCheck`, KafkaException, `damage_kind` `txnindex_bad_entry`); offsets going backwards where "
+                      "the index rebuild of a segment recovered while loading sees them (InvalidOffsetException, not "
+                      "caught by `LogLoader.loadSegmentFiles`, `damage_kind` `offset_overlap`); a batch whose offsets "
+                      "are below its segment's base offset in a recovered segment (the split of "
+                      "`LocalLog.splitOverflowedSegment` fails its `require(segment.hasOverflow())`, "
+                      "IllegalArgumentException, `damage_kind` `offset_overflow`); a control batch with a producer id "
+                      "in a recovered segment whose record is not an ABORT or COMMIT marker or has a null key or value "
+                      "(`EndTransactionMarker.deserialize`, `damage_kind` `not_an_end_txn_marker`). `exception`, "
+                      "`thrown_by`, `damage_kind`, `dir_state` (of the partition dir); `file`/`position` are the "
+                      "batch or index entry it throws at. Save the partition's records (`kforensics export`) before "
+                      "deleting the file Kafka cannot load. A folder in the log dir that is not a topic-partition dir "
+                      "(`lost+found`, `backup/`) stops the broker too (`LogManager.loadLogs` throws KafkaException): "
+                      "that is said by its `unknown_file` (info, `broker_would_not_start`) and by `restart_prediction`"
+                      " (`restart_fails`, `reason`), not here, since a copy often holds such folders that the broker "
+                      "never had")),
     FindingKind("restart_trims_tail", "info", "a restart would trim only a damaged tail (a torn last write) with "
                 "no valid batch behind it: what log recovery is for", ("truncate_at_offset", "bytes_discarded",
-                                                                     "damage_kind", "recovery_point"),
+                                                                     "damage_kind", "recovery_point", "dir_state"),
                 rule=("recovery would cut only a damaged tail with no valid batch behind it (a torn last write: what "
-                      "recovery is for): `truncate_at_offset`, `bytes_discarded`, `damage_kind`, `recovery_point`")),
+                      "recovery is for): `truncate_at_offset`, `bytes_discarded`, `damage_kind`, `recovery_point`, "
+                      "`dir_state`")),
     FindingKind("damage_below_recovery_point", "warning", "damage in a segment a restart does not re-validate "
                 "(below the recovery point, or any segment with a clean-shutdown marker): it is served to consumers "
                 "as is", ("damage_kind", "recovery_point", "clean_shutdown"),

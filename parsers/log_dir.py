@@ -37,6 +37,14 @@ DIR_STATES = ("live", "delete", "future", "stray")
 #: partition dir holding the file, empty for a live dir (tests hold it to `parse_partition_dir_name`).
 DIR_STATE_OF_FILE = r"-[0-9]+\.[^./]+-(delete|future|stray)/[^/]*$"
 
+#: `RemoteIndexCache.DIR_NAME`: tiered storage's index cache in a log dir, the one directory `LogManager.loadLogs`
+#: skips (Kafka 3.9); the listing leaves it alone too.
+REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
+#: Kafka's checks of a -delete, -future or -stray dir name (`LocalLog.DeleteDirPattern` and its siblings; `\S` as
+#: Java's: ASCII whitespace only).
+_KAFKA_SUFFIXED_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$", re.ASCII)
+_JAVA_INT = re.compile(r"[+-]?\d+")
+
 OFFSET_CHECKPOINTS = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
 BROKER_FILES = (*OFFSET_CHECKPOINTS, "meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint", ".lock")
@@ -119,6 +127,23 @@ def parse_partition_dir_name(name: str) -> tuple[str, int, str] | None:
     return m.group("topic"), int(m.group("partition")), m.group("state") or "live"
 
 
+def kafka_topic_partition(name: str) -> tuple[str, int] | None:
+    """(topic, partition) as Kafka 3.9's `LocalLog.parseTopicPartitionName` reads a directory name, or None where it
+    throws KafkaException ("... is not in the form of topic-partition ..."): a name without '-', a -delete, -future
+    or -stray name its pattern refuses, an empty topic, or a partition `Integer.parseInt` refuses. Looser than
+    `parse_partition_dir_name` in places (`orders-+1` is partition 1 to Kafka)."""
+    if "-" not in name:
+        return None
+    if name.endswith(("-delete", "-future", "-stray")):
+        if not _KAFKA_SUFFIXED_DIR.match(name):
+            return None
+        name = name[: name.rindex(".")]
+    topic, _, partition = name.rpartition("-")
+    if not topic or not _JAVA_INT.fullmatch(partition) or not -(2**31) <= int(partition) <= 2**31 - 1:
+        return None
+    return topic, int(partition)
+
+
 def dir_state_of(path: str) -> str:
     """The dir_state of the partition dir holding `path` (a file in it); "live" when its name says nothing else."""
     parts = path.rstrip("/").rsplit("/", 2)
@@ -163,6 +188,9 @@ class LogDir:
     checkpoints: dict[str, str] = field(default_factory=dict)
     partitions: list[PartitionDir] = field(default_factory=list)
     other_files: list[str] = field(default_factory=list)
+    #: Directories `LogManager.loadLogs` cannot take for partition dirs (`kafka_topic_partition` is None): the broker
+    #: does not start with them in the log dir.
+    refused_dirs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -265,7 +293,8 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
     understands: its broker files, its partition dirs (Kafka's `-delete`, `-future` and `-stray` dirs too, named
     by their dir_state) and their files. Whatever else it holds (lost+found, notes, hidden files, FIFOs,
     sockets, devices, broken links, unreadable entries) is an `unknown_file` finding, a folder as one finding,
-    never opened. A partition dir that cannot be listed is an `unreadable_file` finding.
+    never opened; Kafka's `remote-log-index-cache` is skipped, as the broker skips it, and `refused_dirs` names the
+    directories the broker cannot load. A partition dir that cannot be listed is an `unreadable_file` finding.
     Raises FileNotFoundError when the log dir itself is not a readable directory."""
     import pyarrow.fs as pafs
 
@@ -283,6 +312,11 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
     for entry in entries:
         name = entry.name
         full = join_uri(base, name)
+        if entry.kind == "dir" and name == REMOTE_INDEX_CACHE_DIR:  # Kafka's own, not a partition
+            log_dir.other_files.append(full)
+            continue
+        if entry.kind == "dir" and kafka_topic_partition(name) is None:
+            log_dir.refused_dirs.append(full)
         parsed = parse_partition_dir_name(name) if entry.kind == "dir" else None
         if parsed is not None:
             try:
@@ -297,8 +331,14 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
         elif entry.kind != "file":
             log_dir.other_files.append(full)
             what = "a folder that is not a topic-partition directory" if entry.kind == "dir" else entry.what
-            findings.append(Finding("unknown_file", full, None, f"{name} is {what}; the scan leaves it alone (never opened)",
-                                    {"entry": entry.kind}))
+            message, details = f"{name} is {what}; the scan leaves it alone (never opened)", {"entry": entry.kind}
+            if full in log_dir.refused_dirs:
+                # a fact about this log dir as it is, not damage: often an artifact of the copy (lost+found at the
+                # root of the volume it was copied to), so info like the rest; restart_prediction says it too
+                message += ("; Kafka does not start a broker whose log dir holds it (LogManager.loadLogs: not in the "
+                            "form topic-partition): if this is the broker's own log dir, move it out before a restart")
+                details["broker_would_not_start"] = True
+            findings.append(Finding("unknown_file", full, None, message, details))
         elif (kind := getattr(file_type_of(name), "name", None)) in ("meta_properties", "clean_shutdown"):
             setattr(log_dir, kind, full)
         elif kind == "offset_checkpoint":

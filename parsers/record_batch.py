@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from kforensics.parsers import core
-from kforensics.parsers._pure import (ATTR_TIMESTAMP_TYPE, LOG_OVERHEAD, MAGIC_POSITION, MAX_BATCH_SIZE,
-                                      V2_CRC_START, V2_HEADER, V2_MIN_BATCH_LENGTH, Problem, RecordProblem)
+from kforensics.parsers._pure import (ATTR_CONTROL, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, LOG_OVERHEAD,
+                                      MAGIC_POSITION, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER, V2_MIN_BATCH_LENGTH,
+                                      Problem, RecordProblem)
 from kforensics.parsers.codecs import CODEC_NAMES, CodecError, codec_name, decompress
 from kforensics.parsers.crc import crc32c
 from kforensics.parsers.findings import Finding
@@ -198,6 +199,54 @@ class LogFile:
             if not batch.crc_valid and verify_crc:
                 yield self._crc_finding(batch)
             pos += size
+
+    def frame_as_v2(self, pos: int) -> RecordBatch | None:
+        """The batch at `pos` as Kafka frames one whose magic byte is above 2, for the restart prediction.
+
+        Kafka 3.9 `FileLogInputStream.nextBatch` reads the magic as a signed byte and frames any magic >= 2 as a
+        v2 batch (a size below 14, or a batch past the file end, ends its walk); `DefaultRecordBatch.ensureValid`
+        checks only the size (the v2 overhead) and the CRC, which starts at the attributes, after the magic byte.
+        So a v2 batch whose magic byte flipped to 3..127 keeps its valid CRC. Returns the batch with `crc_valid`
+        as ensureValid finds it, or None where Kafka cannot frame a v2 batch there (a magic byte that reads
+        negative takes the legacy path, whose CRC covers the magic byte: never valid)."""
+        buf = self._buf
+        if pos + LOG_OVERHEAD.size + 5 > self.size or buf[pos + MAGIC_POSITION] > 127:
+            return None
+        length = LOG_OVERHEAD.unpack_from(buf, pos)[1]
+        size = length + LOG_OVERHEAD.size
+        if length < V2_MIN_BATCH_LENGTH or size > self.size - pos:
+            return None
+        (base_offset, _length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
+         producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(buf, pos)
+        crc_valid = crc32c(self._view[pos + V2_CRC_START:pos + size]) == crc
+        return RecordBatch(pos, size, magic, base_offset, base_offset + last_offset_delta, count, leader_epoch,
+                           producer_id, producer_epoch, base_sequence, -1, attributes,
+                           _CODEC_BY_ATTRIBUTE[attributes & 7], _timestamp_type(2, attributes), base_timestamp,
+                           max_timestamp, None, bool(attributes & ATTR_TRANSACTIONAL),
+                           bool(attributes & ATTR_CONTROL), crc, crc_valid,
+                           last_offset_delta)
+
+    def resync(self, start: int, min_base_offset: int, max_base_offset: int) -> int | None:
+        """The first position at or after `start` where a whole v2 batch begins with a plausible header (magic 2, a
+        length that fits in the file, no unused attribute bit set, a known codec, a last offset delta >= 0, a base
+        offset in [min_base_offset, max_base_offset]) and a CRC that holds; None if there is none. Used only to
+        count the valid data behind bytes that cannot be framed (a zero-filled hole, an impossible length):
+        never to read records."""
+        buf, size = self._buf, self.size
+        i = start + MAGIC_POSITION
+        while True:
+            i = buf.find(b"\x02", i)
+            pos = i - MAGIC_POSITION
+            if i < 0 or pos + V2_HEADER.size > size:
+                return None
+            (base_offset, length, _epoch, _magic, crc, attributes, last_offset_delta,
+             *_rest) = V2_HEADER.unpack_from(buf, pos)
+            end = pos + length + LOG_OVERHEAD.size
+            if (V2_MIN_BATCH_LENGTH <= length and end <= size and min_base_offset <= base_offset <= max_base_offset
+                    and not attributes & ~0x7F and (attributes & 7) < len(CODEC_NAMES) and last_offset_delta >= 0
+                    and crc32c(self._view[pos + V2_CRC_START:end]) == crc):
+                return pos
+            i += 1
 
     def _crc_finding(self, batch: RecordBatch) -> Finding:
         computed = self._computed_crc(batch)

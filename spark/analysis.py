@@ -240,8 +240,9 @@ class Analysis:
     # A broker restart replayed on each partition (dump text has no log dir: not predicted).
     @_shared
     def predicted(self) -> DataFrame:
+        # every partition dir: LogLoader recovers -future and -stray dirs like live ones, and loads -delete ones
         return self.keep(restart.predictions(restart.partition_states(
-            restart.segment_states(self.tables["batches"], self.tables["segments"], self.tables["parser_findings"],
+            restart.segment_states(self.every_dir["segment_recovery"], self.tables["parser_findings"],
                                    skip_brokers=self.facts.dump_brokers),
             self.tables["partition_checkpoints"], self.tables["log_dirs"])))
 
@@ -385,8 +386,7 @@ TABLES: dict[str, Table] = {
     "broker_history": Table(lambda a: a.broker_events, _kraft),
     "topics": Table(lambda a: a.topics, _kraft),
     "features": Table(lambda a: control_plane.features_table(a.applied), _kraft),
-    "restart_prediction": Table(lambda a: restart.restart_prediction_table(a.predicted, a.every_dir["segments"],
-                                                                           a.tables["log_dirs"])),
+    "restart_prediction": Table(lambda a: restart.restart_prediction_table(a.predicted)),
 }
 
 

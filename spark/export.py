@@ -15,10 +15,10 @@ from pyspark.sql import SparkSession
 
 from kforensics.export import (
     FOLDER_MARKER,
-    ROW_GROUP_ROWS,
     SCHEMA,
     PartitionReader,
     PartitionSource,
+    RowBuffer,
     Selection,
 )
 
@@ -34,14 +34,12 @@ def _export_rows(tasks: Iterator[pa.RecordBatch], selection: Selection) -> Itera
     for chunk in tasks:
         for task in chunk.to_pylist():
             reader = PartitionReader(task["broker"], task["topic"], task["partition"], task["segments"].split("\n"))
-            rows = []
+            buffer = RowBuffer()  # bounded in rows and in bytes
             for row in reader.rows(selection):
-                rows.append(row)
-                if len(rows) >= ROW_GROUP_ROWS:
-                    yield pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
-                    rows = []
-            rows += [{"broker": SKIPPED, "topic": s.reason, "file": s.file, "position": s.position, "headers": []}
-                     for s in reader.skipped]
+                if buffer.add(row):
+                    yield pa.RecordBatch.from_pylist(buffer.take(), schema=SCHEMA)
+            rows = buffer.take() + [{"broker": SKIPPED, "topic": s.reason, "file": s.file, "position": s.position,
+                                     "headers": []} for s in reader.skipped]
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
 

@@ -35,10 +35,13 @@ from kforensics.spark.session import is_small
 # --- driver: listing ---------------------------------------------------------------------------
 
 def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
-               dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               dirs: list[dict[str, Any]] | None = None,
+               log_dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One task row per segment, partition dir and log dir, from the directory model (file names only); and
-    finding rows for what the listing found (files that are not a broker's). `dirs`, when given, receives one row
-    per live or stray partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check."""
+    finding rows for what the listing found (entries that are not a broker's: `unknown_file`, which also says when
+    Kafka would not start with a folder in its log dir). `dirs`, when given, receives one row per live or stray
+    partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check; `log_dirs` one row per
+    log dir (broker, refused_dirs) for the restart prediction."""
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
@@ -51,6 +54,8 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
         findings += [_finding_row(base, f) for f in listed]
+        if log_dirs is not None:
+            log_dirs.append({"broker": broker, "refused_dirs": list(log_dir.refused_dirs)})
         for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
             if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
@@ -141,6 +146,7 @@ def _segment_task_rows(task: dict[str, Any], out: _Rows, check_records: bool) ->
     keeps the batches read before it and ends the segment with an `unreadable_file` finding at that byte."""
     from kforensics.parsers.index_check import BatchBounds, check_index_file
     from kforensics.parsers.record_batch import RecordBatch, open_log
+    from kforensics.parsers.restart import SegmentRecovery
 
     key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
     uri = task["path"]
@@ -155,7 +161,11 @@ def _segment_task_rows(task: dict[str, Any], out: _Rows, check_records: bool) ->
         failed: OSError | None = None
         try:
             with open_log(path) as log:
+                # log recovery replayed on the same walk (restart_prediction): the segments of a partition's log
+                walk = SegmentRecovery(log, task["base_offset"]) if uri.endswith(".log") else None
                 for b in log.batches():
+                    if walk is not None:
+                        walk.add(b)
                     if not isinstance(b, RecordBatch):
                         yield from out.add(_finding_row(task, _relocated(b, uri)))
                         continue
@@ -177,6 +187,7 @@ def _segment_task_rows(task: dict[str, Any], out: _Rows, check_records: bool) ->
                     records += b.count
                     valid_bytes = b.position + b.size
                 size = log.size
+                recovery = None if walk is None else json.dumps(walk.facts())
         except OSError as exc:
             failed = exc
         if batch_rows:
@@ -186,7 +197,7 @@ def _segment_task_rows(task: dict[str, Any], out: _Rows, check_records: bool) ->
             return
     segment = {"row_kind": "segment", **key, "file": uri, "segment_base_offset": task["base_offset"],
                "size": size, "first_batch_base_offset": first_base, "last_offset": last_offset,
-               "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes}
+               "batch_count": len(bounds), "record_count": records, "valid_bytes": valid_bytes, "recovery": recovery}
     stem = uri[: -len(".log")] if uri.endswith(".log") else None
     for kind in ("index", "timeindex") if stem is not None else ():
         index_uri = f"{stem}.{kind}"
@@ -493,7 +504,8 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 #: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
 #: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
-DIR_STATE_TABLES = ("batches", "segments", "txnindex", "snapshot_entries", "leader_epochs", "partition_topic_ids")
+DIR_STATE_TABLES = ("batches", "segments", "segment_recovery", "txnindex", "snapshot_entries", "leader_epochs",
+                    "partition_topic_ids")
 
 
 def with_dir_state(df: DataFrame, path: str = "file") -> DataFrame:
@@ -557,7 +569,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     listing tells about them. `readers` (a ReadersParam accumulator) collects which reader each Python worker
     that parsed segments ran."""
     dirs: list[dict[str, Any]] = []
-    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs)
+    refused: list[dict[str, Any]] = []
+    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs, log_dirs=refused)
     facts = input_facts(tasks)
     # A small input is parsed in a few tasks: each costs a Python worker's round trip and a task binary, more
     # than its segments' parsing
@@ -588,6 +601,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         "segments": seg_rows.filter((F.col("row_kind") == "segment") & in_log).select(
             *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "first_batch_base_offset",
             "last_offset", "batch_count", "record_count", "valid_bytes", "has_offset_index"),
+        "segment_recovery": seg_rows.filter((F.col("row_kind") == "segment") & in_log).select(
+            *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "has_offset_index", "recovery"),
         "txnindex": small_rows.filter(F.col("row_kind") == "txnindex").select(*key, *S.columns(S.TXNINDEX_FIELDS)),
         "snapshot_entries": small_rows.filter(F.col("row_kind") == "snapshot").select(
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
@@ -595,7 +610,9 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
                                                                                         *S.columns(S.EPOCH_FIELDS)),
         "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
         "log_dirs": small_rows.filter(F.col("row_kind") == "broker").select("broker", "clean_shutdown",
-                                                                            "recovery_checkpoint_unreadable"),
+                                                                            "recovery_checkpoint_unreadable")
+        .join(S.frame(spark, pa.schema([S.INPUT_TABLES["log_dirs"].field(n) for n in ("broker", "refused_dirs")]),
+                      refused), "broker", "left"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(

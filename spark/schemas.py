@@ -62,6 +62,11 @@ CHECKPOINT_FIELDS = [
 ]
 
 
+#: What `LogSegment.recover` would see of a segment (`parsers.restart.SegmentRecovery.facts`, a JSON object of
+#: `parsers.restart.RECOVERY_FIELDS`): its executor walks the segment once for its rows and this.
+RECOVERY = ("recovery", pa.string())
+
+
 def _schema(fields: list[tuple[str, pa.DataType]]) -> pa.Schema:
     return pa.schema([pa.field(name, kind, nullable=True) for name, kind in fields])
 
@@ -70,7 +75,8 @@ def _schema(fields: list[tuple[str, pa.DataType]]) -> pa.Schema:
 SEGMENT_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, *BATCH_FIELDS,
                       *[(n, t) for n, t in FINDING_FIELDS if n not in ("file", "position", "producer_id",
                                                                        "producer_epoch")],
-                      *[(n, t) for n, t in SEGMENT_FIELDS if n not in ("file", "size", "last_offset", "base_offset")]]
+                      *[(n, t) for n, t in SEGMENT_FIELDS if n not in ("file", "size", "last_offset", "base_offset")],
+                      RECOVERY]
 SEGMENT_ROWS = _schema(SEGMENT_ROW_FIELDS)
 RECORD_ROWS = _schema([*PARTITION_KEY, *RECORD_FIELDS])
 
@@ -154,6 +160,9 @@ INPUT_TABLES: dict[str, pa.Schema] = {
                          *[(n, t) for n, t in SEGMENT_FIELDS if n not in ("file", "base_offset", "size")],
                          DIR_STATE]),
     "txnindex": _schema([*PARTITION_KEY, *TXNINDEX_FIELDS, DIR_STATE]),
+    #: Per `.log` segment, what log recovery would see of it (the restart prediction's input; not written to OUT).
+    "segment_recovery": _schema([*PARTITION_KEY, ("file", pa.string()), ("base_offset", pa.int64()),
+                                 ("size", pa.int32()), ("has_offset_index", pa.bool_()), RECOVERY, DIR_STATE]),
     "snapshot_entries": _schema([*PARTITION_KEY, *SNAPSHOT_FIELDS, DIR_STATE]),
     "leader_epochs": _schema([*PARTITION_KEY, *EPOCH_FIELDS, DIR_STATE]),
     "brokers": _schema([("broker", pa.string()), ("cluster_id", pa.string()), ("node_id", pa.int32())]),
@@ -172,9 +181,10 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "metadata_records": METADATA_RECORDS,
     #: The partition dirs (live and stray) of each broker, for the control plane's stray_partition check.
     "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE]),
-    #: Per log dir: its clean-shutdown marker, and a recovery-point-offset-checkpoint the broker cannot read.
+    #: Per log dir: its clean-shutdown marker, a recovery-point-offset-checkpoint the broker cannot read, and the
+    #: directories in it Kafka cannot take for partition dirs (`parsers.log_dir.kafka_topic_partition`).
     "log_dirs": _schema([("broker", pa.string()), ("clean_shutdown", pa.bool_()),
-                         ("recovery_checkpoint_unreadable", pa.bool_())]),
+                         ("recovery_checkpoint_unreadable", pa.bool_()), ("refused_dirs", pa.list_(pa.string()))]),
 }
 
 
@@ -256,15 +266,15 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
         ("feature_level", pa.int32()), ("metadata_offset", pa.int64()), ("timestamp", pa.int64()),
         ("file", pa.string()), ("position", pa.int64())]),
     "restart_prediction": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("clean_shutdown", pa.bool_()), ("recovery_point", pa.int64()), ("segments_recovered", pa.int32()),
-        ("truncate_at_offset", pa.int64()), ("truncate_at_file", pa.string()), ("truncate_at_position", pa.int64()),
-        ("bytes_discarded", pa.int64()), ("segments_deleted", pa.int32()),
+        ("dir_state", pa.string()), ("clean_shutdown", pa.bool_()), ("recovery_point", pa.int64()),
+        ("segments_recovered", pa.int32()), ("truncate_at_offset", pa.int64()), ("truncate_at_file", pa.string()),
+        ("truncate_at_position", pa.int64()), ("bytes_discarded", pa.int64()), ("segments_deleted", pa.int32()),
         ("offsets_discarded", pa.list_(pa.int64())), ("committed_offsets_discarded", pa.list_(pa.int64())),
-        ("reason", pa.string())]),
+        ("restart_fails", pa.bool_()), ("reason", pa.string())]),
 }
 
 
-def frame(spark: "SparkSession", schema: pa.Schema, rows: list[dict]) -> "DataFrame":
+def frame(spark: SparkSession, schema: pa.Schema, rows: list[dict]) -> DataFrame:
     """A DataFrame of `schema` from dict rows built on the driver (a key a row lacks is null; no rows: an empty
     frame with every column)."""
     return spark.createDataFrame([tuple(row.get(name) for name in schema.names) for row in rows], ddl(schema))

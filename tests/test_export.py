@@ -18,7 +18,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
 from kforensics.cli import main
-from kforensics.export import CONSOLE_PRODUCER_PROPERTIES, decode_jsonl_bytes, parse_kcat
+from kforensics.export import CONSOLE_PRODUCER_PROPERTIES, RowBuffer, decode_jsonl_bytes
 
 EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
 _spec = importlib.util.spec_from_file_location("sample_generate", SAMPLE_LOGS / "generate.py")
@@ -161,12 +161,44 @@ def test_read_committed_takes_aborted_ranges_from_the_markers_of_every_segment(t
     assert [outcome[o] for o in (0, 5, 10, 17, 20)] == ["ABORT", None, "COMMIT", "OPEN", None]
 
 
+def _kcat_produces(data: bytes, delimiter: bytes = b"\x1e", key_delimiter: bytes = b"\x1f",
+                   null: bool = True) -> list[tuple[bytes | None, bytes | None]]:
+    """The (key, value) of each message `kcat -P -D <delimiter> -K <key_delimiter> [-Z]` produces from `data`,
+    following kcat.c (1.7.1, its producer loop) rather than kforensics: the input is cut at every message
+    delimiter (what follows the last one at the end of the input is a message too), an empty message is skipped,
+    the first key delimiter (binary-safe search) splits key from value, and without one the whole message is the
+    value and there is no key; with -Z an empty key or value found around the key delimiter is produced as null."""
+    messages, start = [], 0
+    while start < len(data):
+        end = data.find(delimiter, start)
+        end = len(data) if end < 0 else end
+        messages.append(data[start:end])
+        start = end + len(delimiter)
+    out = []
+    for message in messages:
+        if not message:
+            continue
+        cut = message.find(key_delimiter)
+        if cut < 0:
+            out.append((None, message))
+            continue
+        key, value = message[:cut], message[cut + len(key_delimiter):]
+        out.append((None if null and not key else key, None if null and not value else value))
+    return out
+
+
+def test_the_kcat_oracle_follows_kcat() -> None:
+    assert _kcat_produces(b"k\x1fv\x1e\x1fv2\x1ek3\x1f\x1e\x1eno-key\x1etail") == [
+        (b"k", b"v"), (None, b"v2"), (b"k3", None), (None, b"no-key"), (None, b"tail")]
+    assert _kcat_produces(b"\x1f\x1e", null=False) == [(b"", b"")]
+
+
 def test_kcat_file_gives_back_the_keys_and_values_and_says_what_kcat_cannot_carry(tmp_path: Path) -> None:
     out = tmp_path / "orders.kcat"
     code, output = _export([str(SAMPLE_LOGS / "broker-1"), "--topic", "orders", "--partition", "0", "--format",
                             "kcat", "--out", str(out)])
     expected = _oracle(SAMPLE_LOGS / "broker-1" / "orders-0")
-    assert parse_kcat(out.read_bytes()) == [(k or None, v or None) for _, _, k, v, _ in expected]
+    assert _kcat_produces(out.read_bytes()) == [(k or None, v or None) for _, _, k, v, _ in expected]
     with_headers = sum(1 for *_, h in expected if h)
     assert with_headers and code == 1
     assert f"{with_headers} records have headers" in output
@@ -284,6 +316,58 @@ def test_from_finding_exports_what_a_restart_would_discard(full_scan: Path, tmp_
                    if a["kind"] == "restart_would_truncate")
     first, last = planted["offsets_discarded"]
     assert [r[0] for r in _jsonl_rows(out)] == list(range(first, last + 1))
+
+
+def test_from_finding_exports_what_a_diverged_replica_would_lose(full_scan: Path, tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """replica_divergence names the offsets its replica (`lost_on`) holds and will truncate when it follows the
+    winner: exported from that replica, they are its records, not the winner's."""
+    from conftest import REPO
+
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "diverged.jsonl"
+    code, output = _export(["--from-finding", f"{full_scan}:replica_divergence", "--out", str(out)])
+    assert code == 0, output
+    planted = next(a for a in EXPECTED["brokers"]["broker-1"]["partitions"]["inventory-0"]["anomalies"]
+                   if a["kind"] == "replica_divergence")
+    first, last = planted["lost_offsets"]
+    rows = _jsonl_rows(out)
+    mine = [r for r in _oracle(SAMPLE_LOGS / "broker-1" / "inventory-0") if first <= r[0] <= last]
+    theirs = [r for r in _oracle(SAMPLE_LOGS / "broker-2" / "inventory-0") if first <= r[0] <= last]
+    assert rows == mine and [r[0] for r in rows] == list(range(first, last + 1)) and rows != theirs
+    assert json.loads((tmp_path / "diverged.jsonl.kforensics-export.json").read_text())["broker"] == "broker-1"
+
+
+def test_a_delete_dir_is_exported_only_when_asked(tmp_path: Path) -> None:
+    """Kafka's -delete (and -stray) copies may hold the only copy of their data: --dir-state reads them."""
+    args = [str(SAMPLE_LOGS / "broker-2"), "--topic", "scratch", "--partition", "0"]
+    code, output = _export([*args, "--out", str(tmp_path / "live.jsonl")])
+    assert code == 2 and "no scratch-0 partition dir" in output
+    out = tmp_path / "deleted.jsonl"
+    code, output = _export([*args, "--dir-state", "delete", "--out", str(out)])
+    assert code == 0, output
+    (deleted,) = SAMPLE_LOGS.glob("broker-2/scratch-0.*-delete")
+    assert _jsonl_rows(out) == _oracle(deleted) and len(_jsonl_rows(out)) == 12
+    assert json.loads((tmp_path / "deleted.jsonl.kforensics-export.json").read_text())["dir"] == str(deleted)
+
+
+def test_export_buffers_are_bounded_in_bytes_as_well_as_rows(tmp_path: Path, monkeypatch) -> None:
+    """Large records flush a Parquet row group before ROW_GROUP_ROWS of them are held."""
+    from kforensics import export as ex
+
+    buffer = RowBuffer(max_rows=1000, max_bytes=100)
+    row = {"key": b"k" * 10, "value": b"v" * 30, "headers": [{"key": "h", "value": b"x" * 9}]}
+    assert [buffer.add(row) for _ in range(2)] == [False, True] and buffer.bytes == 100
+    assert len(buffer.take()) == 2 and buffer.bytes == 0 and buffer.rows == []
+    big = [(f"k{i}".encode(), bytes([i]) * 50_000, []) for i in range(9)]
+    _produce(big, tmp_path / "logs" / "big-0" / f"{0:020d}.log")
+    monkeypatch.setattr(ex, "ROW_GROUP_BYTES", 120_000)  # two 50 KB records and a part of a third
+    out = tmp_path / "big.parquet"
+    assert _export([str(tmp_path / "logs"), "--topic", "big", "--partition", "0", "--format", "parquet", "--out",
+                    str(out)])[0] == 0
+    groups = pq.ParquetFile(out).metadata
+    assert [groups.row_group(i).num_rows for i in range(groups.num_row_groups)] == [3, 3, 3]
+    assert [(k, v) for _, _, k, v, _ in _parquet_rows(out)] == [(k, v) for k, v, _ in big]
 
 
 def test_a_single_partition_export_does_not_import_pyspark(tmp_path: Path) -> None:

@@ -13,12 +13,18 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
+from log_dir_builder import JUNK, PARTITIONS, add_junk, add_partitions, log_dirs
 
 from kforensics import scan_output
 from kforensics.parsers import log_dir
 from kforensics.parsers.crc import crc32c
-from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, parse_partition_dir_name, scan_log_dir
-from log_dir_builder import JUNK, PARTITIONS, add_junk, add_partitions, log_dirs
+from kforensics.parsers.log_dir import (
+    DIR_STATE_OF_FILE,
+    REMOTE_INDEX_CACHE_DIR,
+    kafka_topic_partition,
+    parse_partition_dir_name,
+    scan_log_dir,
+)
 
 
 def _unknown(findings) -> dict[str, dict]:
@@ -34,6 +40,8 @@ def test_every_junk_entry_is_one_unknown_file_finding(tmp_path: Path) -> None:
     assert len([f for f in findings if f.kind == "unknown_file"]) == made == len(unknown)
     entries = {name: json.loads(json.dumps(f.details))["entry"] for name, f in unknown.items()}
     assert entries["lost+found"] == "dir" and entries["lost+found.1"] == "dir" and entries["backup"] == "dir"
+    # Kafka's own special dirs load; the folders would stop the broker (said on their unknown_file)
+    assert sorted(Path(d).name for d in listed.refused_dirs) == ["backup", "lost+found", "lost+found.1"]
     assert entries["a-pipe"] == "fifo" and entries["a-socket"] == "socket" and entries["stuck.fifo"] == "fifo"
     assert entries["a-dangling-link"] == "dangling_symlink"
     assert entries["loop-a"] == entries["loop-b"] == "symlink_loop"
@@ -47,6 +55,34 @@ def test_every_junk_entry_is_one_unknown_file_finding(tmp_path: Path) -> None:
         (*name[PARTITIONS[0]], "live"), (*name[PARTITIONS[1]], "live"), (*name[PARTITIONS[0]], "future"),
         (*name[PARTITIONS[1]], "stray"), (*name[PARTITIONS[0]], "delete")])
     assert all(f.severity is None or f.effective_severity == "info" for f in findings if f.kind == "unknown_file")
+
+
+def test_folders_kafka_cannot_load_are_named_and_its_index_cache_is_left_alone(tmp_path: Path) -> None:
+    """LogManager.loadLogs skips remote-log-index-cache (RemoteIndexCache.DIR_NAME) and anything that is not a
+    directory; every other directory must parse as topic-partition, or the broker does not start."""
+    add_partitions(tmp_path, [PARTITIONS[0]], [(PARTITIONS[0], "delete")])
+    (tmp_path / "lost+found").mkdir()
+    (tmp_path / REMOTE_INDEX_CACHE_DIR / "0").mkdir(parents=True)
+    (tmp_path / "NOTES.txt").write_text("a file: the broker skips it\n")
+    os.symlink(tmp_path / "lost+found", tmp_path / "backup")  # a link to a folder is a folder to Kafka
+    listed, findings = scan_log_dir(tmp_path)
+    assert sorted(Path(d).name for d in listed.refused_dirs) == ["backup", "lost+found"]
+    assert REMOTE_INDEX_CACHE_DIR not in _unknown(findings)
+    assert set(_unknown(findings)) == {"lost+found", "backup", "NOTES.txt"}
+
+
+@pytest.mark.parametrize("name, parsed", [
+    ("orders-0", ("orders", 0)), ("my.topic-v2-12", ("my.topic-v2", 12)), ("orders-+1", ("orders", 1)),
+    ("orders--1", ("orders-", 1)), ("__cluster_metadata-0", ("__cluster_metadata", 0)),
+    ("orders-3.0123456789abcdef0123456789abcdef-delete", ("orders", 3)), ("x-1.a-stray", ("x", 1)),
+    ("lost+found", None), ("lost+found.1", None), ("backup", None), ("backup-dir", None), (".snapshot", None),
+    ("x-3-delete", None), ("a b-1.uid-future", None), ("-1", None), ("orders-99999999999", None),
+    ("orders-1_0", None), ("orders- 1", None),
+])
+def test_kafka_topic_partition_reads_a_name_as_kafka_does(name: str, parsed: tuple | None) -> None:
+    """LocalLog.parseTopicPartitionName (Kafka 3.9): the cut at the last '-', Integer.parseInt, and the \\S+ patterns
+    of the suffixed names."""
+    assert kafka_topic_partition(name) == parsed
 
 
 def test_kafka_dir_names() -> None:
@@ -123,6 +159,12 @@ def _problems(rows: list[dict], root: Path) -> set[tuple]:
              r["position"], r["offset"]) for r in rows if r["severity"] in ("warning", "error")}
 
 
+def _refused(rows: list[dict]) -> list[str]:
+    """The folders whose `unknown_file` (info) says Kafka would not start the broker with them in its log dir."""
+    return sorted(Path(r["file"]).name for r in rows if r["kind"] == "unknown_file"
+                  and json.loads(r["details"]).get("broker_would_not_start"))
+
+
 @pytest.mark.parametrize("content", ["lost+found", "stray", "nothing"])
 def test_a_log_dir_with_no_partition_completes(spark, tmp_path: Path, content: str) -> None:
     root = tmp_path / "broker"
@@ -133,8 +175,9 @@ def test_a_log_dir_with_no_partition_completes(spark, tmp_path: Path, content: s
         add_partitions(root, [], [(PARTITIONS[0], "stray")])
     summary, findings = _scan(spark, root, tmp_path / "out", headers_only=False)
     assert summary.partitions == 0
-    if content == "lost+found":
+    if content == "lost+found":  # one info finding, which says the broker would not start with it there
         assert [(f["kind"], f["severity"]) for f in findings] == [("unknown_file", "info")]
+        assert _refused(findings) == ["lost+found"] and "does not start a broker" in findings[0]["message"]
     if content == "stray":
         assert summary.special_dirs == {"stray": 1}
         segments = pq.read_table(tmp_path / "out" / "segments").to_pylist()
@@ -165,6 +208,11 @@ def test_junk_and_special_dirs_change_no_problem_finding(spark, tmp_path: Path) 
     assert _problems(clean_findings, clean) == _problems(messy_findings, messy)
     assert sum(f["kind"] == "unknown_file" for f in messy_findings) == made
     assert not any(f["kind"] == "unknown_file" for f in clean_findings)
+    # Kafka itself would not start on the messy copy: its folders are not partition dirs (info on each folder, and
+    # the restart prediction of every partition of the broker says so)
+    assert _refused(clean_findings) == [] and _refused(messy_findings) == ["backup", "lost+found", "lost+found.1"]
+    restart = pq.read_table(tmp_path / "out-messy" / "restart_prediction").to_pylist()
+    assert restart and all(r["restart_fails"] and "LogManager.loadLogs" in r["reason"] for r in restart)
     # the special dirs are read, named, summarized and never taken for replicas of the live dir
     assert messy_summary.special_dirs == {"delete": 1, "future": 1, "stray": 1}
     assert messy_summary.partitions == clean_summary.partitions == len(PARTITIONS)
@@ -228,9 +276,9 @@ def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path, layout: str)
 
 
 def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
+    from kforensics.scan_options import ScanOptions
     from kforensics.spark import schemas as S
     from kforensics.spark.analysis import analyze
-    from kforensics.scan_options import ScanOptions
     from kforensics.spark.read import InputFacts, empty_tables
 
     tables = empty_tables(spark)
@@ -276,6 +324,8 @@ def test_directory_fuzz_junk_never_changes_problems(spark, tmp_path_factory, lay
     _, mixed_findings = _scan(spark, mixed, base / "out-mixed")
     assert _problems(alone_findings, alone) == _problems(mixed_findings, mixed)
     assert sum(f["kind"] == "unknown_file" for f in mixed_findings) == made
+    folders = {"lost+found", "lost+found-full", "backup-dir"} & set(layout["junk"])
+    assert bool(_refused(mixed_findings)) == bool(folders) and _refused(alone_findings) == []
 
 
 def _executor_rows(function, task: dict) -> list[dict]:

@@ -19,6 +19,9 @@ from kforensics.commands import options
 @click.option("--from-time", metavar="T", help="Records with a timestamp at or after T (ms or ISO-8601, UTC).")
 @click.option("--to-time", metavar="T", help="Records with a timestamp at or before T (ms or ISO-8601, UTC).")
 @click.option("--broker", help="Only the input with this label (needed when several hold the partition).")
+@click.option("--dir-state", type=click.Choice(["live", "delete", "future", "stray"]), default="live",
+              show_default=True, help="Read Kafka's -delete, -future or -stray copy of the partition instead of its "
+                                      "live dir (a -delete or -stray dir may hold the only copy).")
 @click.option("--isolation", type=click.Choice(["read_uncommitted", "read_committed"]), default="read_uncommitted",
               show_default=True, help="read_committed leaves out aborted and open transactions as a consumer does.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "parquet", "kcat", "console-producer"]), default="jsonl",
@@ -26,11 +29,12 @@ from kforensics.commands import options
 @click.option("--out", required=True, metavar="PATH", help="The file to write (a folder for a whole topic).")
 @click.option("--from-finding", metavar="OUT:N|OUT:KIND", help="Export what a finding of a scan's OUT names: its "
               "row N in the findings table (from 0), or the first finding of KIND (on --topic/--partition): "
-              "lost_offsets of a replica_divergence, offsets_discarded of a restart_would_truncate.")
+              "lost_offsets of a replica_divergence, offsets_discarded of a restart_would_truncate (from the dir it "
+              "is about), a stray_partition's whole dir.")
 @click.option("--master", help="Spark master URL for a whole-topic export (default: embedded local[*]).")
 def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offsets: str | None,
-           from_time: str | None, to_time: str | None, broker: str | None, isolation: str, fmt: str, out: str,
-           from_finding: str | None, master: str | None) -> None:
+           from_time: str | None, to_time: str | None, broker: str | None, dir_state: str, isolation: str, fmt: str,
+           out: str, from_finding: str | None, master: str | None) -> None:
     """Write the records of a partition (an offset or time range of it) as data.
 
     Every record with broker, topic, partition, offset, timestamp, timestamp_type, key, value, headers,
@@ -57,6 +61,7 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
     """
     from kforensics import export as ex
 
+    directory = None
     try:
         first, last = ex.parse_offsets(offsets)
         if from_finding:
@@ -66,6 +71,7 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
             named = ex.finding_range(scan_out, ref, topic, partition)
             topic, partition, broker = named["topic"], named["partition"], named["broker"]
             first, last = named["offsets"]
+            directory = named["dir"]
             dirs = dirs or tuple(f"{label}={path}" for label, path in named["inputs"])
         if not topic:
             raise ex.ExportError("--topic is required (or --from-finding)")
@@ -73,10 +79,12 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
             raise ex.ExportError("no log dir given: [NAME=]DIR...")
         inputs = options.inputs(dirs, out, files=False)
         selection = ex.Selection(first, last, ex.parse_time(from_time), ex.parse_time(to_time), isolation)
-        sources = ex.find_partitions(inputs, topic, partition, broker)
+        sources = ex.find_partitions(inputs, topic, partition, broker, dir_state=dir_state, path=directory)
         if not sources:
-            raise ex.ExportError(f"no {topic}-{partition if partition is not None else '*'} partition dir in the "
-                                 "inputs" + (f" of broker {broker}" if broker else ""))
+            what = "" if dir_state == "live" or directory else f" -{dir_state}"
+            raise ex.ExportError(f"no {topic}-{partition if partition is not None else '*'}{what} partition dir in "
+                                 "the inputs" + (f" of broker {broker}" if broker else "")
+                                 + (f" at {directory}" if directory else ""))
         if partition is None:
             if fmt != "parquet":
                 raise ex.ExportError("a whole topic is exported on Spark as Parquet: add --format parquet (or "
@@ -88,15 +96,16 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
             _report(rows, skipped, out)
             sys.exit(options.EXIT_FINDINGS if skipped else options.EXIT_OK)
         if len(sources) > 1:
-            raise ex.ExportError(f"{topic}-{partition} is under several inputs ({', '.join(s.broker for s in sources)})"
-                                 ": choose one with --broker")
+            raise ex.ExportError(f"{topic}-{partition} has several dirs in the inputs ("
+                                 f"{', '.join(f'{s.broker}: {s.path}' for s in sources)}): choose one with --broker")
         ex.check_out_path(out)
     except ex.ExportError as exc:
         raise click.BadParameter(str(exc)) from exc
     (source,) = sources
     reader = ex.PartitionReader(source.broker, source.topic, source.partition, list(source.segments))
     meta = {"inputs": [[b, p] for b, p in inputs], "topic": topic, "partition": partition, "broker": source.broker,
-            "format": fmt, "isolation": isolation, "offsets": [first, last], "from_time": selection.from_time,
+            "dir": source.path, "format": fmt, "isolation": isolation, "offsets": [first, last],
+            "from_time": selection.from_time,
             "to_time": selection.to_time}
     writer = ex.Writer(out, fmt, meta)
     from kforensics import render
