@@ -174,6 +174,8 @@ class PartitionDir:
     metadata_snapshots: list[str] = field(default_factory=list)
     quorum_state: str | None = None
     other_files: list[str] = field(default_factory=list)
+    #: The size of each file the listing saw (by its name as listed), where the filesystem said
+    sizes: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -203,6 +205,7 @@ class Entry:
     path: str  # on the listing's filesystem
     kind: str
     error: str | None = None
+    size: int | None = None  # of a file, in bytes (as listed: no file is opened)
 
     @property
     def what(self) -> str:
@@ -218,7 +221,8 @@ def local_entry(path: str | os.PathLike[str]) -> Entry:
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/"))
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
+        mode = st.st_mode
     except FileNotFoundError:
         return Entry(name, path, "dangling_symlink" if os.path.islink(path) else "missing")
     except OSError as exc:
@@ -228,7 +232,7 @@ def local_entry(path: str | os.PathLike[str]) -> Entry:
     for test, kind in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISFIFO, "fifo"),
                        (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
         if test(mode):
-            return Entry(name, path, kind)
+            return Entry(name, path, kind, size=st.st_size if kind == "file" else None)
     return Entry(name, path, "other")
 
 
@@ -242,8 +246,9 @@ def list_entries(fs: pafs.FileSystem, path: str) -> list[Entry]:
         with os.scandir(path) as it:
             return sorted((local_entry(e.path) for e in it), key=lambda e: e.name)
     kinds = {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}
-    return sorted((Entry(i.base_name, i.path, kinds.get(i.type, "other")) for i in fs.get_file_info(
-        pafs.FileSelector(path))), key=lambda e: e.name)
+    return sorted((Entry(i.base_name, i.path, kinds.get(i.type, "other"),
+                         size=i.size if i.type == pafs.FileType.File else None)
+                   for i in fs.get_file_info(pafs.FileSelector(path))), key=lambda e: e.name)
 
 
 def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "live", *,
@@ -267,6 +272,8 @@ def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "
                                                                  "writes in a partition dir; never opened",
                                     {"entry": entry.kind}))
             continue
+        if entry.size is not None:
+            part.sizes[full] = entry.size
         file_type = file_type_of(name)
         kind = file_type.name if file_type is not None else None
         if file_type is not None and kind in SEGMENT_FILE_TYPES:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +25,7 @@ from kforensics.parsers.findings import Finding, severity_of
 from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log_dir
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
-from kforensics.spark.executor_files import FLUSH_ROWS, local_file, local_path
+from kforensics.spark.executor_files import FLUSH_ROWS, local_file
 from kforensics.spark.executor_files import Rows as _Rows
 from kforensics.spark.executor_files import finding_row as _finding_row
 from kforensics.spark.executor_files import relocated as _relocated
@@ -46,9 +45,10 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
     findings: list[dict[str, Any]] = []
     for broker, uri in inputs:
         fs, path = filesystem(uri)
-        if fs.get_file_info(path).type == pafs.FileType.File:  # kafka-dump-log text (spark/dump_input.py)
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.File:  # kafka-dump-log text (spark/dump_input.py)
             tasks.append({"task_kind": "dump_text", "broker": broker, "topic": None, "partition": None,
-                          "path": uri if "://" in uri else path, "base_offset": None})
+                          "path": uri if "://" in uri else path, "base_offset": None, "size": info.size})
             continue
         log_dir, listed = scan_log_dir(uri)
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
@@ -66,7 +66,8 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
                 name = path.rsplit("/", 1)[-1]
-                tasks.append({**key, "task_kind": "segment", "path": path, "base_offset": int(name[:20])})
+                tasks.append({**key, "task_kind": "segment", "path": path, "base_offset": int(name[:20]),
+                              "size": part.sizes.get(path)})
     return tasks, findings
 
 
@@ -536,7 +537,7 @@ class InputFacts:
     has_cluster_metadata: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
-    #: Bytes of the segments and dump files to parse, when all are local files (None: some are remote).
+    #: Bytes of the segments and dump files to parse, as the listing saw them (None: a filesystem did not say).
     input_bytes: int | None = None
 
 
@@ -545,22 +546,14 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     partitions = [(t["topic"], t["partition"]) for t in live if t["task_kind"] == "partition"]
     topics = {t["topic"] for t in live if t["task_kind"] == "segment"}
     dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
-    parsed = [t["path"] for t in tasks if t["task_kind"] in ("segment", "dump_text")]
-    return InputFacts(input_bytes=_local_bytes(parsed), replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
+    sizes = [t.get("size") for t in tasks if t["task_kind"] in ("segment", "dump_text")]
+    return InputFacts(input_bytes=None if None in sizes else sum(sizes), replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
                       has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
                                               for t in tasks),
                       has_cluster_metadata="__cluster_metadata" in topics)
-
-
-def _local_bytes(uris: list[str]) -> int | None:
-    """The total size of local files (a stat each: no file is opened); None if one is remote."""
-    paths = [local_path(uri) for uri in uris]
-    if any(path is None for path in paths):
-        return None
-    return sum(os.path.getsize(path) for path in paths if path is not None and os.path.isfile(path))
 
 
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,

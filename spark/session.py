@@ -154,12 +154,12 @@ SMALL_INPUT_SETTINGS = {
 
 
 def is_small(input_bytes: int | None) -> bool:
-    """Whether a scan of this many input bytes is small (None: unknown, e.g. remote files: not small)."""
+    """Whether a scan of this many input bytes is small (None: unknown, a filesystem that gives no sizes: not small)."""
     return input_bytes is not None and input_bytes <= SMALL_INPUT_BYTES
 
 
 def scan_settings(spark: SparkSession, input_bytes: int | None) -> dict[str, str]:
-    """The SQL properties one scan runs with, chosen from its input's size (None: unknown, e.g. remote files,
+    """The SQL properties one scan runs with, chosen from its input's size (None: unknown,
     which keeps the session's settings). A property set on the session's SparkConf (--conf) is left alone."""
     if not is_small(input_bytes):
         return {}
