@@ -107,11 +107,12 @@ FINDINGS_ORDER = ("broker", "topic", "partition", "offset", "kind")
 
 def write_table_by_driver(df: DataFrame, path: str, order: tuple[str, ...] | None = None) -> None:
     """Collect a small table as Arrow and write it as one Parquet file of a table folder (a local path, which
-    must not exist yet: as Spark's errorifexists), under a temporary name until it is whole."""
+    must not exist yet: as Spark's errorifexists; made first, as Spark's writer does, so that the folder of a table
+    being computed is there), under a temporary name until it is whole."""
+    os.mkdir(path)
     table = df.toArrow()
     if order:
         table = table.sort_by([(name, "ascending", "at_start") for name in order])
-    os.mkdir(path)
     part = os.path.join(path, "part-00000.parquet")
     pq.write_table(table, f"{part}.tmp")
     os.rename(f"{part}.tmp", part)
