@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import stat
+import struct
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -20,6 +21,22 @@ SPECIAL_STATES = ("delete", "future", "stray")
 #: Junk a log dir may hold; each is one `unknown_file` finding.
 JUNK = ("lost+found", "lost+found-full", "backup-dir", "notes", "hidden", "fifo", "socket", "device", "dangling",
         "loop", "fifo-in-partition")
+
+
+def record_batches(records: list[tuple[bytes | None, bytes | None]]) -> bytes:
+    """One uncompressed v2 batch per (key, value), at offsets 0, 1, ..., written by kafka-python's builder (an
+    independent writer): the bytes of a segment of an internal topic's records."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    data = bytearray()
+    for offset, (key, value) in enumerate(records):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        builder.append(0, timestamp=1700000000000 + offset, key=key, value=value, headers=[])
+        batch = bytearray(builder.build())
+        struct.pack_into(">q", batch, 0, offset)
+        data += batch
+    return bytes(data)
 
 
 def unique_id(n: int) -> str:

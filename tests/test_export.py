@@ -305,16 +305,23 @@ def test_never_overwrites_what_it_did_not_write_nor_writes_into_its_inputs(tmp_p
     assert [p.name for p in tmp_path.iterdir() if "tmp" in p.name] == []
 
 
-def test_from_finding_exports_what_a_restart_would_discard(full_scan: Path, tmp_path: Path, monkeypatch) -> None:
+def _from_finding(full_scan: Path, tmp_path: Path, monkeypatch, kind: str, broker: str, partition: str,
+                  span: str) -> tuple[Path, int, int]:
+    """`export --from-finding OUT:kind` of the session's scan: the file written and the planted [first, last]."""
     from conftest import REPO
 
     monkeypatch.chdir(REPO)  # the scan's manifest names its inputs as given
-    out = tmp_path / "saved.jsonl"
-    code, output = _export(["--from-finding", f"{full_scan}:restart_would_truncate", "--out", str(out)])
+    out = tmp_path / f"{kind}.jsonl"
+    code, output = _export(["--from-finding", f"{full_scan}:{kind}", "--out", str(out)])
     assert code == 0, output
-    planted = next(a for a in EXPECTED["brokers"]["broker-3"]["partitions"]["unflushed-0"]["anomalies"]
-                   if a["kind"] == "restart_would_truncate")
-    first, last = planted["offsets_discarded"]
+    planted = next(a for a in EXPECTED["brokers"][broker]["partitions"][partition]["anomalies"] if a["kind"] == kind)
+    first, last = planted[span]
+    return out, first, last
+
+
+def test_from_finding_exports_what_a_restart_would_discard(full_scan: Path, tmp_path: Path, monkeypatch) -> None:
+    out, first, last = _from_finding(full_scan, tmp_path, monkeypatch, "restart_would_truncate", "broker-3",
+                                     "unflushed-0", "offsets_discarded")
     assert [r[0] for r in _jsonl_rows(out)] == list(range(first, last + 1))
 
 
@@ -322,20 +329,13 @@ def test_from_finding_exports_what_a_diverged_replica_would_lose(full_scan: Path
                                                                   monkeypatch) -> None:
     """replica_divergence names the offsets its replica (`lost_on`) holds and will truncate when it follows the
     winner: exported from that replica, they are its records, not the winner's."""
-    from conftest import REPO
-
-    monkeypatch.chdir(REPO)
-    out = tmp_path / "diverged.jsonl"
-    code, output = _export(["--from-finding", f"{full_scan}:replica_divergence", "--out", str(out)])
-    assert code == 0, output
-    planted = next(a for a in EXPECTED["brokers"]["broker-1"]["partitions"]["inventory-0"]["anomalies"]
-                   if a["kind"] == "replica_divergence")
-    first, last = planted["lost_offsets"]
+    out, first, last = _from_finding(full_scan, tmp_path, monkeypatch, "replica_divergence", "broker-1",
+                                     "inventory-0", "lost_offsets")
     rows = _jsonl_rows(out)
     mine = [r for r in _oracle(SAMPLE_LOGS / "broker-1" / "inventory-0") if first <= r[0] <= last]
     theirs = [r for r in _oracle(SAMPLE_LOGS / "broker-2" / "inventory-0") if first <= r[0] <= last]
     assert rows == mine and [r[0] for r in rows] == list(range(first, last + 1)) and rows != theirs
-    assert json.loads((tmp_path / "diverged.jsonl.kforensics-export.json").read_text())["broker"] == "broker-1"
+    assert json.loads(out.with_name(out.name + ".kforensics-export.json").read_text())["broker"] == "broker-1"
 
 
 def test_a_delete_dir_is_exported_only_when_asked(tmp_path: Path) -> None:

@@ -13,15 +13,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_LOGS
-from kafka.record.default_records import DefaultRecordBatchBuilder
+from log_dir_builder import record_batches
 from test_message_schema import sample_struct
 
 from kforensics.cli import main
 from kforensics.parsers.cluster_metadata import decode_control_record, encode_control_record
 from kforensics.parsers.internal_topics import (
-    COORDINATOR_RECORDS, SHARE_GROUP_STATE, CoordinatorRecord, decode_consumer_offsets, decode_coordinator_record,
-    decode_share_group_state, decode_transaction_state, encode_coordinator_record, format_consumer_offsets,
-    format_share_group_state, format_transaction_state,
+    COORDINATOR_RECORDS,
+    SHARE_GROUP_STATE,
+    CoordinatorRecord,
+    decode_consumer_offsets,
+    decode_coordinator_record,
+    decode_share_group_state,
+    decode_transaction_state,
+    encode_coordinator_record,
+    format_consumer_offsets,
+    format_share_group_state,
+    format_transaction_state,
 )
 from kforensics.parsers.message_schema import MessageDecodeError, encode, write_frame
 from kforensics.parsers.record_batch import Record, open_log
@@ -391,18 +399,10 @@ def test_newer_record_types_and_versions_are_newer_not_damage() -> None:
 
 
 def _log(tmp_path: Path, kvs: list[tuple[bytes, bytes | None]], name: str) -> Path:
-    data = bytearray()
-    for offset, (key, value) in enumerate(kvs):
-        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-        builder.append(0, timestamp=1700000000000 + offset, key=key, value=value, headers=[])
-        batch = bytearray(builder.build())
-        struct.pack_into(">q", batch, 0, offset)
-        data += batch
     part = tmp_path / name
     part.mkdir()
     path = part / "00000000000000000000.log"
-    path.write_bytes(bytes(data))
+    path.write_bytes(record_batches(kvs))
     return path
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from log_dir_builder import record_batches
 
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.remote_log_metadata import (
@@ -385,16 +386,8 @@ def test_a_newer_version_is_a_newer_version_finding_not_damage(tmp_path: Path) -
     decoded = decode_remote_log_metadata(None, newer)
     assert "error" not in decoded and decoded["newer"] and decoded["knownVersions"] == "0-1"
     assert decoded["data"]["brokerLeaderEpoch"] == 7
-    data = bytearray()
-    for offset, value in enumerate([newer, newer, _v1(1, version=9)]):
-        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-        builder.append(0, timestamp=1700000000000 + offset, key=None, value=value, headers=[])
-        batch = bytearray(builder.build())
-        struct.pack_into(">q", batch, 0, offset)
-        data += batch
     path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(bytes(data))
+    path.write_bytes(record_batches([(None, value) for value in (newer, newer, _v1(1, version=9))]))
     items = list(iter_remote_log_metadata(str(path)))
     findings = [i for i in items if isinstance(i, Finding)]
     assert [(f.kind, f.details["record_type"], f.details["version"]) for f in findings] == [
