@@ -184,7 +184,7 @@ def test_ship_env_gives_executors_without_kforensics_the_compiled_reader(standal
     python = _packable_venv(tmp_path)
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "bare")], check=True, timeout=300)
     bare = tmp_path / "bare" / "bin" / "python"
-    assert subprocess.run([str(bare), "-c", "import kforensics"], capture_output=True).returncode != 0
+    assert subprocess.run([str(bare), "-c", "import kforensics"], capture_output=True, cwd=tmp_path).returncode != 0
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": str(bare),
            "KFORENSICS_CACHE_DIR": str(tmp_path / "cache"), "KFORENSICS_SERVER": "off"}
     env.pop("PYSPARK_DRIVER_PYTHON", None)
