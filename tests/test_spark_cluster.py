@@ -3,9 +3,11 @@ localhost), driven through the CLI's --master, with the package shipped to the e
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -133,12 +135,27 @@ def test_cluster_executors_run_the_compiled_reader(standalone_cluster: str, tmp_
     assert line == "READER compiled True"
 
 
-#: What the packed environment needs besides kforensics (its executors' imports and the CLI's), installed without
-#: their own dependency resolution from the local index or pip's cache; pyspark and py4j are linked into its
-#: site-packages instead (a 400 MB download otherwise, and `--ship-env` leaves them out of the archive anyway).
-_SHIPPED_DEPS = ("pyarrow", "pandas", "numpy", "python-dateutil", "pytz", "tzdata", "six", "click", "rich",
-                 "markdown-it-py", "mdurl", "pygments", "crcmod", "cramjam", "lz4", "zstandard", "isal", "crc32c",
-                 "venv-pack")
+def _runtime_dependencies(name: str = "kforensics", seen: set[str] | None = None) -> set[str]:
+    """The distributions `name` needs at run time, transitively (no extras), as this environment declares them."""
+    seen = set() if seen is None else seen
+    for requirement in importlib.metadata.requires(name) or []:
+        if ";" in requirement and "extra" in requirement.split(";", 1)[1]:
+            continue
+        dependency = re.split(r"[ ;<>=!~\[(]", requirement, maxsplit=1)[0].strip()
+        key = dependency.lower().replace("_", "-")
+        if key not in seen:
+            seen.add(key)
+            with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+                _runtime_dependencies(dependency, seen)
+    return seen
+
+
+def _shipped_dependencies() -> list[str]:
+    """What the packed environment needs besides kforensics: its declared run-time dependencies (pyproject's, read
+    back from this environment, so that a new one is never forgotten here), installed without their own dependency
+    resolution from the local index or pip's cache; pyspark and py4j are linked into its site-packages instead (a
+    400 MB download otherwise, and `--ship-env` leaves them out of the archive anyway)."""
+    return sorted(_runtime_dependencies() - {"pyspark", "py4j"})
 #: What building kforensics from this checkout needs (pyproject.toml's build-system), without build isolation.
 _BUILD_DEPS = ("setuptools>=68", "wheel", "Cython>=3.0", "packaging")
 
@@ -155,7 +172,7 @@ def _packable_venv(root: Path) -> Path:
     python = root / "env" / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "-q", "--no-deps"]
     pinned = []  # the versions this environment runs (pip's cache has them)
-    for name in _SHIPPED_DEPS:
+    for name in _shipped_dependencies():
         try:
             pinned.append(f"{name}=={importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
