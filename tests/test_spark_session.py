@@ -21,3 +21,38 @@ def test_a_session_compiles_the_code_of_a_scan_once(spark, tmp_path: Path) -> No
     run_scan(spark, SAMPLE_INPUTS, str(tmp_path / "second"), headers_only=True)
     again = compilations.getCount() - before
     assert again < 100, (again, before - start)
+
+
+def test_the_session_remembers_the_jvm_classes_it_looked_up(spark) -> None:
+    """After `remember_jvm_names`, a Column function costs one py4j round trip (the call), not three (class lookup,
+    member lookup, call); columns still work, and a static field is read afresh each time."""
+    import py4j.clientserver as clientserver
+    from pyspark.sql import functions as F
+
+    from kforensics.spark.session import remember_jvm_names
+
+    remember_jvm_names(spark.sparkContext)
+    remember_jvm_names(spark.sparkContext)  # twice is once
+    F.col("warm")  # the first lookup is made
+    sent: list[str] = []
+    original = clientserver.ClientServerConnection.send_command
+
+    def counting(self, command: str) -> str:  # type: ignore[no-untyped-def]
+        sent.append(command.split("\n")[0])
+        return original(self, command)
+
+    clientserver.ClientServerConnection.send_command = counting
+    try:
+        column = F.col("x")
+    finally:
+        clientserver.ClientServerConnection.send_command = original
+    assert sent == ["c"], sent  # the call itself, no reflection ("r") command
+    frame = spark.range(3).select((F.col("id") * 2).alias("x"), F.lit(7).alias("seven"))
+    assert [tuple(row) for row in frame.orderBy(column).collect()] == [(0, 7), (2, 7), (4, 7)]
+    jvm = spark.sparkContext._jvm
+    # a static field (not a method) goes to the JVM every time: its value could change
+    integer = getattr(jvm, "java.lang.Integer")
+    assert integer is getattr(jvm, "java.lang.Integer")
+    assert integer.MAX_VALUE == 2**31 - 1 and integer.valueOf("5") == 5
+    assert "MAX_VALUE" not in integer.__dict__ and "valueOf" in integer.__dict__
+    assert "org.apache.spark.sql.functions" in jvm.__dict__  # the class PySpark looks up by name is remembered
