@@ -433,6 +433,7 @@ def find_partitions(inputs: list[tuple[str, str]], topic: str, partition: int | 
     from kforensics.parsers.log_dir import scan_log_dir
 
     found = []
+    target = None if path is None else os.path.realpath(path)
     for label, uri in inputs:
         if broker is not None and label != broker:
             continue
@@ -440,9 +441,9 @@ def find_partitions(inputs: list[tuple[str, str]], topic: str, partition: int | 
             raise ExportError(f"{uri}: export reads local log dirs (copy the partition dir first)")
         log_dir, _ = scan_log_dir(uri[len("file://"):] if uri.startswith("file://") else uri)
         for part in log_dir.partitions:
-            where = (os.path.realpath(part.path) == os.path.realpath(path) if path is not None
-                     else part.dir_state == dir_state)
-            if where and part.topic == topic and (partition is None or part.partition == partition):
+            if part.topic != topic or (partition is not None and part.partition != partition):
+                continue
+            if (os.path.realpath(part.path) == target) if target is not None else part.dir_state == dir_state:
                 found.append(PartitionSource(label, part.topic, part.partition, part.path,
                                              tuple(s.log for s in part.segments if s.log)))
     return found

@@ -322,7 +322,8 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
         if entry.kind == "dir" and name == REMOTE_INDEX_CACHE_DIR:  # Kafka's own, not a partition
             log_dir.other_files.append(full)
             continue
-        if entry.kind == "dir" and kafka_topic_partition(name) is None:
+        refused = entry.kind == "dir" and kafka_topic_partition(name) is None
+        if refused:
             log_dir.refused_dirs.append(full)
         parsed = parse_partition_dir_name(name) if entry.kind == "dir" else None
         if parsed is not None:
@@ -339,7 +340,7 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
             log_dir.other_files.append(full)
             what = "a folder that is not a topic-partition directory" if entry.kind == "dir" else entry.what
             message, details = f"{name} is {what}; the scan leaves it alone (never opened)", {"entry": entry.kind}
-            if full in log_dir.refused_dirs:
+            if refused:
                 # a fact about this log dir as it is, not damage: often an artifact of the copy (lost+found at the
                 # root of the volume it was copied to), so info like the rest; restart_prediction says it too
                 message += ("; Kafka does not start a broker whose log dir holds it (LogManager.loadLogs: not in the "

@@ -484,17 +484,18 @@ def decode_versioned(message: Message, data: bytes | memoryview, version: int, p
     Raises MessageDecodeError (the table's own layout's error) for a version below the lowest valid one or bytes
     that read as no layout."""
     if message.is_valid(version):
-        errors: list[MessageDecodeError] = []
+        first: MessageDecodeError | None = None
         for layout in (message, *(m for m in message.older if m.is_valid(version))):
             unknown: list[dict[str, Any]] = []
             try:
                 out, _ = decode(layout, data, version, pos, unknown)
             except MessageDecodeError as exc:
-                errors.append(exc)
+                first = first or exc
                 continue
             return Decoded(message, version, out, False, tuple(unknown), True,
                            "" if layout is message else layout.written_by)
-        raise errors[0]
+        assert first is not None  # the table's own layout is valid at `version`
+        raise first
     if version < message.lowest_version:
         raise MessageDecodeError(f"{message.name} has no version {version} (valid: {message.valid})", pos)
     top = message.highest_version

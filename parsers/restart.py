@@ -228,12 +228,12 @@ class SegmentRecovery:
             return INVALID_MARKER
         return None
 
-    def facts(self, log: LogFile | None = None) -> dict[str, Any]:
+    def facts(self) -> dict[str, Any]:
         """Ends the walk on the segment's file where the reader stopped framing: a batch whose magic byte is above 2
         is framed as Kafka frames it (`LogFile.frame_as_v2`) and the walk goes on; anything else Kafka cannot frame
         ends recovery's walk there, and the bytes behind it are resynchronised (`LogFile.resync`) only to count the
         valid batches recovery throws away with them. Returns the recovery fields of `SegmentState`."""
-        log = log or self.log
+        log = self.log
         while self._framing is not None:
             position, kind = self._framing
             self._framing = None
@@ -250,8 +250,6 @@ class SegmentRecovery:
             if resume is not None:
                 for item in log.batches(start=resume):
                     self.add(item)
-        kept = self.kept_batches > 0
-        discarded = self.discarded_valid_batches > 0
         return {
             "stop_position": self.stop_position, "stop_kind": self.stop_kind,
             "stop_batch_position": self.stop_batch_position,
@@ -259,10 +257,8 @@ class SegmentRecovery:
             "discarded_first_offset": self.discarded_first_offset,
             "discarded_last_offset": self.discarded_last_offset,
             "discarded_valid_batches": self.discarded_valid_batches,
-            "valid_first_offset": _extreme(min, self.kept_first_offset if kept else None,
-                                           self.discarded_first_offset if discarded else None),
-            "valid_last_offset": _extreme(max, self.kept_last_offset if kept else None,
-                                          self.discarded_last_offset if discarded else None),
+            "valid_first_offset": _extreme(min, self.kept_first_offset, self.discarded_first_offset),
+            "valid_last_offset": _extreme(max, self.kept_last_offset, self.discarded_last_offset),
             "valid_batches": self.kept_batches + self.discarded_valid_batches,
             "last_offset": _extreme(max, self.kept_last_offset, self._framed_last_offset),
             "recover_throws": self.recover_throws, "recover_throws_position": self.recover_throws_position}
@@ -270,13 +266,6 @@ class SegmentRecovery:
 
 def _extreme(pick: Any, a: int | None, b: int | None) -> int | None:
     return a if b is None else b if a is None else pick(a, b)
-
-
-#: The fields of `SegmentState` a segment's walk gives (`SegmentRecovery.facts`), as the scan carries them.
-RECOVERY_FIELDS = ("stop_position", "stop_kind", "stop_batch_position", "kept_first_offset", "kept_last_offset",
-                   "discarded_first_offset",
-                   "discarded_last_offset", "discarded_valid_batches", "valid_first_offset", "valid_last_offset",
-                   "valid_batches", "last_offset", "recover_throws", "recover_throws_position")
 
 
 @dataclass(frozen=True)
@@ -370,7 +359,6 @@ class _Cut:
     """A segment truncated by recovery: at byte `position` (where its offsets end: `offset`), for damage of `kind`
     at byte `damage_position`."""
 
-    index: int
     segment: SegmentState
     position: int
     damage_position: int
@@ -481,7 +469,7 @@ def predict(p: PartitionState) -> Prediction:
     def cut_at_stop(i: int, s: SegmentState) -> None:
         loss.add(s.size - s.stop_position, s.discarded_first_offset, s.discarded_last_offset,  # type: ignore[operator]
                  s.discarded_valid_batches)
-        cuts[i] = _Cut(i, s, s.stop_position, _damage(s), s.stop_kind or "corrupt_crc",  # type: ignore[arg-type]
+        cuts[i] = _Cut(s, s.stop_position, _damage(s), s.stop_kind or "corrupt_crc",  # type: ignore[arg-type]
                        s.kept_next_offset)
 
     # 1. LogLoader.loadSegmentFiles: sanityCheck on every segment, whatever the marker and the recovery point.
@@ -522,7 +510,7 @@ def predict(p: PartitionState) -> Prediction:
             break
         if s.recover_throws == INVALID_OFFSET:  # caught: the segment is emptied (truncateTo(baseOffset))
             loss.add(s.size, s.valid_first_offset, s.valid_last_offset, s.valid_batches)
-            truncated = cuts[i] = _Cut(i, s, 0, s.recover_throws_position or 0, "offset_overlap", s.base_offset)
+            truncated = cuts[i] = _Cut(s, 0, s.recover_throws_position or 0, "offset_overlap", s.base_offset)
         elif s.recover_throws is not None:
             split += [] if s.file in split else [s.file]
         elif s.stop_position is not None and s.stop_position < s.size:
@@ -655,5 +643,5 @@ def segment_state(path: str, base_offset: int, *, has_offset_index: bool = True,
                         txnindex_error=txnindex_error, txnindex_error_position=txnindex_error_position, **facts)
 
 
-__all__ = ["PREDICTION_COLUMNS", "RECOVERY_FIELDS", "STOP_KINDS", "IndexedBatch", "PartitionState", "Prediction",
+__all__ = ["PREDICTION_COLUMNS", "STOP_KINDS", "IndexedBatch", "PartitionState", "Prediction",
            "SegmentRecovery", "SegmentState", "index_failure", "predict", "segment_state"]

@@ -574,87 +574,90 @@ def metadata_record_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordB
     replayed (see the module docstring): its row, kept only as a file's last record for the copy's end offset, has
     a null record_type. Control batches are skipped; so are the records of a batch whose CRC is wrong (the segment
     pass reports the batch)."""
+    from kforensics.spark.executor_files import FLUSH_ROWS
+    from kforensics.spark.schemas import METADATA_ROWS as schema
+
+    rows: list[dict] = []
+    for chunk in tasks:
+        for task in chunk.to_pylist():
+            try:
+                for row in _metadata_file_rows(task):
+                    rows.append(row)
+                    if len(rows) >= FLUSH_ROWS:
+                        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                        rows = []
+            except OSError:
+                pass  # the segment pass reports the file as unreadable_file; the records read before stay
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _metadata_file_rows(task: dict) -> Iterator[dict]:
+    """The rows `metadata_record_rows` makes of one `__cluster_metadata` segment or snapshot."""
     import json
 
     from kforensics.parsers.cluster_metadata import decode_metadata_record
     from kforensics.parsers.internal_topics import NewerVersions
     from kforensics.parsers.log_dir import FILE_TYPE
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
-    from kforensics.spark.executor_files import FLUSH_ROWS, local_file
-    from kforensics.spark.schemas import METADATA_ROWS as schema
+    from kforensics.spark.executor_files import local_file
 
-    rows: list[dict] = []
-    for chunk in tasks:
-        for task in chunk.to_pylist():
-            uri = task["path"]
-            name = uri.rsplit("/", 1)[-1]
-            snap = FILE_TYPE["metadata_snapshot"].names.match(name)  # bootstrap.checkpoint: no offset
-            snapshot_offset = int(snap.group(1)) if snap and snap.group(1) else None
-            where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
-            newer = NewerVersions()
-            try:
-                with local_file(uri) as path:
-                    if path is None:
+    uri = task["path"]
+    name = uri.rsplit("/", 1)[-1]
+    snap = FILE_TYPE["metadata_snapshot"].names.match(name)  # bootstrap.checkpoint: no offset
+    snapshot_offset = int(snap.group(1)) if snap and snap.group(1) else None
+    where = {"metadata_broker": task["broker"], "file": uri, "snapshot_offset": snapshot_offset}
+    newer = NewerVersions()
+    with local_file(uri) as path:
+        if path is None:
+            return
+        first = None
+        last_skipped: dict | None = None
+        with open_log(path) as log:
+            for b in log.batches():
+                if not isinstance(b, RecordBatch):
+                    continue
+                first = b.base_offset if first is None else first
+                if b.is_control or not b.crc_valid:
+                    last_skipped = None
+                    continue
+                for r in log.records(b):
+                    if not isinstance(r, Record):
                         continue
-                    first = None
-                    last_skipped: dict | None = None
-                    with open_log(path) as log:
-                        for b in log.batches():
-                            if not isinstance(b, RecordBatch):
-                                continue
-                            first = b.base_offset if first is None else first
-                            if b.is_control or not b.crc_valid:
-                                last_skipped = None
-                                continue
-                            for r in log.records(b):
-                                if not isinstance(r, Record):
-                                    continue
-                                at = {**where, "position": b.position, "timestamp": r.timestamp,
-                                      "record_index": r.offset,
-                                      "metadata_offset": r.offset if snapshot_offset is None else snapshot_offset - 1,
-                                      "file_first_offset": first}
-                                try:
-                                    decoded = decode_metadata_record(r.value)
-                                except ValueError as exc:
-                                    rows.append({"row_kind": "finding", **at, "kind": "internal_record_undecodable",
-                                                 "severity": "warning", "details": json.dumps(
-                                                     {"offset": r.offset, "error": str(exc)}),
-                                                 "message": f"metadata record at offset {r.offset} of {uri} could not "
-                                                            f"be decoded: {exc}"})
-                                    continue
-                                replayed = decoded.type_name in REPLAYED_TYPES
-                                if decoded.newer:
-                                    f = newer.finding(METADATA_TOPIC, uri, b.position, r.offset, decoded.type_name,
-                                                      decoded.api_key, decoded.version, decoded.known_versions,
-                                                      fields_read=decoded.fields_read,
-                                                      consequence="" if decoded.fields_read else _unread_consequence(
-                                                          decoded.type_name))
-                                    if f is not None:
-                                        rows.append({"row_kind": "finding", **at, "kind": f.kind,
-                                                     "severity": f.effective_severity, "message": f.message,
-                                                     "details": json.dumps(dict(f.details))})
-                                if not decoded.fields_read and decoded.type_name not in _TYPE_ONLY:
-                                    # what it changes is unknown: not replayed; a null type no replay step reads
-                                    row = {"row_kind": "record", **at, "record_type": None, "version": decoded.version}
-                                    replayed = False
-                                else:
-                                    row = {"row_kind": "record", **at,
-                                           **metadata_row(decoded.type_name, decoded.version, decoded.data)}
-                                if replayed:
-                                    rows.append(row)
-                                    last_skipped = None
-                                else:
-                                    last_skipped = row
-                                if len(rows) >= FLUSH_ROWS:
-                                    yield pa.RecordBatch.from_pylist(rows, schema=schema)
-                                    rows = []
-                    if last_skipped is not None and snapshot_offset is None:
-                        rows.append(last_skipped)
-            except OSError:
-                pass  # the segment pass reports the file as unreadable_file; the records read before stay
-
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                    at = {**where, "position": b.position, "timestamp": r.timestamp, "record_index": r.offset,
+                          "metadata_offset": r.offset if snapshot_offset is None else snapshot_offset - 1,
+                          "file_first_offset": first}
+                    try:
+                        decoded = decode_metadata_record(r.value)
+                    except ValueError as exc:
+                        yield {"row_kind": "finding", **at, "kind": "internal_record_undecodable",
+                               "severity": "warning", "details": json.dumps({"offset": r.offset, "error": str(exc)}),
+                               "message": f"metadata record at offset {r.offset} of {uri} could not be decoded: {exc}"}
+                        continue
+                    replayed = decoded.type_name in REPLAYED_TYPES
+                    if decoded.newer:
+                        f = newer.finding(METADATA_TOPIC, uri, b.position, r.offset, decoded.type_name,
+                                          decoded.api_key, decoded.version, decoded.known_versions,
+                                          fields_read=decoded.fields_read,
+                                          consequence="" if decoded.fields_read else _unread_consequence(
+                                              decoded.type_name))
+                        if f is not None:
+                            yield {"row_kind": "finding", **at, "kind": f.kind, "severity": f.effective_severity,
+                                   "message": f.message, "details": json.dumps(dict(f.details))}
+                    if not decoded.fields_read and decoded.type_name not in _TYPE_ONLY:
+                        # what it changes is unknown: not replayed; a null type no replay step reads
+                        row = {"row_kind": "record", **at, "record_type": None, "version": decoded.version}
+                        replayed = False
+                    else:
+                        row = {"row_kind": "record", **at, **metadata_row(decoded.type_name, decoded.version,
+                                                                          decoded.data)}
+                    if replayed:
+                        yield row
+                        last_skipped = None
+                    else:
+                        last_skipped = row
+    if last_skipped is not None and snapshot_offset is None:
+        yield last_skipped
 
 
 def read_metadata_records(segment_tasks: DataFrame, brokers: DataFrame, present: bool) -> DataFrame:

@@ -25,38 +25,40 @@ TASK_KIND = "dump_text"
 
 def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow: dump-text tasks -> batch, segment and finding rows (SEGMENT_ROWS)."""
-    from kforensics.parsers.dump_text import DumpBatch, DumpSegment, iter_dump_text
-    from kforensics.parsers.findings import Finding
-    from kforensics.spark.executor_files import Rows as _Rows
-    from kforensics.spark.executor_files import finding_row as _finding_row
-    from kforensics.spark.executor_files import local_file
+    from kforensics.spark.executor_files import Rows, finding_row, unreadable
 
-    out = _Rows(S.SEGMENT_ROWS)
+    out = Rows(S.SEGMENT_ROWS)
     for chunk in tasks:
         for task in chunk.to_pylist():
-            uri = task["path"]
             try:
-                with local_file(uri) as path:
-                    if path is None:
-                        yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None,
-                                                                      f"cannot read {uri}")))
-                        continue
-                    with open(path, "rb") as lines:
-                        for item in iter_dump_text(lines, uri):
-                            if isinstance(item, DumpBatch):
-                                yield from out.add(_batch_row(task["broker"], item))
-                            elif isinstance(item, DumpSegment):
-                                yield from out.add(_segment_row(task["broker"], item))
-                            else:  # a batch's finding names its partition in its details
-                                details = dict(item.details)
-                                where = {**task, "topic": details.pop("topic", None),
-                                         "partition": details.pop("partition", None)}
-                                yield from out.add(_finding_row(where, Finding(item.kind, item.file, item.position,
-                                                                               item.message, details, item.severity)))
+                yield from _dump_task_rows(task, out)
             except OSError as exc:
-                yield from out.add(_finding_row(task, Finding("unreadable_file", uri, None,
-                                                              f"cannot read {uri}: {exc.strerror or exc}")))
+                yield from out.add(finding_row(task, unreadable(task["path"], exc)))
     yield from out.flush()
+
+
+def _dump_task_rows(task: dict[str, Any], out: Any) -> Iterator[pa.RecordBatch]:
+    """One dump-text task's rows, through `out` (an executor_files.Rows)."""
+    from kforensics.parsers.dump_text import DumpBatch, DumpSegment, iter_dump_text
+    from kforensics.parsers.findings import Finding
+    from kforensics.spark.executor_files import finding_row, local_file
+
+    uri = task["path"]
+    with local_file(uri) as path:
+        if path is None:
+            yield from out.add(finding_row(task, Finding("unreadable_file", uri, None, f"cannot read {uri}")))
+            return
+        with open(path, "rb") as lines:
+            for item in iter_dump_text(lines, uri):
+                if isinstance(item, DumpBatch):
+                    yield from out.add(_batch_row(task["broker"], item))
+                elif isinstance(item, DumpSegment):
+                    yield from out.add(_segment_row(task["broker"], item))
+                else:  # a batch's finding names its partition in its details
+                    details = dict(item.details)
+                    where = {**task, "topic": details.pop("topic", None), "partition": details.pop("partition", None)}
+                    yield from out.add(finding_row(where, Finding(item.kind, item.file, item.position, item.message,
+                                                                  details, item.severity)))
 
 
 def dump_rows(task_df: DataFrame, n_dumps: int, topic_glob: str | None) -> DataFrame:

@@ -76,6 +76,13 @@ def finding_row(task: dict[str, Any], f: Finding, **extra: Any) -> dict[str, Any
             "details": json.dumps(details, default=str), **extra}
 
 
+def unreadable(uri: str, exc: OSError, position: int | None = None) -> Finding:
+    """An `unreadable_file` finding for an I/O error (permission denied, EIO, a remote read that failed)."""
+    where = f" at byte {position}" if position else ""
+    return Finding("unreadable_file", uri, position, f"cannot read {uri}{where}: {exc.strerror or exc}",
+                   {"errno": exc.errno} if exc.errno is not None else {})
+
+
 def relocated(f: Finding, uri: str) -> Finding:
     """A finding of a local (maybe temporary) copy, named by the file's URI."""
     return Finding(f.kind, uri, f.position, f.message, f.details, f.severity)

@@ -172,7 +172,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         restore = apply_settings(spark, scan_settings(spark, facts.input_bytes))
         # A small scan's tables are collected and written by the driver (one Parquet file each, no commit protocol:
         # ~0.3 s less per table); a large one's by the executors.
-        by_driver = is_small(facts.input_bytes) and "://" not in out
+        small = is_small(facts.input_bytes)
+        by_driver = small and "://" not in out
         inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
         def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:
@@ -202,7 +203,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         with profile.step("parse pass kept", "kforensics scan: parse pass"):
             # the parse pass's tables that are no output table: small, computed once from the cache, lineage cut
             # (one partition each when small: a union of the parse pass's sources has one per source)
-            kept = {name: (tables[name].coalesce(1) if is_small(facts.input_bytes) else tables[name])
+            kept = {name: (tables[name].coalesce(1) if small else tables[name])
                     .localCheckpoint(eager=True) for name in tables if name not in READ_BACK.values()}
         spark.catalog.clearCache()  # the parse pass's rows: everything the analysis needs is in OUT or kept now
         results = analyze({**kept, **read_back}, options, facts=facts, profile=profile)

@@ -25,7 +25,7 @@ from kforensics.parsers.findings import Finding, severity_of
 from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log_dir
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
-from kforensics.spark.executor_files import FLUSH_ROWS, local_file
+from kforensics.spark.executor_files import FLUSH_ROWS, local_file, unreadable
 from kforensics.spark.executor_files import Rows as _Rows
 from kforensics.spark.executor_files import finding_row as _finding_row
 from kforensics.spark.executor_files import relocated as _relocated
@@ -133,13 +133,6 @@ def segment_rows(tasks: Iterator[pa.RecordBatch], *, check_records: bool = False
             except OSError as exc:  # the file could not be copied or opened: the other segments are read on
                 yield from out.add(_finding_row(task, unreadable(task["path"], exc)))
     yield from out.flush()
-
-
-def unreadable(uri: str, exc: OSError, position: int | None = None) -> Finding:
-    """An `unreadable_file` finding for an I/O error (permission denied, EIO, a remote read that failed)."""
-    where = f" at byte {position}" if position else ""
-    return Finding("unreadable_file", uri, position, f"cannot read {uri}{where}: {exc.strerror or exc}",
-                   {"errno": exc.errno} if exc.errno is not None else {})
 
 
 def _segment_task_rows(task: dict[str, Any], out: _Rows, check_records: bool) -> Iterator[pa.RecordBatch]:
@@ -378,8 +371,7 @@ def small_file_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
                 for row in rows:
                     yield from out.add(row)
             except OSError as exc:  # the directory could not be listed any more
-                yield from out.add(_finding_row({**task, "topic": task["topic"], "partition": task["partition"]},
-                                                unreadable(task["path"], exc)))
+                yield from out.add(_finding_row(task, unreadable(task["path"], exc)))
     yield from out.flush()
 
 
@@ -589,13 +581,14 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     # KRaft metadata snapshots (<offset>-<epoch>.checkpoint) are parsed for damage but are not part of the
     # partition's log: their batches restart at offset 0.
     in_log = F.col("file").endswith(".log")
+    segment_facts = seg_rows.filter((F.col("row_kind") == "segment") & in_log)
+    segment_base = F.col("segment_base_offset").alias("base_offset")
     tables = {
         "batches": seg_rows.filter((F.col("row_kind") == "batch") & in_log).select(*key, *S.columns(S.BATCH_FIELDS)),
-        "segments": seg_rows.filter((F.col("row_kind") == "segment") & in_log).select(
-            *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "first_batch_base_offset",
-            "last_offset", "batch_count", "record_count", "valid_bytes", "has_offset_index"),
-        "segment_recovery": seg_rows.filter((F.col("row_kind") == "segment") & in_log).select(
-            *key, "file", F.col("segment_base_offset").alias("base_offset"), "size", "has_offset_index", "recovery"),
+        "segments": segment_facts.select(*key, "file", segment_base, "size", "first_batch_base_offset",
+                                         "last_offset", "batch_count", "record_count", "valid_bytes",
+                                         "has_offset_index"),
+        "segment_recovery": segment_facts.select(*key, "file", segment_base, "size", "has_offset_index", "recovery"),
         "txnindex": small_rows.filter(F.col("row_kind") == "txnindex").select(*key, *S.columns(S.TXNINDEX_FIELDS)),
         "snapshot_entries": small_rows.filter(F.col("row_kind") == "snapshot").select(
             *key, *S.columns(S.SNAPSHOT_FIELDS)),

@@ -62,8 +62,8 @@ CHECKPOINT_FIELDS = [
 ]
 
 
-#: What `LogSegment.recover` would see of a segment (`parsers.restart.SegmentRecovery.facts`, a JSON object of
-#: `parsers.restart.RECOVERY_FIELDS`): its executor walks the segment once for its rows and this.
+#: What `LogSegment.recover` would see of a segment (a JSON object of `parsers.restart.SegmentRecovery.facts`): its
+#: executor walks the segment once for its rows and this.
 RECOVERY = ("recovery", pa.string())
 
 
@@ -192,25 +192,22 @@ INPUT_TABLES: dict[str, pa.Schema] = {
 #: holds each transform to its schema): a table whose input cannot have rows (no `__cluster_metadata` in the input
 #: for the KRaft tables, say) is written from here without planning its transform.
 OUTPUT_TABLES: dict[str, pa.Schema] = {
-    "producers": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("producer_id", pa.int64()), ("producer_epoch", pa.int32()), ("first_offset", pa.int64()),
-        ("last_offset", pa.int64()), ("first_sequence", pa.int32()), ("last_sequence", pa.int32()),
-        ("batch_count", pa.int64()), ("record_count", pa.int64()), ("first_timestamp", pa.int64()),
-        ("last_timestamp", pa.int64()), ("is_transactional", pa.bool_())]),
+    "producers": _schema([*PARTITION_KEY, ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
+        ("first_offset", pa.int64()), ("last_offset", pa.int64()), ("first_sequence", pa.int32()),
+        ("last_sequence", pa.int32()), ("batch_count", pa.int64()), ("record_count", pa.int64()),
+        ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()), ("is_transactional", pa.bool_())]),
     "transactions": _schema([("producer_id", pa.int64()), ("broker", pa.string()), ("topic", pa.string()),
         ("partition", pa.int32()), ("producer_epoch", pa.int32()), ("first_offset", pa.int64()),
         ("last_data_offset", pa.int64()), ("marker_offset", pa.int64()), ("outcome", pa.string()),
         ("coordinator_epoch", pa.int32()), ("batch_count", pa.int64()), ("record_count", pa.int64()),
         ("first_timestamp", pa.int64()), ("duration_ms", pa.int64()), ("file", pa.string()),
         ("position", pa.int64()), ("transactional_id", pa.string()), ("expected_coordinator_partition", pa.string())]),
-    "replicas": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("cluster_id", pa.string()), ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()),
-        ("high_watermark", pa.int64()), ("latest_leader_epoch", pa.int32()),
+    "replicas": _schema([*PARTITION_KEY, ("cluster_id", pa.string()), ("log_start_offset", pa.int64()),
+        ("log_end_offset", pa.int64()), ("high_watermark", pa.int64()), ("latest_leader_epoch", pa.int32()),
         ("leader_epoch_checkpoint", pa.string()), ("replica_count", pa.int64()), ("longest_broker", pa.string()),
         ("lag", pa.int64()), ("diverged_at", pa.int64()), ("in_sync", pa.bool_()), ("dir_state", pa.string())]),
-    "leader_epoch_lineage": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("epoch", pa.int32()), ("checkpoint_start_offset", pa.int64()), ("batch_start_offset", pa.int64()),
-        ("agrees", pa.bool_())]),
+    "leader_epoch_lineage": _schema([*PARTITION_KEY, ("epoch", pa.int32()), ("checkpoint_start_offset", pa.int64()),
+        ("batch_start_offset", pa.int64()), ("agrees", pa.bool_())]),
     "coordinator_transactions": _schema([("cluster_id", pa.string()), ("coordinator_partition", pa.string()),
         ("transactional_id", pa.string()), ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
         ("first_producer_epoch", pa.int32()), ("outcome", pa.string()), ("states", pa.list_(pa.string())),
@@ -227,23 +224,20 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
         ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()), ("lag", pa.int64()),
         ("aborted_first_offset", pa.int64()), ("aborted_last_offset", pa.int64()),
         ("aborted_producer_id", pa.int64()), ("status", pa.string())]),
-    "lso": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("last_stable_offset", pa.int64()), ("high_watermark", pa.int64()), ("log_end_offset", pa.int64()),
-        ("held_by_producer_id", pa.int64()), ("stuck", pa.bool_())]),
-    "lso_changes": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("offset", pa.int64()), ("last_stable_offset", pa.int64()), ("held_by_producer_id", pa.int64())]),
-    "aborted_ranges": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("producer_id", pa.int64()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
-        ("last_stable_offset", pa.int64()), ("txnindex_agrees", pa.bool_())]),
-    "remote_segments": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("topic_id", pa.string()), ("remote_segment_id", pa.string()), ("start_offset", pa.int64()),
-        ("end_offset", pa.int64()), ("max_timestamp", pa.int64()), ("segment_leader_epochs", pa.string()),
-        ("size", pa.int64()), ("state", pa.string()), ("broker_id", pa.int32()), ("broker_leader_epoch", pa.int32()),
-        ("first_event_at", pa.int64()), ("last_event_at", pa.int64()), ("event_count", pa.int64()),
-        ("file", pa.string()), ("position", pa.int64())]),
-    "remote_partition_deletes": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("topic_id", pa.string()), ("state", pa.string()), ("broker_id", pa.int32()),
-        ("event_timestamp", pa.int64()), ("file", pa.string()), ("position", pa.int64()), ("offset", pa.int64())]),
+    "lso": _schema([*PARTITION_KEY, ("last_stable_offset", pa.int64()), ("high_watermark", pa.int64()),
+        ("log_end_offset", pa.int64()), ("held_by_producer_id", pa.int64()), ("stuck", pa.bool_())]),
+    "lso_changes": _schema([*PARTITION_KEY, ("offset", pa.int64()), ("last_stable_offset", pa.int64()),
+        ("held_by_producer_id", pa.int64())]),
+    "aborted_ranges": _schema([*PARTITION_KEY, ("producer_id", pa.int64()), ("first_offset", pa.int64()),
+        ("last_offset", pa.int64()), ("last_stable_offset", pa.int64()), ("txnindex_agrees", pa.bool_())]),
+    "remote_segments": _schema([*PARTITION_KEY, ("topic_id", pa.string()), ("remote_segment_id", pa.string()),
+        ("start_offset", pa.int64()), ("end_offset", pa.int64()), ("max_timestamp", pa.int64()),
+        ("segment_leader_epochs", pa.string()), ("size", pa.int64()), ("state", pa.string()), ("broker_id", pa.int32()),
+        ("broker_leader_epoch", pa.int32()), ("first_event_at", pa.int64()), ("last_event_at", pa.int64()),
+        ("event_count", pa.int64()), ("file", pa.string()), ("position", pa.int64())]),
+    "remote_partition_deletes": _schema([*PARTITION_KEY, ("topic_id", pa.string()), ("state", pa.string()),
+        ("broker_id", pa.int32()), ("event_timestamp", pa.int64()), ("file", pa.string()), ("position", pa.int64()),
+        ("offset", pa.int64())]),
     "partition_history": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()),
         ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()),
         ("metadata_offset", pa.int64()), ("timestamp", pa.int64()), ("record_type", pa.string()),
@@ -265,12 +259,11 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
     "features": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("feature", pa.string()),
         ("feature_level", pa.int32()), ("metadata_offset", pa.int64()), ("timestamp", pa.int64()),
         ("file", pa.string()), ("position", pa.int64())]),
-    "restart_prediction": _schema([("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("dir_state", pa.string()), ("clean_shutdown", pa.bool_()), ("recovery_point", pa.int64()),
-        ("segments_recovered", pa.int32()), ("truncate_at_offset", pa.int64()), ("truncate_at_file", pa.string()),
-        ("truncate_at_position", pa.int64()), ("bytes_discarded", pa.int64()), ("segments_deleted", pa.int32()),
-        ("offsets_discarded", pa.list_(pa.int64())), ("committed_offsets_discarded", pa.list_(pa.int64())),
-        ("restart_fails", pa.bool_()), ("reason", pa.string())]),
+    "restart_prediction": _schema([*PARTITION_KEY, ("dir_state", pa.string()), ("clean_shutdown", pa.bool_()),
+        ("recovery_point", pa.int64()), ("segments_recovered", pa.int32()), ("truncate_at_offset", pa.int64()),
+        ("truncate_at_file", pa.string()), ("truncate_at_position", pa.int64()), ("bytes_discarded", pa.int64()),
+        ("segments_deleted", pa.int32()), ("offsets_discarded", pa.list_(pa.int64())),
+        ("committed_offsets_discarded", pa.list_(pa.int64())), ("restart_fails", pa.bool_()), ("reason", pa.string())]),
 }
 
 

@@ -167,7 +167,7 @@ class _KnownClass(JavaClass):
 
 
 class _KnownNames(JVMView):
-    """The gateway's view of the JVM, remembering which names are classes and packages."""
+    """The gateway's view of the JVM, remembering which names are classes."""
 
     def __getattr__(self, name: str) -> Any:
         found = JVMView.__getattr__(self, name)

@@ -8,6 +8,7 @@ import sys
 import click
 
 from kforensics.commands import options
+from kforensics.parsers.log_dir import DIR_STATES
 
 
 @click.command("export")
@@ -19,7 +20,7 @@ from kforensics.commands import options
 @click.option("--from-time", metavar="T", help="Records with a timestamp at or after T (ms or ISO-8601, UTC).")
 @click.option("--to-time", metavar="T", help="Records with a timestamp at or before T (ms or ISO-8601, UTC).")
 @click.option("--broker", help="Only the input with this label (needed when several hold the partition).")
-@click.option("--dir-state", type=click.Choice(["live", "delete", "future", "stray"]), default="live",
+@click.option("--dir-state", type=click.Choice(DIR_STATES), default="live",
               show_default=True, help="Read Kafka's -delete, -future or -stray copy of the partition instead of its "
                                       "live dir (a -delete or -stray dir may hold the only copy).")
 @click.option("--isolation", type=click.Choice(["read_uncommitted", "read_committed"]), default="read_uncommitted",
