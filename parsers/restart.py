@@ -214,8 +214,9 @@ class SegmentRecovery:
         (InvalidRecordException), NOT_A_MARKER (an exception `recover` does not catch), or None."""
         if b.count == 0:  # an empty control batch: its transaction was cleaned away, nothing to append
             return None
-        first = next(iter(self.log.records(b)), None) if b.count > 0 else None
-        if first is None or isinstance(first, Finding):  # a record that cannot be read (or a negative count)
+        # read as v2 whatever the magic byte above 2 says, as FileLogInputStream frames the batch
+        first = self.log.control_record(b) if b.count > 0 else None
+        if first is None:  # a record that cannot be read (or a negative count)
             return INVALID_MARKER
         key, value = first.key, first.value
         if key is None or value is None:

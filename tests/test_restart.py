@@ -443,6 +443,15 @@ def test_well_formed_markers_and_other_control_batches_pass_recovery(tmp_path: P
     assert pred.row["bytes_discarded"] == 0 and pred.findings == []
 
 
+def test_a_marker_with_a_flipped_magic_byte_is_read_as_v2(tmp_path: Path) -> None:
+    """FileLogInputStream frames a magic byte of 3..127 as a v2 batch, so updateProducerState reads its marker as
+    v2 too: a well-formed COMMIT marker whose magic byte flipped to 3 passes recovery and keeps what follows."""
+    first, behind = _batch(0, 5), _batch(6, 5)
+    marker = _flip_magic(_marker(5, COMMIT_KEY, ABORT_VALUE), 3)
+    pred = _predict([_segment(tmp_path, first, marker, behind)], clean=False, recovery_point=0, hw=11)
+    assert pred.row["bytes_discarded"] == 0 and pred.row["truncate_at_offset"] is None and pred.findings == []
+
+
 @pytest.mark.parametrize("key, value", [(struct.pack(">hh", 0, 2), ABORT_VALUE), (None, ABORT_VALUE),
                                         (COMMIT_KEY, None)])
 def test_a_control_batch_of_a_producer_that_is_no_marker_fails_the_load(tmp_path: Path, key, value) -> None:
