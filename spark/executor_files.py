@@ -30,7 +30,8 @@ def local_path(uri: str) -> str | None:
 
 @contextlib.contextmanager
 def local_file(uri: str) -> Iterator[str | None]:
-    """A local path for a file (remote files are streamed to a temporary copy); None if absent."""
+    """A local path for a file (remote files are streamed to a temporary copy of the same name: the parsers read
+    base offsets from names); None if absent."""
     path = local_path(uri)
     if path is not None:
         yield path if os.path.isfile(path) else None
@@ -39,13 +40,14 @@ def local_file(uri: str) -> Iterator[str | None]:
     if fs.get_file_info(path).type != pafs.FileType.File:
         yield None
         return
-    fd, tmp = tempfile.mkstemp(prefix="kforensics-", suffix=os.path.basename(path))
+    scratch = tempfile.mkdtemp(prefix="kforensics-")
+    tmp = os.path.join(scratch, os.path.basename(path))
     try:
-        with os.fdopen(fd, "wb") as out, fs.open_input_stream(path) as src:
+        with open(tmp, "wb") as out, fs.open_input_stream(path) as src:
             shutil.copyfileobj(src, out, 1 << 20)
         yield tmp
     finally:
-        os.unlink(tmp)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class Rows:

@@ -189,3 +189,20 @@ def test_locate_on_s3(s3) -> None:
     assert by_query.returncode == 0, by_query.stderr
     assert json.loads(by_query.stdout)["found"] == [
         {"broker": "b1", "path": f"s3://{BUCKET}/broker-1/__consumer_offsets-0?endpoint_override={endpoint}&scheme=http"}]
+
+
+def test_a_remote_file_is_read_from_a_local_copy_of_the_same_name(s3, monkeypatch) -> None:
+    """An executor reads a remote file from a temporary local copy; the parsers take a segment's base offset from
+    its file name (a .txnindex entry below it is the damage Kafka's sanityCheck trips on), so the copy keeps the
+    object's name, and it is gone once read."""
+    from kforensics.parsers._fixed_entries import base_offset_from_name
+    from kforensics.spark.executor_files import local_file
+
+    env, _log, _big = s3
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL"):
+        monkeypatch.setenv(key, env[key])
+    name = "00000000000000000130.log"
+    with local_file(f"s3://{BUCKET}/broker-1/orders-0/{name}") as path:
+        assert path is not None and os.path.basename(path) == name and base_offset_from_name(path) == 130
+        assert Path(path).read_bytes() == (SAMPLE_LOGS / "broker-1" / "orders-0" / name).read_bytes()
+    assert not os.path.exists(path) and not os.path.exists(os.path.dirname(path))
