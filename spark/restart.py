@@ -23,8 +23,6 @@ from kforensics.parsers.restart import PREDICTION_COLUMNS, PartitionState, Segme
 from kforensics.spark import schemas as S
 
 KEY = ["broker", "topic", "partition"]
-#: The columns of the `restart_prediction` table (offsets_discarded and committed_offsets_discarded: [first, last]).
-PREDICTION_COLUMNS = list(PREDICTION_COLUMNS)
 _SPANS = ("offsets_discarded", "committed_offsets_discarded")
 
 _ROWS = pa.schema([
