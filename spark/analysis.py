@@ -39,7 +39,7 @@ from kforensics.spark.dump_input import with_txnindex_unknown, without_file_chec
 from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
-from kforensics.spark.session import job_threads
+from kforensics.spark.session import is_small, job_threads
 
 T = TypeVar("T")
 
@@ -57,10 +57,13 @@ class _Keeper:
     scan is done; once the JVM has collected it, Spark logs an ERROR with a stack trace per task ("Attempted
     to access non-existent accumulator") on the operator's terminal."""
 
-    def __init__(self) -> None:
+    def __init__(self, single_partition: bool = False) -> None:
         self._sources: list[DataFrame] = []
+        self._single_partition = single_partition
 
     def __call__(self, df: DataFrame) -> DataFrame:
+        if self._single_partition:
+            df = df.coalesce(1)
         self._sources.append(df)
         return df.localCheckpoint(eager=False)
 
@@ -107,7 +110,7 @@ class Analysis:
     def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts) -> None:
         #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
         self.every_dir, self.tables, self.options, self.facts = tables, live_only(tables), options, facts
-        self.keep = _Keeper()  # the kept tables' plans live as long as this Analysis
+        self.keep = _Keeper(is_small(facts.input_bytes))  # the kept tables' plans live as long as this Analysis
 
     @_shared
     def batches(self) -> DataFrame:

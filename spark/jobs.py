@@ -112,7 +112,7 @@ def write_table_by_driver(df: DataFrame, path: str, order: tuple[str, ...] | Non
     must not exist yet: as Spark's errorifexists; made first, as Spark's writer does, so that the folder of a table
     being computed is there), under a temporary name until it is whole."""
     os.mkdir(path)
-    table = df.toArrow()
+    table = df.coalesce(1).toArrow()
     if order:
         table = table.sort_by([(name, "ascending", "at_start") for name in order])
     part = os.path.join(path, "part-00000.parquet")
@@ -200,6 +200,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         # with the declared schema: Spark infers none (a footer read per table, ~0.1 s each warm, 2 s cold)
         read_back = {READ_BACK[name]: spark.read.schema(ddl(INPUT_TABLES[READ_BACK[name]]))
                      .parquet(join_uri(out, name)) for name in READ_BACK}
+        if small:
+            read_back = {name: df.coalesce(1) for name, df in read_back.items()}
         with profile.step("parse pass kept", "kforensics scan: parse pass"):
             # the parse pass's tables that are no output table: small, computed once from the cache, lineage cut
             # (one partition each when small: a union of the parse pass's sources has one per source)

@@ -144,6 +144,9 @@ SMALL_INPUT_SETTINGS = {
     # No broadcast joins: broadcasting a side that is not a local relation is a job of its own, started while the
     # query is planned; a sort-merge join's shuffles are stages of the query's one job (-2 s of 13 s, warm)
     "spark.sql.autoBroadcastJoinThreshold": "-1",
+    # nor where a transform asks for one (F.broadcast of the brokers table): every input of a small scan is one
+    # partition, which a sort-merge join reads without a shuffle (-13 of 50 jobs, -2 s of a one-shot scan)
+    "spark.sql.optimizer.disableHints": "true",
     # Inferring and propagating constraints walks every predicate and alias of the wide plans of the checks
     # (~7% of the driver JVM's CPU, warm); the rows are few, the filters it would infer save nothing
     "spark.sql.constraintPropagation.enabled": "false",
