@@ -194,19 +194,24 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
 
         # The parse pass: the first write fills the parse pass's cache, the other input tables are small jobs
         # whose scheduling latency dominates, so they run side by side (Spark schedules jobs from several threads).
+        def keep(name: str) -> DataFrame:
+            # a parse pass's table that is no output table: small, computed once from the cache, lineage cut (one
+            # partition when small: a union of the parse pass's sources has one per source)
+            with profile.step(f"kept {name}", "kforensics scan: parse pass"):
+                return (tables[name].coalesce(1) if small else tables[name]).localCheckpoint(eager=True)
+
         write("batches", inputs_out["batches"])
         with job_threads(spark, WRITE_THREADS) as pool:
-            pool.map(lambda name: write(name, inputs_out[name]), [name for name in READ_BACK if name != "batches"])
+            writes = [pool.submit(write, name, inputs_out[name]) for name in READ_BACK if name != "batches"]
+            kept_futures = {name: pool.submit(keep, name) for name in tables if name not in READ_BACK.values()}
+            for future in writes:
+                future.result()
+            kept = {name: future.result() for name, future in kept_futures.items()}
         # with the declared schema: Spark infers none (a footer read per table, ~0.1 s each warm, 2 s cold)
         read_back = {READ_BACK[name]: spark.read.schema(ddl(INPUT_TABLES[READ_BACK[name]]))
                      .parquet(join_uri(out, name)) for name in READ_BACK}
         if small:
             read_back = {name: df.coalesce(1) for name, df in read_back.items()}
-        with profile.step("parse pass kept", "kforensics scan: parse pass"):
-            # the parse pass's tables that are no output table: small, computed once from the cache, lineage cut
-            # (one partition each when small: a union of the parse pass's sources has one per source)
-            kept = {name: (tables[name].coalesce(1) if small else tables[name])
-                    .localCheckpoint(eager=True) for name in tables if name not in READ_BACK.values()}
         spark.catalog.clearCache()  # the parse pass's rows: everything the analysis needs is in OUT or kept now
         results = analyze({**kept, **read_back}, options, facts=facts, profile=profile)
         with job_threads(spark, WRITE_THREADS) as pool:
