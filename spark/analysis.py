@@ -57,7 +57,7 @@ class _Keeper:
     scan is done; once the JVM has collected it, Spark logs an ERROR with a stack trace per task ("Attempted
     to access non-existent accumulator") on the operator's terminal."""
 
-    def __init__(self, single_partition: bool = False) -> None:
+    def __init__(self, single_partition: bool) -> None:
         self._sources: list[DataFrame] = []
         self._single_partition = single_partition
 
@@ -108,9 +108,12 @@ class Analysis:
     """One scan's input tables, options and listing facts, and the intermediate tables its outputs share."""
 
     def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts) -> None:
+        small = is_small(facts.input_bytes)
+        if small:  # one partition each: an aggregate, a window or a sort-merge join of them needs no shuffle
+            tables = {name: df.coalesce(1) for name, df in tables.items()}
         #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
         self.every_dir, self.tables, self.options, self.facts = tables, live_only(tables), options, facts
-        self.keep = _Keeper(is_small(facts.input_bytes))  # the kept tables' plans live as long as this Analysis
+        self.keep = _Keeper(small)  # the kept tables' plans live as long as this Analysis
 
     @_shared
     def batches(self) -> DataFrame:

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.spark import schemas as S
+
+if TYPE_CHECKING:
+    from kforensics.spark.executor_files import Rows
 
 TASK_KIND = "dump_text"
 
@@ -37,8 +40,8 @@ def dump_text_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from out.flush()
 
 
-def _dump_task_rows(task: dict[str, Any], out: Any) -> Iterator[pa.RecordBatch]:
-    """One dump-text task's rows, through `out` (an executor_files.Rows)."""
+def _dump_task_rows(task: dict[str, Any], out: Rows) -> Iterator[pa.RecordBatch]:
+    """One dump-text task's rows, through `out`."""
     from kforensics.parsers.dump_text import DumpBatch, DumpSegment, iter_dump_text
     from kforensics.parsers.findings import Finding
     from kforensics.spark.executor_files import finding_row, local_file

@@ -210,8 +210,6 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         # with the declared schema: Spark infers none (a footer read per table, ~0.1 s each warm, 2 s cold)
         read_back = {READ_BACK[name]: spark.read.schema(ddl(INPUT_TABLES[READ_BACK[name]]))
                      .parquet(join_uri(out, name)) for name in READ_BACK}
-        if small:
-            read_back = {name: df.coalesce(1) for name, df in read_back.items()}
         spark.catalog.clearCache()  # the parse pass's rows: everything the analysis needs is in OUT or kept now
         results = analyze({**kept, **read_back}, options, facts=facts, profile=profile)
         with job_threads(spark, WRITE_THREADS) as pool:
