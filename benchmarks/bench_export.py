@@ -20,7 +20,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_parser import DATA, generate  # noqa: E402
 
-
 CHILD = ("import resource, sys\nfrom kforensics.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n"
          "    pass\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
 

@@ -246,7 +246,7 @@ def jsonl_record(row: dict[str, Any]) -> dict[str, Any]:
         if name in ("key", "value"):
             out[name], out[f"{name}_encoding"] = text_or_base64(value)
         elif name == "headers":
-            out[name] = [dict(zip(("key", "value", "encoding"), (h["key"], *text_or_base64(h["value"]))))
+            out[name] = [dict(zip(("key", "value", "encoding"), (h["key"], *text_or_base64(h["value"])), strict=True))
                          for h in value]
         else:
             out[name] = value

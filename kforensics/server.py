@@ -279,8 +279,8 @@ class Server:
             return False
 
     def _scan(self, conn: socket.socket, request: dict[str, Any]) -> None:
-        from kforensics.scan_output import OutputError
         from kforensics.scan_options import ScanOptions
+        from kforensics.scan_output import OutputError
         from kforensics.spark.jobs import run_scan
 
         if not self.scan_lock.acquire(blocking=False):

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import REALDATA, SAMPLE_LOGS
+
 from kforensics.scan_output import read_table
 
 KRAFT = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())["kraft"]

@@ -14,7 +14,10 @@ import pytest
 from conftest import realdata_files
 
 from kforensics.parsers.cluster_metadata import (
-    MessageDecodeError, SchemaRecord, decode_metadata_record, encode_metadata_record,
+    MessageDecodeError,
+    SchemaRecord,
+    decode_metadata_record,
+    encode_metadata_record,
 )
 from kforensics.parsers.message_schema import Field, Message, decode, encode, write_frame
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log

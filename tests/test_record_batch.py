@@ -13,9 +13,9 @@ from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from kforensics.parsers import core
 from kforensics.parsers.codecs import CODEC_NAMES
 from kforensics.parsers.crc import crc32c, crc32c_crcmod
-from kforensics.parsers import core
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 

@@ -165,7 +165,6 @@ def _packable_venv(root: Path) -> Path:
     its Python."""
     import py4j
     import pyspark
-
     from conftest import REPO
 
     subprocess.run([sys.executable, "-m", "venv", str(root / "env")], check=True, timeout=300)

@@ -289,9 +289,9 @@ def test_stray_partitions_every_reason(spark):
         ("b9", "orders", 0, "c9", 9, "/d9/orders-0", "live", None),        # another cluster: not judged
     ], "broker string, topic string, partition int, cluster_id string, node_id int, path string, dir_state string, "
        "topic_id string")
-    found = sorted(((f["broker"], f["file"], f["reason"], f.get("metadata_topic_id")) for f in _findings(
+    found = sorted((f["broker"], f["file"], f["reason"], f.get("metadata_topic_id")) for f in _findings(
         cp.stray_partitions(dirs, cp.partition_state(h, topics), topics,
-                            cp.reference_copies(records(spark, log))))))
+                            cp.reference_copies(records(spark, log)))))
     assert found == [("b1", "/d1/gone-0", "topic_deleted", None),
                      ("b2", "/d2/orders-0", "topic_recreated", T1),
                      ("b2", "/d2/orders-0.x-stray", "marked_stray", T1),
