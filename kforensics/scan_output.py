@@ -19,7 +19,7 @@ import os
 import socket
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,6 +222,17 @@ def complete(out: str, manifest: Manifest) -> Manifest:
     manifest.ended_at = _now()
     write_manifest(out, manifest)
     return manifest
+
+
+def table_bytes(out: str, tables: Iterable[str]) -> int:
+    """The bytes of the files of `tables` under OUT (a table not written counts nothing)."""
+    fs, root = filesystem(out)
+    total = 0
+    for table in tables:
+        folder = join_uri(root, table)
+        if fs.get_file_info(folder).type == pafs.FileType.Directory:
+            total += sum(e.size or 0 for e in _entries(fs, folder, recursive=True) if e.type == pafs.FileType.File)
+    return total
 
 
 def require_complete(out: str) -> Manifest:

@@ -107,8 +107,7 @@ class _shared(Generic[T]):  # noqa: N801 - used as a decorator, like functools.c
 class Analysis:
     """One scan's input tables, options and listing facts, and the intermediate tables its outputs share."""
 
-    def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts) -> None:
-        small = is_small(facts.input_bytes)
+    def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts, small: bool) -> None:
         if small:  # one partition each: an aggregate, a window or a sort-merge join of them needs no shuffle
             tables = {name: df.coalesce(1) for name, df in tables.items()}
         #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
@@ -397,7 +396,7 @@ TABLES: dict[str, Table] = {
 
 
 def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *, facts: InputFacts | None = None,
-            profile: ScanProfile | None = None) -> dict[str, Callable[[], DataFrame]]:
+            profile: ScanProfile | None = None, small: bool | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
     coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
     the TABLES and findings, each as a function that builds it. The outputs and the intermediate tables
@@ -405,9 +404,10 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
     several threads (on a small input, planning on the driver costs as much as running the jobs).
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
     a partition under two brokers, no coordinator or group checks without their internal topics. `profile`
-    times each check as a step of its own."""
-    a = Analysis(tables, options or ScanOptions(), facts or InputFacts(
-        replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True))
+    times each check as a step of its own. `small`: whether the tables are small (one partition each; by default,
+    whether the listing's input is)."""
+    facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
+    a = Analysis(tables, options or ScanOptions(), facts, is_small(facts.input_bytes) if small is None else small)
     context = tables["batches"].sparkSession.sparkContext
 
     def findings() -> DataFrame:
