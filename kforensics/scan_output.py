@@ -208,16 +208,19 @@ def _earlier_files(fs: pafs.FileSystem, root: str, out: str, earlier: Manifest,
     return doomed, folders
 
 
+def _table_files(fs: pafs.FileSystem, root: str, table: str) -> list[pafs.FileInfo]:
+    """The files of a table's folder under OUT's root (none if it was not written)."""
+    folder = join_uri(root, table)
+    if fs.get_file_info(folder).type != pafs.FileType.Directory:
+        return []
+    return [e for e in _entries(fs, folder, recursive=True) if e.type == pafs.FileType.File]
+
+
 def complete(out: str, manifest: Manifest) -> Manifest:
     """Mark OUT complete: list every file the scan wrote and write the manifest with `completed: true`."""
     fs, root = filesystem(out)
-    files = []
-    for table in manifest.tables:
-        folder = join_uri(root, table)
-        if fs.get_file_info(folder).type == pafs.FileType.Directory:
-            files += sorted(_relative(root, e.path) for e in _entries(fs, folder, recursive=True)
-                            if e.type == pafs.FileType.File)
-    manifest.files = files
+    manifest.files = [_relative(root, f.path) for table in manifest.tables
+                      for f in sorted(_table_files(fs, root, table), key=lambda f: f.path)]
     manifest.completed = True
     manifest.ended_at = _now()
     write_manifest(out, manifest)
@@ -227,12 +230,7 @@ def complete(out: str, manifest: Manifest) -> Manifest:
 def table_bytes(out: str, tables: Iterable[str]) -> int:
     """The bytes of the files of `tables` under OUT (a table not written counts nothing)."""
     fs, root = filesystem(out)
-    total = 0
-    for table in tables:
-        folder = join_uri(root, table)
-        if fs.get_file_info(folder).type == pafs.FileType.Directory:
-            total += sum(e.size or 0 for e in _entries(fs, folder, recursive=True) if e.type == pafs.FileType.File)
-    return total
+    return sum(f.size or 0 for table in tables for f in _table_files(fs, root, table))
 
 
 def require_complete(out: str) -> Manifest:
