@@ -27,7 +27,9 @@ targets (a small one-shot full scan <= 2.5x it, through a warm server <= 0.6x it
 
 --floor adds a row per scale that bounds what any one-shot scan can reach with this design: a fresh embedded
 session parses the segments headers-only and writes the input tables (batches, segments, txnindex, ...) as a scan
-does, and runs none of the analysis (no facts table, no finding check).
+does, and runs none of the analysis (no facts table, no finding check). With --sample it adds the same for the two
+sample brokers, in full mode (`full inputs, no analysis`). `bench_query_floor.py` measures the other half: what
+the finding checks can cost at the least.
 """
 
 from __future__ import annotations
@@ -207,6 +209,13 @@ def child(mode: str, root: str) -> None:
     if mode == "bare":
         print(json.dumps({"session_s": t1 - t0, "job_s": 0.0, "batches": 0, "records": 0}))
         return
+    if mode == "sample-inputs-only":  # the floor of the sample rows: parse pass and input tables, no analysis
+        out = str(DATA / f"out-{mode}")
+        batches, records = write_inputs(spark, [(b, os.path.join(root, b)) for b in SAMPLE_BROKERS], out,
+                                        headers_only=False)
+        print(json.dumps({"session_s": t1 - t0, "job_s": time.perf_counter() - t1, "batches": batches,
+                          "records": records}))
+        return
     if mode.startswith("sample-"):  # root: the sample_logs folder; both brokers
         out = str(DATA / f"out-{mode}")
         summary = run_scan(spark, [(b, os.path.join(root, b)) for b in SAMPLE_BROKERS], out,
@@ -216,7 +225,7 @@ def child(mode: str, root: str) -> None:
         return
     out = os.path.join(root, "..", f"out-{mode}")
     if mode == "inputs-only":
-        batches, records = write_inputs(spark, os.path.join(root, "broker-1"), out)
+        batches, records = write_inputs(spark, [("broker-1", os.path.join(root, "broker-1"))], out)
         print(json.dumps({"session_s": t1 - t0, "job_s": time.perf_counter() - t1, "batches": batches,
                           "records": records}))
         return
@@ -234,16 +243,17 @@ def _written_counts(out: str | Path) -> tuple[int, int]:
     return sum(segments.column("batch_count").to_pylist()), sum(segments.column("record_count").to_pylist())
 
 
-def write_inputs(spark, log_dir: str, out: str) -> tuple[int, int]:  # noqa: ANN001 (pyspark is not imported here)
-    """The input half of a headers-only scan: `run_scan` with the analysis (and the summary over its tables)
-    switched off, so the input tables are parsed and written exactly as a scan does; returns (batches, records)."""
+def write_inputs(spark, inputs: list[tuple[str, str]], out: str,  # noqa: ANN001 (pyspark is not imported here)
+                 headers_only: bool = True) -> tuple[int, int]:
+    """The input half of a scan: `run_scan` with the analysis (and the summary over its tables) switched off, so
+    the input tables are parsed and written exactly as a scan does; returns (batches, records)."""
     from unittest import mock
 
     from kforensics.spark import jobs
 
     with mock.patch.object(jobs, "analyze", return_value={}), \
             mock.patch.object(jobs.scan_output, "summarize", lambda out: jobs.scan_output.ScanSummary(out=out)):
-        jobs.run_scan(spark, [("broker-1", log_dir)], out, headers_only=True)
+        jobs.run_scan(spark, inputs, out, headers_only=headers_only)
     return _written_counts(out)
 
 
@@ -353,13 +363,14 @@ def main() -> None:
     print(f"bare session: {bare_s:.1f}s", file=sys.stderr)
     if args.sample:
         size = sum(p.stat().st_size for b in SAMPLE_BROKERS for p in (SAMPLE / b).rglob("*.log"))
-        for mode in ("headers-only", "full"):
+        for mode in ("headers-only", "full") + (("inputs-only",) if args.floor else ()):
             result, peaks = min((run_measured([sys.executable, __file__, "--child", f"sample-{mode}", str(SAMPLE)], env)
                                  for _ in range(args.repeat)), key=lambda r: r[0]["session_s"] + r[0]["job_s"])
             total = result["session_s"] + result["job_s"]
-            rows.append(("sample", mode, size, result, peaks, total))
+            rows.append(("sample", {"inputs-only": "full inputs, no analysis"}.get(mode, mode), size, result, peaks,
+                         total))
             print(f"sample {mode}: {total:.1f}s = {total / bare_s:.2f}x bare session", file=sys.stderr)
-            if server:
+            if server and mode != "inputs-only":
                 result, peaks = min((run_client(mode, SAMPLE, env, server.pid, SAMPLE_BROKERS)
                                      for _ in range(args.repeat)), key=lambda r: r[0]["job_s"])
                 rows.append(("sample", f"{mode} via server", size, result, peaks, result["job_s"]))
