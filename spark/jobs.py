@@ -21,7 +21,9 @@ import time
 import uuid
 import zipfile
 from collections.abc import Callable
+from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
@@ -31,8 +33,9 @@ from kforensics.inputs import parse_inputs
 from kforensics.parsers.uris import join_uri
 from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.analysis import analyze
+from kforensics.spark.driver_read import read_on_driver, reads_on_driver
 from kforensics.spark.profile import ScanProfile
-from kforensics.spark.read import ReadersParam, import_readers, read_tables
+from kforensics.spark.read import Listing, ReadersParam, import_readers, list_input, read_tables
 from kforensics.spark.schemas import INPUT_TABLES, ddl
 from kforensics.spark.session import (
     PYTHON_CLIENT_SETTINGS,
@@ -115,12 +118,41 @@ def write_table_by_driver(df: DataFrame, path: str, order: tuple[str, ...] | Non
     must not exist yet: as Spark's errorifexists; made first, as Spark's writer does, so that the folder of a table
     being computed is there), under a temporary name until it is whole."""
     os.mkdir(path)
-    table = df.coalesce(1).toArrow()
+    write_arrow_table(df.coalesce(1).toArrow(), path, order)
+
+
+def write_arrow_table(table: pa.Table, path: str, order: tuple[str, ...] | None = None) -> None:
+    """An Arrow table as one Parquet file of the table folder `path` (made if it is not there), under a temporary
+    name until it is whole."""
+    os.makedirs(path, exist_ok=True)
     if order:
         table = table.sort_by([(name, "ascending", "at_start") for name in order])
     part = os.path.join(path, "part-00000.parquet")
     pq.write_table(table, f"{part}.tmp")
     os.rename(f"{part}.tmp", part)
+
+
+def parse_on_driver(spark: SparkSession, listing: Listing, out: str, scratch: str, options: ScanOptions,
+                    profile: ScanProfile, readers: Any) -> dict[str, DataFrame]:
+    """A small local input's parse pass, run by the driver (`driver_read`): the input tables that are output tables
+    are written to OUT (`READ_BACK`), as the executors' parse pass writes them; the others to the folder `scratch`
+    (removed by the caller once the scan is done), and returned as DataFrames that read them. (As local relations
+    of their rows instead, the same analysis took ~0.6 s longer warm: its plans carry the rows.)"""
+    with profile.step("parse pass", "kforensics scan: parse pass"):
+        tables = read_on_driver(listing, headers_only=options.headers_only, readers=readers)
+    for name, source in READ_BACK.items():
+        with profile.step(name, f"kforensics scan: {name}"):
+            path = join_uri(out, name)
+            os.mkdir(path)  # errorifexists, as Spark's writer: `scan_output.prepare` removed the earlier scan's
+            write_arrow_table(tables[source], path)
+    kept = {}
+    for name, table in tables.items():
+        if name not in READ_BACK.values():
+            write_arrow_table(table, os.path.join(scratch, name))
+            kept[name] = spark.read.schema(ddl(table.schema)).parquet(os.path.join(scratch, name))
+    return kept
+    return {name: spark.createDataFrame(table, ddl(table.schema)) for name, table in tables.items()
+            if name not in READ_BACK.values()}
 
 
 def warm_python_workers(spark: SparkSession) -> None:
@@ -159,29 +191,47 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
     readers = spark.sparkContext.accumulator(set(), ReadersParam())
     tag = f"kforensics-scan-{uuid.uuid4().hex[:12]}"  # this thread's jobs and its job threads', to cancel them
     spark.sparkContext.addJobTag(tag)
-    shipped = finish = None
+    shipped = finish = scratch = None
     restores: list[Callable[[], None]] = []
     try:
         # the listing first: an unreadable input is a usage error before anything is written
-        with profile.step("listing", "kforensics scan: listing"), job_threads(spark, 1) as warming:
-            if spark.sparkContext.master.startswith("local"):
-                # the Python workers start and import the readers while the driver lists and plans the parse pass
-                warming.submit(warm_python_workers, spark)
-            tables, facts = read_tables(spark, inputs, headers_only=options.headers_only,
-                                        topic_glob=options.topic_glob, readers=readers)
-        if manifest is None:
-            manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
+        with profile.step("listing", "kforensics scan: listing"):
+            listing = list_input(inputs, topic_glob=options.topic_glob)
+        facts = listing.facts
+        local = spark.sparkContext.master.startswith("local")
+        on_driver = reads_on_driver(listing, spark.sparkContext.master) and "://" not in out
+        if on_driver:
+            if manifest is None:
+                manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
+            finish = _progress_thread(spark, progress) if progress else None
+            with job_threads(spark, 1) as warming:
+                if not options.headers_only:
+                    # the Python workers of the record check (content_duplicate: the analysis's one Python code)
+                    # start while the driver parses; measured one-shot, that beats starting them beside the
+                    # analysis, whose planning they slow down
+                    warming.submit(warm_python_workers, spark)
+                scratch = tempfile.mkdtemp(prefix="kforensics-parse-")
+                kept = parse_on_driver(spark, listing, out, scratch, options, profile, readers)
+            restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS)))
+            small = by_driver = True
+        else:
+            with profile.step("parse pass plan", "kforensics scan: parse pass"), job_threads(spark, 1) as warming:
+                if local:
+                    # the Python workers start and import the readers while the driver plans the parse pass
+                    warming.submit(warm_python_workers, spark)
+                tables, facts = read_tables(spark, inputs, headers_only=options.headers_only,
+                                            topic_glob=options.topic_glob, readers=readers, listing=listing)
+            if manifest is None:
+                manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
+            finish = _progress_thread(spark, progress) if progress else None
+            small = is_small(facts.input_bytes)
+            restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS if small else {})))
+            # A small scan's tables are collected and written by the driver (one Parquet file each, no commit
+            # protocol: ~0.3 s less per table); a large one's by the executors.
+            by_driver = small and "://" not in out
         shipped = ship_package(spark)
-        finish = _progress_thread(spark, progress) if progress else None
-        small = is_small(facts.input_bytes)
-        restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS if small else {})))
-        # A small scan's tables are collected and written by the driver (one Parquet file each, no commit protocol:
-        # ~0.3 s less per table); a large one's by the executors. `write` reads this when it runs: the analysis of
-        # a large input may be small.
-        by_driver = small and "://" not in out
-        inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
 
-        def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:
+        def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:  # by_driver: read when it runs
             with profile.step(name, f"kforensics scan: {name}") as step:  # names the thread's jobs in Spark's UI
                 planning = time.perf_counter()
                 df = table if isinstance(table, DataFrame) else table()
@@ -205,13 +255,15 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
             with profile.step(f"kept {name}", "kforensics scan: parse pass"):
                 return (tables[name].coalesce(1) if small else tables[name]).localCheckpoint(eager=True)
 
-        write("batches", inputs_out["batches"])
-        with job_threads(spark, WRITE_THREADS) as pool:
-            writes = [pool.submit(write, name, inputs_out[name]) for name in READ_BACK if name != "batches"]
-            kept_futures = {name: pool.submit(keep, name) for name in tables if name not in READ_BACK.values()}
-            for future in writes:
-                future.result()
-            kept = {name: future.result() for name, future in kept_futures.items()}
+        if not on_driver:
+            inputs_out = {**tables, "snapshots": tables["snapshot_entries"]}
+            write("batches", inputs_out["batches"])
+            with job_threads(spark, WRITE_THREADS) as pool:
+                writes = [pool.submit(write, name, inputs_out[name]) for name in READ_BACK if name != "batches"]
+                kept_futures = {name: pool.submit(keep, name) for name in tables if name not in READ_BACK.values()}
+                for future in writes:
+                    future.result()
+                kept = {name: future.result() for name, future in kept_futures.items()}
         # with the declared schema: Spark infers none (a footer read per table, ~0.1 s each warm, 2 s cold)
         read_back = {READ_BACK[name]: spark.read.schema(ddl(INPUT_TABLES[READ_BACK[name]]))
                      .parquet(join_uri(out, name)) for name in READ_BACK}
@@ -246,8 +298,9 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
             finish()
         if not job_threads_running():  # an interrupted scan's left-behind job could hold the cache's lock
             spark.catalog.clearCache()  # the scan's cached tables; a long-lived session scans again from scratch
-        if shipped:
-            shutil.rmtree(shipped, ignore_errors=True)
+        for folder in (shipped, scratch):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -548,15 +548,35 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
                       has_cluster_metadata="__cluster_metadata" in topics)
 
 
+@dataclass(frozen=True)
+class Listing:
+    """The driver's listing of the inputs (`list_tasks`): the task rows, the listing's finding rows, the live and
+    stray partition dirs, each log dir's refused dirs, and the facts the scan is planned by."""
+
+    tasks: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    dirs: list[dict[str, Any]]
+    log_dirs: list[dict[str, Any]]
+    facts: InputFacts
+
+
+def list_input(inputs: list[tuple[str, str]], *, topic_glob: str | None = None) -> Listing:
+    """List broker log dirs (label, path or URI): file names only, nothing is parsed."""
+    dirs: list[dict[str, Any]] = []
+    log_dirs: list[dict[str, Any]] = []
+    tasks, findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs, log_dirs=log_dirs)
+    return Listing(tasks, findings, dirs, log_dirs, input_facts(tasks))
+
+
 def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_only: bool,
-                topic_glob: str | None = None, readers: Any = None) -> tuple[dict[str, DataFrame], InputFacts]:
+                topic_glob: str | None = None, readers: Any = None,
+                listing: Listing | None = None) -> tuple[dict[str, DataFrame], InputFacts]:
     """All input tables of the analysis (see README "Parquet tables"), parsed on the executors, and what the
     listing tells about them. `readers` (a ReadersParam accumulator) collects which reader each Python worker
-    that parsed segments ran."""
-    dirs: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []
-    tasks, listing_findings = list_tasks(inputs, topic_glob=topic_glob, dirs=dirs, log_dirs=refused)
-    facts = input_facts(tasks)
+    that parsed segments ran. `listing`: the inputs' listing, if the caller made it already."""
+    listing = listing or list_input(inputs, topic_glob=topic_glob)
+    tasks, listing_findings, dirs, refused, facts = (listing.tasks, listing.findings, listing.dirs, listing.log_dirs,
+                                                     listing.facts)
     # A small input is parsed in a few tasks: each costs a Python worker's round trip and a task binary, more
     # than its segments' parsing
     parallelism = 1 if is_small(facts.input_bytes) else max(2, spark.sparkContext.defaultParallelism)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import SAMPLE_LOGS
+
 from kforensics.scan_output import OUTPUT_TABLES, read_manifest
-from kforensics.spark.analysis import CHECKS
+from kforensics.spark.analysis import CHECKS, TABLES
+from kforensics.spark.jobs import READ_BACK
 from kforensics.spark.profile import CALL_SITE_LONG, CALL_SITE_SHORT, ScanProfile
 
 
@@ -22,8 +25,24 @@ def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan
     assert {"sequence_gap", "duplicate_sequence", "hanging_transaction", "txnindex", "restart"} <= checks
     for step in profile["steps"]:
         assert step["seconds"] >= 0 and step["jobs"] >= 0 and step["tasks"] >= step["stages"] >= 0
-    assert steps["batches"]["jobs"] >= 1 and steps["findings"]["jobs"] >= 1
-    assert steps["findings"]["stages"] >= 1 and profile["jobs"] >= len(OUTPUT_TABLES)
+    # a small local input is parsed by the driver (spark/driver_read.py): its parse pass and the writes of its input
+    # tables run no Spark job; every facts table and the findings are Spark jobs
+    assert "parse pass" in steps
+    assert {steps[name]["jobs"] for name in ("parse pass", *READ_BACK)} == {0}
+    assert steps["findings"]["jobs"] >= 1 and steps["findings"]["stages"] >= 1
+    assert profile["jobs"] >= len(TABLES) + 1
+
+
+def test_a_large_input_is_parsed_by_spark_jobs_each_in_its_step(spark, tmp_path: Path, monkeypatch) -> None:
+    from kforensics.spark import session
+    from kforensics.spark.jobs import run_scan
+
+    monkeypatch.setattr(session, "SMALL_INPUT_BYTES", -1)
+    run_scan(spark, [("b", str(SAMPLE_LOGS / "broker-2"))], str(tmp_path / "out"), headers_only=True)
+    steps = {step["step"]: step for step in read_manifest(str(tmp_path / "out")).profile["steps"]}
+    assert "parse pass plan" in steps and "parse pass" not in steps
+    assert all(steps[name]["jobs"] >= 1 for name in READ_BACK)
+    assert any(name.startswith("kept ") and step["jobs"] >= 1 for name, step in steps.items())
 
 
 def test_a_step_names_its_jobs_and_stages_and_leaves_the_thread_as_it_found_it(spark) -> None:
