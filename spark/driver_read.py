@@ -85,7 +85,10 @@ def _table(schema: pa.Schema, rows: pa.Table, renamed: dict[str, str] | None = N
 
 
 def _with_dir_state(table: pa.Table, schema: pa.Schema, path: str = "file") -> pa.Table:
-    return _table(schema, table, dir_state=[dir_state(p) for p in table[path].to_pylist()])
+    """`read.with_dir_state`: the state is computed once per file, not per row (a batch row per batch)."""
+    files = table[path].combine_chunks().dictionary_encode()
+    states = pa.array([dir_state(p) for p in files.dictionary.to_pylist()], pa.string())
+    return _table(schema, table, dir_state=pa.chunked_array([states.take(files.indices)], pa.string()))
 
 
 def _json_field(details: str | None, name: str) -> str | None:
@@ -156,9 +159,10 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
                                 refused_dirs=[refused.get(b) for b in broker_rows["broker"].to_pylist()])
     cluster_ids = {b["broker"]: b["cluster_id"] for b in tables["brokers"].to_pylist()}
     records = _kind(metadata, "record")
-    tables["metadata_records"] = _table(
-        schemas["metadata_records"], records,
-        cluster_id=[cluster_ids.get(b) or "" for b in records["metadata_broker"].to_pylist()])
+    brokers = records["metadata_broker"].combine_chunks().dictionary_encode()  # per broker, not per record
+    ids = pa.array([cluster_ids.get(b) or "" for b in brokers.dictionary.to_pylist()], pa.string())
+    tables["metadata_records"] = _table(schemas["metadata_records"], records,
+                                        cluster_id=pa.chunked_array([pc.fill_null(ids.take(brokers.indices), "")]))
     metadata_findings = _kind(metadata, "finding")
     tables["parser_findings"] = pa.concat_tables([
         _table(S.FINDINGS, _kind(seg, "finding")),
