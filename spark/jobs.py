@@ -148,11 +148,10 @@ def parse_on_driver(spark: SparkSession, listing: Listing, out: str, scratch: st
     kept = {}
     for name, table in tables.items():
         if name not in READ_BACK.values():
-            write_arrow_table(table, os.path.join(scratch, name))
-            kept[name] = spark.read.schema(ddl(table.schema)).parquet(os.path.join(scratch, name))
+            path = os.path.join(scratch, name)
+            write_arrow_table(table, path)
+            kept[name] = spark.read.schema(ddl(table.schema)).parquet(path)
     return kept
-    return {name: spark.createDataFrame(table, ddl(table.schema)) for name, table in tables.items()
-            if name not in READ_BACK.values()}
 
 
 def warm_python_workers(spark: SparkSession) -> None:
@@ -198,12 +197,12 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         with profile.step("listing", "kforensics scan: listing"):
             listing = list_input(inputs, topic_glob=options.topic_glob)
         facts = listing.facts
-        local = spark.sparkContext.master.startswith("local")
+        small = is_small(facts.input_bytes)
         on_driver = reads_on_driver(listing, spark.sparkContext.master) and "://" not in out
+        if manifest is None:
+            manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
+        finish = _progress_thread(spark, progress) if progress else None
         if on_driver:
-            if manifest is None:
-                manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
-            finish = _progress_thread(spark, progress) if progress else None
             with job_threads(spark, 1) as warming:
                 if not options.headers_only:
                     # the Python workers of the record check (content_duplicate: the analysis's one Python code)
@@ -212,23 +211,17 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
                     warming.submit(warm_python_workers, spark)
                 scratch = tempfile.mkdtemp(prefix="kforensics-parse-")
                 kept = parse_on_driver(spark, listing, out, scratch, options, profile, readers)
-            restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS)))
-            small = by_driver = True
         else:
             with profile.step("parse pass plan", "kforensics scan: parse pass"), job_threads(spark, 1) as warming:
-                if local:
+                if spark.sparkContext.master.startswith("local"):
                     # the Python workers start and import the readers while the driver plans the parse pass
                     warming.submit(warm_python_workers, spark)
-                tables, facts = read_tables(spark, inputs, headers_only=options.headers_only,
-                                            topic_glob=options.topic_glob, readers=readers, listing=listing)
-            if manifest is None:
-                manifest = scan_output.prepare(out, inputs=inputs, options=options.to_dict())
-            finish = _progress_thread(spark, progress) if progress else None
-            small = is_small(facts.input_bytes)
-            restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS if small else {})))
-            # A small scan's tables are collected and written by the driver (one Parquet file each, no commit
-            # protocol: ~0.3 s less per table); a large one's by the executors.
-            by_driver = small and "://" not in out
+                tables, _ = read_tables(spark, inputs, headers_only=options.headers_only,
+                                        topic_glob=options.topic_glob, readers=readers, listing=listing)
+        restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS if small else {})))
+        # A small scan's tables are collected and written by the driver (one Parquet file each, no commit protocol:
+        # ~0.3 s less per table); a large one's by the executors.
+        by_driver = small and "://" not in out
         shipped = ship_package(spark)
 
         def write(name: str, table: DataFrame | Callable[[], DataFrame]) -> None:  # by_driver: read when it runs
