@@ -36,7 +36,7 @@ from kforensics.spark import (
 from kforensics.spark import schemas as S
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
-from kforensics.spark.findings import FINDING_COLUMNS
+from kforensics.spark.findings import FINDING_COLUMNS, findings_sql, renamed
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 from kforensics.spark.session import is_small, job_threads
@@ -252,14 +252,20 @@ class Analysis:
             self.tables["partition_checkpoints"], self.tables["log_dirs"])))
 
 
+#: A check written in SQL: its fragments (`findings.finding_columns`) and the tables they name.
+Fragments = tuple[list[str], dict[str, DataFrame]]
+
+
 @dataclass(frozen=True)
 class Check:
-    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least); `applies` says from the
-    listing and the options whether there can be anything to find (if not, the check is not even planned)."""
+    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `sql` its fragments (the
+    SQL checks of a scan run as one statement); `applies` says from the listing and the options whether there can
+    be anything to find (if not, the check is not even planned)."""
 
     name: str
-    build: Callable[[Analysis], DataFrame]
+    build: Callable[[Analysis], DataFrame] | None = None
     applies: Callable[[Analysis], bool] = lambda _a: True
+    sql: Callable[[Analysis], Fragments] | None = None
 
 
 def _content_duplicates(a: Analysis) -> DataFrame:
@@ -309,21 +315,18 @@ def _has_remote(a: Analysis) -> bool:
 #: Every finding check of a scan, in the order they are planned. The whole-cluster checks are built only where the
 #: listing shows something to judge: otherwise their inputs are empty and building them costs only planning.
 CHECKS: list[Check] = [
-    Check("parser", lambda a: a.tables["parser_findings"]),
-    Check("sequence_gap", lambda a: producers.sequence_gaps(producers.with_previous_batch(a.data))),
-    Check("duplicate_sequence", lambda a: producers.duplicate_sequences(a.data)),
-    Check("zombie_epoch", lambda a: producers.zombie_epochs(a.batches)),
-    Check("hanging_transaction", lambda a: transactions.hanging_transactions(a.txns, a.ends,
-                                                                             a.options.txn_timeout_ms)),
-    Check("cleaner_blocked", lambda a: cleaner.cleaner_blocked(
-        cleaner.cleaner_holds(a.txns, a.ends, a.batches, a.options.txn_timeout_ms), a.options.txn_timeout_ms)),
+    Check("parser", sql=lambda a: ([f"SELECT {', '.join(FINDING_COLUMNS)} FROM {{findings}}"],
+                                   {"findings": a.tables["parser_findings"]})),
+    # the log's own checks (producer histories, snapshots, leader-epoch-checkpoint, offsets, segment names): one
+    # statement, sequence_gap, duplicate_sequence, zombie_epoch, snapshot_mismatch, leader_epoch_mismatch,
+    # offset_overlap and segment_name_mismatch
+    Check("log", sql=lambda a: (crosschecks.log_fragments(), {
+        "batches": a.batches, "data": a.data, "segments": a.tables["segments"],
+        "snapshots": a.tables["snapshot_entries"], "ends": a.ends, "epochs": a.tables["leader_epochs"]})),
+    Check("transactions", sql=lambda a: ([transactions.hanging_transaction_sql(a.options.txn_timeout_ms),
+                                          cleaner.cleaner_blocked_sql(a.options.txn_timeout_ms)],
+                                         {"txns": a.txns, "ends": a.ends, "batches": a.batches})),
     Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
-    Check("snapshot_mismatch", lambda a: crosschecks.snapshot_mismatches(a.data, a.tables["snapshot_entries"],
-                                                                         a.ends)),
-    Check("leader_epoch_mismatch", lambda a: crosschecks.leader_epoch_mismatches(a.batches,
-                                                                                 a.tables["leader_epochs"])),
-    Check("offset_overlap", lambda a: crosschecks.offset_overlaps(a.batches)),
-    Check("segment_name_mismatch", lambda a: crosschecks.segment_name_mismatches(a.tables["segments"])),
     Check("replica_divergence", lambda a: replicas.replica_divergence_findings(
         a.clustered, a.ends_r, a.div, control_plane.elections_of(a.history) if a.kraft else None),
           lambda a: a.facts.replicas_possible),
@@ -337,20 +340,18 @@ CHECKS: list[Check] = [
         a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
                                                     a.tables["brokers"], a.tables["partition_topic_ids"]),
         a.reference), _kraft),
-    Check("marker", lambda a: coordinator.marker_findings(coordinator.marker_checks(a.ctx, a.clustered, a.ends_r)),
-          _has_transaction_state),
-    Check("unknown_producer", lambda a: coordinator.unknown_producers(a.clustered, a.log,
-                                                                      a.options.transaction_state_partitions),
-          _has_transaction_state),
-    Check("epoch_fenced_write", lambda a: coordinator.epoch_fenced_writes(a.clustered, a.log, a.txn_ids),
-          _has_transaction_state),
-    Check("committed_offset", lambda a: consumer_offsets.committed_offset_findings(a.offsets),
-          _has_consumer_offsets),
+    Check("coordinator", sql=lambda a: (
+        [coordinator.marker_sql(), coordinator.unknown_producer_sql(a.options.transaction_state_partitions),
+         coordinator.epoch_fenced_write_sql()],
+        {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids}),
+          applies=_has_transaction_state),
+    Check("committed_offset", sql=lambda a: (consumer_offsets.committed_offset_fragments(), {"offsets": a.offsets}),
+          applies=_has_consumer_offsets),
     Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"],
                                                                                        a.tables["brokers"]),
           lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
-    Check("restart", lambda a: restart.restart_findings(a.predicted)),
+    Check("restart", sql=lambda a: ([restart.restart_findings_sql()], {"predicted": a.predicted})),
     Check("remote_segment_stuck", lambda a: remote_storage.remote_segment_stuck(a.remote,
                                                                                 a.options.remote_stuck_after_ms),
           _has_remote),
@@ -411,18 +412,35 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
     context = tables["batches"].sparkSession.sparkContext
 
     def findings() -> DataFrame:
+        def step(name: str) -> contextlib.AbstractContextManager[Any]:
+            if profile:
+                return profile.step(name, "kforensics scan: findings")
+            context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
+            return contextlib.nullcontext()
+
         def run(check: Check) -> DataFrame:
-            step = profile.step(f"check {check.name}", "kforensics scan: findings") if profile \
-                else contextlib.nullcontext()
-            with step:
-                if not profile:
-                    context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
+            with step(f"check {check.name}"):
                 return a.keep(check.build(a).select(*FINDING_COLUMNS))
 
-        # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
-        # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once.
+        def statement(checks: list[Check]) -> DataFrame:
+            fragments, inputs = [], {}
+            for check in checks:
+                with step(f"check {check.name}"):  # the check's inputs, built (and kept) on first use
+                    texts, named = check.sql(a)
+                fragments += [renamed(text, check.name) for text in texts]
+                inputs.update({f"{check.name}_{name}": df for name, df in named.items()})
+            with step("checks in SQL"):
+                return a.keep(findings_sql(fragments, **inputs))
+
+        checks = [check for check in CHECKS if check.applies(a)]
+        in_sql = [check for check in checks if check.sql]
+        # The DataFrame checks are planned (and their shuffles run) each in its own thread and kept: the union's
+        # plan is then a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at
+        # once. The SQL checks are one statement: one parse, one analysis and one plan for all of them.
         with job_threads(tables["batches"].sparkSession, FINDINGS_THREADS) as pool:
-            found = pool.map(run, [check for check in CHECKS if check.applies(a)])
+            futures = [pool.submit(statement, in_sql)] if in_sql else []
+            futures += [pool.submit(run, check) for check in checks if not check.sql]
+            found = [future.result() for future in futures]
         return reduce(DataFrame.unionByName, found)
 
     spark = tables["batches"].sparkSession

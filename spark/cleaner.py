@@ -9,9 +9,66 @@ bound (KIP-664). A partition is compacted when the broker's cleaner-offset-check
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
-from kforensics.spark.findings import KEY, fmt, to_findings
+from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql
+from kforensics.spark.transactions import hanging_transaction_sql
+
+HOLDS_COLUMNS = ("broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id, producer_epoch, "
+                 "txn_first_offset, age_ms_at_log_end, bytes_behind, file, position")
+
+
+def _holds_ctes(txn_timeout_ms: int) -> str:
+    """The CTEs first_open, held, behind and holds (cleaner_holds' rows) over `{txns}`, `{ends}`, `{batches}`."""
+    return f"""
+        first_open AS (
+            SELECT broker, topic, partition, min(first_offset) AS txn_first_offset,
+                   min_by(producer_id, first_offset) AS held_by_producer_id,
+                   min_by(producer_epoch, first_offset) AS producer_epoch,
+                   min_by(first_timestamp, first_offset) AS first_timestamp,
+                   min_by(file, first_offset) AS file, min_by(position, first_offset) AS position
+            FROM {{txns}} WHERE outcome = 'OPEN' AND first_offset IS NOT NULL
+            GROUP BY broker, topic, partition),
+        held AS (
+            SELECT * FROM (
+                SELECT *, least(txn_first_offset, coalesce(high_watermark, log_end_offset)) AS last_stable_offset,
+                       log_end_timestamp - first_timestamp AS age_ms_at_log_end
+                FROM (SELECT * FROM {{ends}} WHERE cleaner_offset IS NOT NULL)
+                JOIN first_open USING (broker, topic, partition))
+            -- held by the transaction itself (not by a high watermark below it), below the log end, for too long
+            WHERE last_stable_offset = txn_first_offset AND last_stable_offset < log_end_offset
+              AND age_ms_at_log_end > {int(txn_timeout_ms)}),
+        behind AS (
+            SELECT broker, topic, partition, CAST(sum(size) AS BIGINT) AS bytes_behind
+            FROM {{batches}} JOIN (SELECT broker, topic, partition, last_stable_offset FROM held)
+                 USING (broker, topic, partition)
+            WHERE last_offset >= last_stable_offset
+            GROUP BY broker, topic, partition),
+        holds AS (
+            SELECT broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id,
+                   producer_epoch, txn_first_offset, age_ms_at_log_end, coalesce(bytes_behind, 0) AS bytes_behind,
+                   file, position
+            FROM held LEFT JOIN behind USING (broker, topic, partition))"""
+
+
+def _blocked_columns(txn_timeout_ms: int) -> str:
+    """The SELECT list of `cleaner_blocked` findings over cleaner_holds' rows."""
+    return finding_columns(
+        "cleaner_blocked", offset="txn_first_offset", producer_id="held_by_producer_id",
+        message=fmt_sql("Compaction of %s-%d stops at the last stable offset %d: producer %d's transaction, open "
+                        "since offset %d for %d ms (timeout %d ms), holds it, so the log cleaner (checkpointed at "
+                        "%d) leaves the %d bytes from there to the log end uncleaned and the partition keeps "
+                        "growing.",
+                        "topic", "partition", "last_stable_offset", "held_by_producer_id", "txn_first_offset",
+                        "age_ms_at_log_end", str(int(txn_timeout_ms)), "cleaner_offset", "bytes_behind"),
+        details={"cleaner_offset": "cleaner_offset", "last_stable_offset": "last_stable_offset",
+                 "held_by_producer_id": "held_by_producer_id", "txn_first_offset": "txn_first_offset",
+                 "bytes_behind": "bytes_behind"})
+
+
+def cleaner_blocked_sql(txn_timeout_ms: int) -> str:
+    """The `cleaner_blocked` fragment, holds and findings: reads `{txns}` (transactions_table), `{ends}`
+    (partition_ends) and `{batches}` (last_offset, size), with the columns cleaner_holds needs."""
+    return f"WITH {_holds_ctes(txn_timeout_ms)} SELECT {_blocked_columns(txn_timeout_ms)} FROM holds"
 
 
 def cleaner_holds(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_timeout_ms: int) -> DataFrame:
@@ -21,39 +78,18 @@ def cleaner_holds(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_time
     transaction older than `txn_timeout_ms` holds below the log end: cleaner_offset, last_stable_offset,
     held_by_producer_id, producer_epoch, txn_first_offset, age_ms_at_log_end, bytes_behind (the sizes of the
     batches from the one holding the LSO to the log end), file and position of the transaction's first batch."""
-    first_open = (txns.filter((F.col("outcome") == "OPEN") & F.col("first_offset").isNotNull())
-                  .groupBy(*KEY).agg(F.min("first_offset").alias("txn_first_offset"),
-                                     F.min_by("producer_id", "first_offset").alias("held_by_producer_id"),
-                                     F.min_by("producer_epoch", "first_offset").alias("producer_epoch"),
-                                     F.min_by("first_timestamp", "first_offset").alias("first_timestamp"),
-                                     F.min_by("file", "first_offset").alias("file"),
-                                     F.min_by("position", "first_offset").alias("position")))
-    held = (ends.filter(F.col("cleaner_offset").isNotNull()).join(first_open, KEY)
-            .withColumn("last_stable_offset", F.least("txn_first_offset", F.coalesce("high_watermark",
-                                                                                     "log_end_offset")))
-            .withColumn("age_ms_at_log_end", F.col("log_end_timestamp") - F.col("first_timestamp"))
-            # held by the transaction itself (not by a high watermark below it), below the log end, for too long
-            .filter((F.col("last_stable_offset") == F.col("txn_first_offset"))
-                    & (F.col("last_stable_offset") < F.col("log_end_offset"))
-                    & (F.col("age_ms_at_log_end") > txn_timeout_ms)))
-    behind = (batches.join(held.select(*KEY, "last_stable_offset"), KEY)
-              .filter(F.col("last_offset") >= F.col("last_stable_offset"))
-              .groupBy(*KEY).agg(F.sum("size").cast("long").alias("bytes_behind")))
-    return held.join(behind, KEY, "left").select(
-        *KEY, "cleaner_offset", "last_stable_offset", "held_by_producer_id", "producer_epoch", "txn_first_offset",
-        "age_ms_at_log_end", F.coalesce("bytes_behind", F.lit(0)).alias("bytes_behind"), "file", "position")
+    return txns.sparkSession.sql(f"WITH {_holds_ctes(txn_timeout_ms)} SELECT {HOLDS_COLUMNS} FROM holds",
+                                 txns=txns, ends=ends, batches=batches)
 
 
 def cleaner_blocked(holds: DataFrame, txn_timeout_ms: int) -> DataFrame:
     """Needs cleaner_holds' output; `cleaner_blocked` findings (warning) with cleaner_offset, last_stable_offset,
     held_by_producer_id, txn_first_offset, bytes_behind."""
-    return to_findings(
-        holds, "cleaner_blocked", offset="txn_first_offset", producer_id="held_by_producer_id",
-        message=fmt("Compaction of %s-%d stops at the last stable offset %d: producer %d's transaction, open since "
-                    "offset %d for %d ms (timeout %d ms), holds it, so the log cleaner (checkpointed at %d) leaves "
-                    "the %d bytes from there to the log end uncleaned and the partition keeps growing.",
-                    "topic", "partition", "last_stable_offset", "held_by_producer_id", "txn_first_offset",
-                    "age_ms_at_log_end", F.lit(txn_timeout_ms), "cleaner_offset", "bytes_behind"),
-        details={"cleaner_offset": "cleaner_offset", "last_stable_offset": "last_stable_offset",
-                 "held_by_producer_id": "held_by_producer_id", "txn_first_offset": "txn_first_offset",
-                 "bytes_behind": "bytes_behind"})
+    return findings_sql([f"SELECT {_blocked_columns(txn_timeout_ms)} FROM {{holds}}"], holds=holds)
+
+
+def transaction_findings(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_timeout_ms: int) -> DataFrame:
+    """Needs transactions_table, partition_ends and the batches table; the `hanging_transaction` and
+    `cleaner_blocked` findings as one statement."""
+    return findings_sql([hanging_transaction_sql(txn_timeout_ms), cleaner_blocked_sql(txn_timeout_ms)],
+                        txns=txns, ends=ends, batches=batches)

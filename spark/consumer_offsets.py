@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from kforensics.spark.findings import fmt, to_findings
+from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
 
 TP = ["cluster_id", "topic", "partition"]
 
@@ -60,31 +60,43 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
                     "aborted_first_offset", "aborted_last_offset", "aborted_producer_id", status.alias("status"))
 
 
-def committed_offset_findings(table: DataFrame) -> DataFrame:
-    """Needs consumer_offsets_table; committed_offset_beyond_log_end, committed_offset_below_log_start and
-    committed_offset_in_aborted_range findings, each naming the group (on the broker holding the commit)."""
-    t = table.withColumn("broker", F.col("coordinator_broker"))
+def committed_offset_fragments() -> list[str]:
+    """Reads {offsets} (consumer_offsets_table); the fragments of committed_offset_beyond_log_end,
+    committed_offset_below_log_start and committed_offset_in_aborted_range, each naming the group (on the broker
+    holding the commit)."""
     common = {"group": "group_id", "committed_offset": "committed_offset", "coordinator_partition":
               "coordinator_partition", "coordinator_offset": "coordinator_offset",
               "commit_timestamp": "commit_timestamp", "log_start_offset": "log_start_offset",
               "log_end_offset": "log_end_offset", "reference_broker": "data_broker"}
-    kw = {"offset": "committed_offset", "producer_id": None, "producer_epoch": None}
-    beyond = to_findings(
-        t.filter(F.col("status") == "beyond_log_end"), "committed_offset_beyond_log_end", **kw,
-        message=fmt("Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset "
-                    "(auto.offset.reset) or skip what is written up to there.", "group_id", "committed_offset",
-                    "topic", "partition", "log_end_offset", "data_broker"), details=common)
-    below = to_findings(
-        t.filter(F.col("status") == "below_log_start"), "committed_offset_below_log_start", **kw,
-        message=fmt("Group %s committed offset %d on %s-%d, below its log start %d: offsets %d-%d were deleted "
-                    "before the group read them.", "group_id", "committed_offset", "topic", "partition",
-                    "log_start_offset", "committed_offset", F.col("log_start_offset") - 1), details=common)
-    aborted = to_findings(
-        t.filter(F.col("status") == "in_aborted_range"), "committed_offset_in_aborted_range", **kw,
-        message=fmt("Group %s committed offset %d on %s-%d, inside producer %d's aborted transaction (offsets "
-                    "%d-%d): it consumed aborted records (read_uncommitted) or committed a position no "
-                    "read_committed consumer reaches.", "group_id", "committed_offset", "topic", "partition",
-                    "aborted_producer_id", "aborted_first_offset", "aborted_last_offset"),
-        details={**common, "aborted_first_offset": "aborted_first_offset",
-                 "aborted_last_offset": "aborted_last_offset", "aborted_producer_id": "aborted_producer_id"})
-    return beyond.unionByName(below).unionByName(aborted)
+    kw = {"offset": "committed_offset", "producer_id": None, "producer_epoch": None, "details": common}
+
+    def fragment(status: str, columns: str) -> str:
+        return (f"SELECT {columns} FROM (SELECT *, coordinator_broker AS broker FROM {{offsets}}) "
+                f"WHERE status = {sql_literal(status)}")
+
+    beyond = finding_columns(
+        "committed_offset_beyond_log_end", **kw,
+        message=fmt_sql("Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset "
+                        "(auto.offset.reset) or skip what is written up to there.", "group_id", "committed_offset",
+                        "topic", "partition", "log_end_offset", "data_broker"))
+    below = finding_columns(
+        "committed_offset_below_log_start", **kw,
+        message=fmt_sql("Group %s committed offset %d on %s-%d, below its log start %d: offsets %d-%d were deleted "
+                        "before the group read them.", "group_id", "committed_offset", "topic", "partition",
+                        "log_start_offset", "committed_offset", "log_start_offset - 1"))
+    aborted = finding_columns(
+        "committed_offset_in_aborted_range", **{**kw, "details": {
+            **common, "aborted_first_offset": "aborted_first_offset", "aborted_last_offset": "aborted_last_offset",
+            "aborted_producer_id": "aborted_producer_id"}},
+        message=fmt_sql("Group %s committed offset %d on %s-%d, inside producer %d's aborted transaction (offsets "
+                        "%d-%d): it consumed aborted records (read_uncommitted) or committed a position no "
+                        "read_committed consumer reaches.", "group_id", "committed_offset", "topic", "partition",
+                        "aborted_producer_id", "aborted_first_offset", "aborted_last_offset"))
+    return [fragment("beyond_log_end", beyond), fragment("below_log_start", below),
+            fragment("in_aborted_range", aborted)]
+
+
+def committed_offset_findings(table: DataFrame) -> DataFrame:
+    """Needs consumer_offsets_table; committed_offset_beyond_log_end, committed_offset_below_log_start and
+    committed_offset_in_aborted_range findings, each naming the group (on the broker holding the commit)."""
+    return findings_sql(committed_offset_fragments(), offsets=table)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from kforensics.spark.findings import KEY, fmt, to_findings
+from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
 
 TP = ["cluster_id", "topic", "partition"]
 COMPLETE = ("CompleteCommit", "CompleteAbort")
@@ -71,11 +71,6 @@ def transactional_ids(log: DataFrame) -> DataFrame:
         F.max_by("transactional_id", "timestamp").alias("transactional_id"))
 
 
-def _split_partition(col: str) -> list:
-    return [F.regexp_extract(col, r"^(.*)-(\d+)$", 1).alias("topic"),
-            F.regexp_extract(col, r"^(.*)-(\d+)$", 2).cast("int").alias("partition")]
-
-
 def with_partitions_not_in_input(ctx: DataFrame, present: DataFrame) -> DataFrame:
     """Needs coordinator_transactions and a (topic, partition) table of the data partitions in the input; adds
     partitions_not_in_input (named by the transaction, absent from the input: not judged)."""
@@ -91,60 +86,122 @@ def with_partitions_not_in_input(ctx: DataFrame, present: DataFrame) -> DataFram
                                                               F.array().cast("array<string>"))))
 
 
+_NAMED = sql_literal(r"^(.*)-(\d+)$")
+_ROW = "broker, topic, partition, transactional_id, txn_seq, coordinator_partition"
+# The marker checks as SQL: CTEs over {ctx}, {batches} and {ends}, the last one (`checks`) the marker_checks rows.
+_MARKER_CHECKS = f"""
+    done AS (
+        SELECT *, explode(partitions) AS named FROM {{ctx}}
+        WHERE outcome IN ('COMMIT', 'ABORT') AND txn_start_timestamp IS NOT NULL),
+    per_partition AS (
+        SELECT *, lead(txn_start_timestamp) OVER (PARTITION BY cluster_id, producer_id, named
+                                                  ORDER BY txn_start_timestamp) AS next_start
+        FROM (SELECT *, regexp_extract(named, {_NAMED}, 1) AS topic,
+                     CAST(regexp_extract(named, {_NAMED}, 2) AS INT) AS partition FROM done)),
+    judged AS (
+        SELECT * FROM per_partition JOIN (
+            SELECT broker, topic, partition, cluster_id, log_end_timestamp, log_start_offset FROM {{ends}})
+        USING (cluster_id, topic, partition)),
+    matched AS (
+        SELECT *, max_timestamp >= txn_start_timestamp AND (next_start IS NULL OR max_timestamp < next_start) AS hit
+        FROM judged LEFT JOIN (
+            SELECT broker, topic, partition, producer_id, base_offset, is_control, control_type,
+                   producer_epoch AS b_epoch, max_timestamp, file AS b_file, position AS b_position
+            FROM {{batches}} WHERE magic = 2 AND is_transactional)
+        USING (broker, topic, partition, producer_id)),
+    markers AS (
+        SELECT {_ROW}, min(base_offset) AS marker_offset, min_by(control_type, base_offset) AS marker_outcome,
+               min_by(b_epoch, base_offset) AS marker_epoch, min_by(b_file, base_offset) AS marker_file,
+               min_by(b_position, base_offset) AS marker_position
+        FROM matched WHERE hit AND is_control GROUP BY {_ROW}),
+    data AS (
+        SELECT {_ROW}, min(base_offset) AS data_offset, min_by(b_file, base_offset) AS data_file,
+               min_by(b_position, base_offset) AS data_position
+        FROM matched WHERE hit AND NOT is_control GROUP BY {_ROW}),
+    checks AS (
+        SELECT * FROM judged LEFT JOIN markers USING ({_ROW}) LEFT JOIN data USING ({_ROW}))"""
+
+
 def marker_checks(ctx: DataFrame, batches: DataFrame, ends: DataFrame) -> DataFrame:
     """Needs coordinator_transactions, the batches table and replica_ends; per completed transaction and
     replica of each data partition it names: the matching marker (marker_offset, marker_outcome,
     marker_epoch, marker file/position) and the first data batch of the transaction there (data_offset...)."""
-    done = ctx.filter(F.col("outcome").isin("COMMIT", "ABORT") & F.col("txn_start_timestamp").isNotNull())
-    per_partition = done.select("*", F.explode("partitions").alias("named")).select("*", *_split_partition("named"))
-    w = Window.partitionBy("cluster_id", "producer_id", "named").orderBy("txn_start_timestamp")
-    per_partition = per_partition.withColumn("next_start", F.lead("txn_start_timestamp").over(w))
-    replicas = ends.select(*KEY, "cluster_id", "log_end_timestamp", "log_start_offset")
-    judged = per_partition.join(replicas, TP)  # only partitions present in the input
-    in_window = ((F.col("max_timestamp") >= F.col("txn_start_timestamp"))
-                 & (F.col("next_start").isNull() | (F.col("max_timestamp") < F.col("next_start"))))
-    mine = batches.filter((F.col("magic") == 2) & F.col("is_transactional")).select(
-        *KEY, "producer_id", "base_offset", "is_control", "control_type", F.col("producer_epoch").alias("b_epoch"),
-        "max_timestamp", F.col("file").alias("b_file"), F.col("position").alias("b_position"))
-    row = [*KEY, "transactional_id", "txn_seq", "coordinator_partition"]
-    matched = (judged.join(mine, [*KEY, "producer_id"], "left")
-               .withColumn("hit", in_window))
-    markers = (matched.filter(F.col("hit") & F.col("is_control")).groupBy(*row).agg(
-        F.min("base_offset").alias("marker_offset"), F.min_by("control_type", "base_offset").alias("marker_outcome"),
-        F.min_by("b_epoch", "base_offset").alias("marker_epoch"), F.min_by("b_file", "base_offset").alias("marker_file"),
-        F.min_by("b_position", "base_offset").alias("marker_position")))
-    data = (matched.filter(F.col("hit") & ~F.col("is_control")).groupBy(*row).agg(
-        F.min("base_offset").alias("data_offset"), F.min_by("b_file", "base_offset").alias("data_file"),
-        F.min_by("b_position", "base_offset").alias("data_position")))
-    return (judged.join(markers, row, "left").join(data, row, "left"))
+    return ctx.sparkSession.sql(f"WITH {_MARKER_CHECKS} SELECT * FROM checks", ctx=ctx, batches=batches, ends=ends)
 
 
-def marker_findings(checks: DataFrame) -> DataFrame:
-    """Needs marker_checks; `marker_missing` (no marker in a replica whose log reaches the completion time)
-    and `outcome_mismatch` (the marker says the other outcome)."""
+def _marker_findings(checks: str) -> str:
+    """The marker findings query over the marker_checks rows of the table `checks` (SQL text)."""
     common = {"transactional_id": "transactional_id", "coordinator_partition": "coordinator_partition",
               "coordinator_offset": "coordinator_last_offset", "coordinator_broker": "coordinator_broker",
               "coordinator_outcome": "outcome", "txn_start_timestamp": "txn_start_timestamp",
               "completed_at": "completed_at", "partitions_not_in_input": "partitions_not_in_input",
               "expected_coordinator_partition": "expected_coordinator_partition"}
-    missing = checks.filter(F.col("marker_offset").isNull() & (F.col("log_end_timestamp") >= F.col("completed_at")))
-    mismatch = checks.filter(F.col("marker_outcome").isNotNull() & (F.col("marker_outcome") != F.col("outcome")))
-    return to_findings(
-        missing, "marker_missing", file="data_file", position="data_position", offset="data_offset",
+    missing = finding_columns(
+        "marker_missing", file="data_file", position="data_position", offset="data_offset",
         producer_epoch="producer_epoch",
-        message=fmt("Transactional id %s (producer %d, epoch %d): the coordinator (%s offset %d) completed this "
-                    "transaction with %s at %d, but %s-%d holds no marker of it%s.", "transactional_id", "producer_id",
-                    "producer_epoch", "coordinator_partition", "coordinator_last_offset", "outcome", "completed_at",
-                    "topic", "partition", F.when(F.col("data_offset").isNotNull(), F.format_string(
-                        ": its data from offset %d stays open and holds the LSO", "data_offset")).otherwise("")),
-        details=common,
-    ).unionByName(to_findings(
-        mismatch, "outcome_mismatch", file="marker_file", position="marker_position", offset="marker_offset",
+        message=fmt_sql("Transactional id %s (producer %d, epoch %d): the coordinator (%s offset %d) completed this "
+                        "transaction with %s at %d, but %s-%d holds no marker of it%s.", "transactional_id",
+                        "producer_id", "producer_epoch", "coordinator_partition", "coordinator_last_offset",
+                        "outcome", "completed_at", "topic", "partition",
+                        "CASE WHEN data_offset IS NOT NULL THEN "
+                        + fmt_sql(": its data from offset %d stays open and holds the LSO", "data_offset")
+                        + " ELSE '' END"),
+        details=common)
+    mismatch = finding_columns(
+        "outcome_mismatch", file="marker_file", position="marker_position", offset="marker_offset",
         producer_epoch="marker_epoch",
-        message=fmt("Transactional id %s (producer %d): the coordinator (%s offset %d) recorded %s, but the marker "
-                    "at offset %d of %s-%d is a %s.", "transactional_id", "producer_id", "coordinator_partition",
-                    "coordinator_last_offset", "outcome", "marker_offset", "topic", "partition", "marker_outcome"),
-        details={**common, "marker_outcome": "marker_outcome", "marker_offset": "marker_offset"}))
+        message=fmt_sql("Transactional id %s (producer %d): the coordinator (%s offset %d) recorded %s, but the "
+                        "marker at offset %d of %s-%d is a %s.", "transactional_id", "producer_id",
+                        "coordinator_partition", "coordinator_last_offset", "outcome", "marker_offset", "topic",
+                        "partition", "marker_outcome"),
+        details={**common, "marker_outcome": "marker_outcome", "marker_offset": "marker_offset"})
+    return f"""
+        SELECT {missing} FROM {checks} WHERE marker_offset IS NULL AND log_end_timestamp >= completed_at
+        UNION ALL
+        SELECT {mismatch} FROM {checks} WHERE marker_outcome IS NOT NULL AND marker_outcome != outcome"""
+
+
+def marker_sql() -> str:
+    """The `marker` fragment: reads `{ctx}` (coordinator_transactions with partitions_not_in_input and
+    expected_coordinator_partition), `{batches}` (the clustered batches table) and `{ends}` (replica_ends);
+    marker_checks, then `marker_missing` and `outcome_mismatch` (as marker_findings)."""
+    return f"WITH {_MARKER_CHECKS} {_marker_findings('checks')}"
+
+
+def marker_findings(checks: DataFrame) -> DataFrame:
+    """Needs marker_checks; `marker_missing` (no marker in a replica whose log reaches the completion time)
+    and `outcome_mismatch` (the marker says the other outcome)."""
+    return findings_sql([_marker_findings("{checks}")], checks=checks)
+
+
+_TXN_DATA = "magic = 2 AND is_transactional AND NOT is_control AND producer_id >= 0"
+
+
+def unknown_producer_sql(expected_partitions: int) -> str:
+    """The `unknown_producer` fragment: reads `{batches}` (the clustered batches table: cluster_id, producer_id,
+    producer_epoch, base_offset, file, position, magic, is_transactional, is_control) and `{log}`
+    (coordinator_log: cluster_id, producer_id, partition)."""
+    expected = int(expected_partitions)
+    columns = finding_columns(
+        "unknown_producer", severity="CASE WHEN missing = 0 THEN 'error' ELSE 'warning' END",
+        message=fmt_sql("Producer %d wrote %d transactional batches from offset %d, but no __transaction_state record "
+                        "in the input names it (partitions present: %s; %d of %d not in the input): a coordinator "
+                        "that never knew the producer never writes its markers.", "producer_id", "batches",
+                        "base_offset", "array_join(present, ', ')", "missing", str(expected)),
+        details={"batches": "batches", "transaction_state_partitions_present": "present",
+                 "transaction_state_partitions_missing": "missing"})
+    return f"""
+        WITH unknown AS (
+            SELECT broker, topic, partition, cluster_id, producer_id, min(base_offset) AS base_offset,
+                   min_by(file, base_offset) AS file, min_by(position, base_offset) AS position,
+                   min_by(producer_epoch, base_offset) AS producer_epoch, count(1) AS batches
+            FROM (SELECT * FROM {{batches}} WHERE {_TXN_DATA})
+            LEFT ANTI JOIN (SELECT DISTINCT cluster_id, producer_id FROM {{log}}) USING (cluster_id, producer_id)
+            GROUP BY broker, topic, partition, cluster_id, producer_id),
+        coverage AS (
+            SELECT cluster_id, array_sort(collect_set(partition)) AS present FROM {{log}} GROUP BY cluster_id)
+        SELECT {columns} FROM (
+            SELECT *, greatest(0, {expected} - size(present)) AS missing FROM unknown JOIN coverage USING (cluster_id))"""
 
 
 def unknown_producers(batches: DataFrame, log: DataFrame, expected_partitions: int) -> DataFrame:
@@ -152,50 +209,55 @@ def unknown_producers(batches: DataFrame, log: DataFrame, expected_partitions: i
     producer id no __transaction_state record in the input names, judged only when some __transaction_state
     partition is in the input (error when all `expected_partitions` are, warning otherwise: the producer's
     transactional id may hash to a missing one)."""
-    known = log.select("cluster_id", "producer_id").distinct()
-    present = log.groupBy("cluster_id").agg(F.array_sort(F.collect_set("partition")).alias("present"))
-    data = batches.filter((F.col("magic") == 2) & F.col("is_transactional") & ~F.col("is_control")
-                          & (F.col("producer_id") >= 0))
-    unknown = (data.join(known, ["cluster_id", "producer_id"], "left_anti").groupBy(*KEY, "cluster_id", "producer_id").agg(
-        F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
-        F.min_by("position", "base_offset").alias("position"),
-        F.min_by("producer_epoch", "base_offset").alias("producer_epoch"), F.count(F.lit(1)).alias("batches"))
-        .join(present, "cluster_id").withColumn("missing", F.greatest(F.lit(0), expected_partitions - F.size("present"))))
-    return to_findings(
-        unknown, "unknown_producer", F.when(F.col("missing") == 0, "error").otherwise("warning"),
-        message=fmt("Producer %d wrote %d transactional batches from offset %d, but no __transaction_state record in "
-                    "the input names it (partitions present: %s; %d of %d not in the input): a coordinator that "
-                    "never knew the producer never writes its markers.", "producer_id", "batches", "base_offset",
-                    F.array_join("present", ", "), "missing", F.lit(expected_partitions)),
-        details={"batches": "batches", "transaction_state_partitions_present": "present",
-                 "transaction_state_partitions_missing": "missing"})
+    return findings_sql([unknown_producer_sql(expected_partitions)], batches=batches, log=log)
+
+
+def epoch_fenced_write_sql() -> str:
+    """The `epoch_fenced_write` fragment: reads `{batches}` (the clustered batches table: cluster_id, producer_id,
+    producer_epoch, base_offset, base_timestamp, file, position, magic, is_transactional, is_control), `{log}`
+    (coordinator_log: cluster_id, producer_id, producer_epoch, last_update_timestamp) and `{txn_ids}`
+    (transactional_ids with expected_coordinator_partition)."""
+    columns = finding_columns(
+        "epoch_fenced_write",
+        message=fmt_sql("Transactional id %s (producer %d): %d batches from offset %d were written by epoch %d at %d, "
+                        "after the coordinator fenced it with epoch %d at %d.", "coalesce(transactional_id, '?')",
+                        "producer_id", "batches", "base_offset", "producer_epoch", "written_at", "fencing_epoch",
+                        "fenced_at"),
+        details={"transactional_id": "transactional_id", "fenced_at": "fenced_at", "fencing_epoch": "fencing_epoch",
+                 "written_at": "written_at", "batches": "batches",
+                 "expected_coordinator_partition": "expected_coordinator_partition"})
+    return f"""
+        WITH fenced AS (
+            SELECT broker, topic, partition, cluster_id, producer_id, producer_epoch, base_offset, file, position,
+                   base_timestamp, min_by(fencing_epoch, since) AS fencing_epoch, min(since) AS fenced_at
+            FROM (SELECT * FROM {{batches}} WHERE {_TXN_DATA}) JOIN (
+                SELECT cluster_id, producer_id, producer_epoch AS fencing_epoch,
+                       min(last_update_timestamp) AS since
+                FROM {{log}} GROUP BY cluster_id, producer_id, producer_epoch) USING (cluster_id, producer_id)
+            WHERE fencing_epoch > producer_epoch AND base_timestamp > since
+            GROUP BY broker, topic, partition, cluster_id, producer_id, producer_epoch, base_offset, file, position,
+                     base_timestamp),
+        firsts AS (
+            SELECT broker, topic, partition, cluster_id, producer_id, producer_epoch,
+                   min(base_offset) AS base_offset, min_by(file, base_offset) AS file,
+                   min_by(position, base_offset) AS position, min_by(fenced_at, base_offset) AS fenced_at,
+                   min_by(fencing_epoch, base_offset) AS fencing_epoch,
+                   min_by(base_timestamp, base_offset) AS written_at, count(1) AS batches
+            FROM fenced GROUP BY broker, topic, partition, cluster_id, producer_id, producer_epoch)
+        SELECT {columns} FROM firsts LEFT JOIN {{txn_ids}} USING (cluster_id, producer_id)"""
 
 
 def epoch_fenced_writes(batches: DataFrame, log: DataFrame, txn_ids: DataFrame) -> DataFrame:
     """Needs the batches table, coordinator_log and transactional_ids; `epoch_fenced_write` findings: a
     transactional batch created after the coordinator recorded a higher epoch for its producer id (first
     batch per partition, producer and epoch)."""
-    fences = log.groupBy("cluster_id", "producer_id", "producer_epoch").agg(F.min("last_update_timestamp").alias("since"))
-    data = batches.filter((F.col("magic") == 2) & F.col("is_transactional") & ~F.col("is_control")
-                          & (F.col("producer_id") >= 0))
-    fenced = (data.join(fences.select("cluster_id", "producer_id", F.col("producer_epoch").alias("fencing_epoch"),
-                                      "since"), ["cluster_id", "producer_id"])
-              .filter((F.col("fencing_epoch") > F.col("producer_epoch")) & (F.col("base_timestamp") > F.col("since")))
-              .groupBy(*KEY, "cluster_id", "producer_id", "producer_epoch", "base_offset", "file", "position",
-                       "base_timestamp")
-              .agg(F.min_by("fencing_epoch", "since").alias("fencing_epoch"), F.min("since").alias("fenced_at")))
-    first = (fenced.groupBy(*KEY, "cluster_id", "producer_id", "producer_epoch").agg(
-        F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
-        F.min_by("position", "base_offset").alias("position"), F.min_by("fenced_at", "base_offset").alias("fenced_at"),
-        F.min_by("fencing_epoch", "base_offset").alias("fencing_epoch"),
-        F.min_by("base_timestamp", "base_offset").alias("written_at"), F.count(F.lit(1)).alias("batches"))
-        .join(txn_ids, ["cluster_id", "producer_id"], "left"))
-    return to_findings(
-        first, "epoch_fenced_write",
-        message=fmt("Transactional id %s (producer %d): %d batches from offset %d were written by epoch %d at %d, "
-                    "after the coordinator fenced it with epoch %d at %d.", F.coalesce("transactional_id", F.lit("?")),
-                    "producer_id", "batches", "base_offset", "producer_epoch", "written_at", "fencing_epoch",
-                    "fenced_at"),
-        details={"transactional_id": "transactional_id", "fenced_at": "fenced_at", "fencing_epoch": "fencing_epoch",
-                 "written_at": "written_at", "batches": "batches",
-                 "expected_coordinator_partition": "expected_coordinator_partition"})
+    return findings_sql([epoch_fenced_write_sql()], batches=batches, log=log, txn_ids=txn_ids)
+
+
+def coordinator_findings(ctx: DataFrame, batches: DataFrame, ends: DataFrame, log: DataFrame, txn_ids: DataFrame,
+                         expected_partitions: int) -> DataFrame:
+    """Needs coordinator_transactions (ctx, as marker_sql reads it), the clustered batches table, replica_ends,
+    coordinator_log and transactional_ids; the findings of the marker, unknown_producer and epoch_fenced_write
+    checks as one statement."""
+    return findings_sql([marker_sql(), unknown_producer_sql(expected_partitions), epoch_fenced_write_sql()],
+                        ctx=ctx, batches=batches, ends=ends, log=log, txn_ids=txn_ids)

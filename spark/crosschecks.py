@@ -1,104 +1,155 @@
-"""The log against its companions: producer snapshots, leader-epoch-checkpoint, and segment naming."""
+"""The log against its companions: producer snapshots, leader-epoch-checkpoint, and segment naming; and the log's
+own checks (these and the producer histories') as one statement."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 
-from kforensics.spark.findings import KEY, fmt, to_findings
+from kforensics.spark import producers
+from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql
 
-PRODUCER = [*KEY, "producer_id"]
+
+def snapshot_mismatch_sql() -> str:
+    """Reads {data} (data batches), {snapshots} (snapshot_entries) and {ends} (partition_ends); the
+    `snapshot_mismatch` fragment: an entry whose last offset is not below the snapshot offset, or that disagrees with
+    the producer's last data batch below the snapshot offset while the log still holds that part."""
+    below = fmt_sql("its last batch ending at offset %d with sequence %d", "below.last_offset", "below.last_sequence")
+    message = fmt_sql("Producer snapshot %s says producer %d last wrote sequence %d at offset %d, but the log below "
+                      "offset %d has %s.", "file", "producer_id", "last_sequence", "last_offset", "snapshot_offset",
+                      f"CASE WHEN below IS NULL THEN 'no batch of that producer' ELSE {below} END")
+    return f"""
+    WITH events AS (
+      SELECT broker, topic, partition, producer_id, CAST(last_offset AS DOUBLE) AS `at`,
+             named_struct('last_offset', last_offset, 'last_sequence', last_sequence,
+                          'producer_epoch', producer_epoch) AS batch,
+             CAST(NULL AS BIGINT) AS snapshot_offset
+      FROM {{data}}
+      UNION ALL
+      SELECT broker, topic, partition, producer_id, snapshot_offset - 0.5 AS `at`,
+             CAST(NULL AS STRUCT<last_offset: BIGINT, last_sequence: INT, producer_epoch: INT>) AS batch, snapshot_offset
+      FROM {{snapshots}}),
+    last_below AS (
+      SELECT broker, topic, partition, producer_id, snapshot_offset, below FROM (
+        SELECT *, last(batch, true) OVER (PARTITION BY broker, topic, partition, producer_id ORDER BY `at`
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS below
+        FROM events)
+      WHERE snapshot_offset IS NOT NULL),
+    checked AS (
+      SELECT *, last_offset >= log_first_offset AS covered
+      FROM {{snapshots}} LEFT JOIN last_below USING (broker, topic, partition, producer_id, snapshot_offset)
+           LEFT JOIN {{ends}} USING (broker, topic, partition))
+    SELECT {finding_columns("snapshot_mismatch", message=message, position=None, offset="snapshot_offset", details={
+        "snapshot_offset": "snapshot_offset", "snapshot_last_offset": "last_offset",
+        "snapshot_last_sequence": "last_sequence", "log_last_offset": "below.last_offset",
+        "log_last_sequence": "below.last_sequence"})}
+    FROM checked
+    WHERE last_offset >= 0 AND (last_offset >= snapshot_offset
+                                OR (covered AND (below IS NULL OR below.last_offset != last_offset
+                                                 OR below.last_sequence != last_sequence)))"""
 
 
 def snapshot_mismatches(data: DataFrame, snapshots: DataFrame, ends: DataFrame) -> DataFrame:
     """Needs data batches, snapshot_entries and partition_ends; `snapshot_mismatch` findings: an entry whose
     last offset is not below the snapshot offset, or that disagrees with the producer's last data batch
     below the snapshot offset while the log still holds that part."""
-    events = data.select(*PRODUCER, F.col("last_offset").cast("double").alias("at"),
-                         F.struct("last_offset", "last_sequence", "producer_epoch").alias("batch"),
-                         F.lit(None).cast("long").alias("snapshot_offset"))
-    snaps = snapshots.select(*PRODUCER, (F.col("snapshot_offset") - 0.5).alias("at"),
-                             F.lit(None).cast("struct<last_offset:bigint,last_sequence:int,producer_epoch:int>")
-                             .alias("batch"), "snapshot_offset")
-    w = Window.partitionBy(*PRODUCER).orderBy("at").rowsBetween(Window.unboundedPreceding, 0)
-    last_below = (events.unionByName(snaps).withColumn("below", F.last("batch", ignorenulls=True).over(w))
-                  .filter(F.col("snapshot_offset").isNotNull())
-                  .select(*PRODUCER, "snapshot_offset", "below"))
-    checked = (snapshots.join(last_below, [*PRODUCER, "snapshot_offset"], "left").join(ends, KEY, "left")
-               .withColumn("covered", F.col("last_offset") >= F.col("log_first_offset")))
-    impossible = F.col("last_offset") >= F.col("snapshot_offset")
-    disagrees = F.col("covered") & (F.col("below").isNull() | (F.col("below.last_offset") != F.col("last_offset"))
-                                    | (F.col("below.last_sequence") != F.col("last_sequence")))
-    bad = checked.filter((F.col("last_offset") >= 0) & (impossible | disagrees))
-    return to_findings(
-        bad, "snapshot_mismatch", position=None, offset="snapshot_offset",
-        message=fmt("Producer snapshot %s says producer %d last wrote sequence %d at offset %d, but the log below "
-                    "offset %d has %s.", "file", "producer_id", "last_sequence", "last_offset", "snapshot_offset",
-                    F.when(F.col("below").isNull(), F.lit("no batch of that producer"))
-                    .otherwise(F.format_string("its last batch ending at offset %d with sequence %d",
-                                               "below.last_offset", "below.last_sequence"))),
-        details={"snapshot_offset": "snapshot_offset", "snapshot_last_offset": "last_offset",
-                 "snapshot_last_sequence": "last_sequence", "log_last_offset": "below.last_offset",
-                 "log_last_sequence": "below.last_sequence"})
+    return findings_sql([snapshot_mismatch_sql()], data=data, snapshots=snapshots, ends=ends)
+
+
+def leader_epoch_mismatch_sql() -> str:
+    """Reads {batches} and {epochs} (leader_epochs); the `leader_epoch_mismatch` fragment: batches whose
+    partitionLeaderEpoch is not the epoch the checkpoint assigns to their offset, one finding per run of
+    consecutive batches (in offset order) with the same wrong epoch where the checkpoint says the same one."""
+    in_order = "PARTITION BY broker, topic, partition ORDER BY base_offset"
+    message = fmt_sql("%d batches from offset %d carry leader epoch %d where leader-epoch-checkpoint says epoch %d.",
+                      "batches", "base_offset", "partition_leader_epoch", "expected_epoch")
+    return f"""
+    WITH marks AS (
+      SELECT broker, topic, partition, base_offset, 1 AS `order`, partition_leader_epoch, file, position,
+             CAST(NULL AS INT) AS epoch
+      FROM {{batches}} WHERE magic = 2 AND crc_valid
+      UNION ALL
+      SELECT broker, topic, partition, start_offset AS base_offset, 0 AS `order`,
+             CAST(NULL AS INT) AS partition_leader_epoch, file, CAST(NULL AS BIGINT) AS position, epoch
+      FROM {{epochs}}),
+    assigned AS (
+      SELECT *, CASE WHEN partition_leader_epoch != expected_epoch
+                     THEN concat_ws(':', partition_leader_epoch, expected_epoch) END AS wrong
+      FROM (SELECT *, last(epoch, true) OVER (PARTITION BY broker, topic, partition ORDER BY base_offset, `order`
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS expected_epoch
+            FROM marks)
+      WHERE `order` = 1 AND expected_epoch IS NOT NULL),
+    runs AS (
+      SELECT *, sum(CAST(starts_run AS INT)) OVER ({in_order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS run
+      FROM (SELECT *, coalesce(lag(wrong) OVER ({in_order}) != wrong, true) AS starts_run FROM assigned)),
+    first_of_run AS (
+      SELECT broker, topic, partition, run, partition_leader_epoch, expected_epoch, min(base_offset) AS base_offset,
+             min_by(file, base_offset) AS file, min_by(position, base_offset) AS position, count(1) AS batches
+      FROM runs WHERE wrong IS NOT NULL
+      GROUP BY broker, topic, partition, run, partition_leader_epoch, expected_epoch)
+    SELECT {finding_columns("leader_epoch_mismatch", message=message, producer_id=None, producer_epoch=None, details={
+        "batch_leader_epoch": "partition_leader_epoch", "checkpoint_epoch": "expected_epoch", "batches": "batches"})}
+    FROM first_of_run"""
 
 
 def leader_epoch_mismatches(batches: DataFrame, epochs: DataFrame) -> DataFrame:
     """Needs the batches and leader_epochs tables; `leader_epoch_mismatch` findings: batches whose
     partitionLeaderEpoch is not the epoch the checkpoint assigns to their offset (one per run)."""
-    v2 = batches.filter((F.col("magic") == 2) & F.col("crc_valid"))
-    rows = v2.select(*KEY, "base_offset", F.lit(1).alias("order"), "partition_leader_epoch", "file", "position",
-                     F.lit(None).cast("int").alias("epoch"))
-    marks = epochs.select(*KEY, F.col("start_offset").alias("base_offset"), F.lit(0).alias("order"),
-                          F.lit(None).cast("int").alias("partition_leader_epoch"),
-                          F.col("file").alias("file"), F.lit(None).cast("long").alias("position"), "epoch")
-    w = Window.partitionBy(*KEY).orderBy("base_offset", "order").rowsBetween(Window.unboundedPreceding, 0)
-    assigned = (rows.unionByName(marks).withColumn("expected_epoch", F.last("epoch", ignorenulls=True).over(w))
-                .filter((F.col("order") == 1) & F.col("expected_epoch").isNotNull()))
-    # a run: consecutive batches (in offset order) with the same wrong epoch where the checkpoint says the same one
-    wrong = F.when(F.col("partition_leader_epoch") != F.col("expected_epoch"),
-                   F.concat_ws(":", "partition_leader_epoch", "expected_epoch"))
-    in_order = Window.partitionBy(*KEY).orderBy("base_offset")
-    runs = (assigned.withColumn("wrong", wrong)
-            .withColumn("starts_run", F.coalesce(F.lag("wrong").over(in_order) != F.col("wrong"), F.lit(True)))
-            .withColumn("run", F.sum(F.col("starts_run").cast("int")).over(
-                in_order.rowsBetween(Window.unboundedPreceding, 0))))
-    bad = runs.filter(F.col("wrong").isNotNull())
-    first = (bad.groupBy(*KEY, "run", "partition_leader_epoch", "expected_epoch")
-             .agg(F.min("base_offset").alias("base_offset"), F.min_by("file", "base_offset").alias("file"),
-                  F.min_by("position", "base_offset").alias("position"), F.count(F.lit(1)).alias("batches")))
-    return to_findings(
-        first, "leader_epoch_mismatch", producer_id=None, producer_epoch=None,
-        message=fmt("%d batches from offset %d carry leader epoch %d where leader-epoch-checkpoint says epoch %d.",
-                    "batches", "base_offset", "partition_leader_epoch", "expected_epoch"),
-        details={"batch_leader_epoch": "partition_leader_epoch", "checkpoint_epoch": "expected_epoch",
-                 "batches": "batches"})
+    return findings_sql([leader_epoch_mismatch_sql()], batches=batches, epochs=epochs)
+
+
+def offset_overlap_sql() -> str:
+    """Reads {batches}; the `offset_overlap` fragment: a batch whose base offset is not beyond the previous batch's
+    last offset, in file order across segments."""
+    message = fmt_sql("Offsets go backwards: the batch at offset %d follows one ending at offset %d.", "base_offset",
+                      "prev_last_offset")
+    return f"""
+    SELECT {finding_columns("offset_overlap", message=message, details={"previous_last_offset": "prev_last_offset"})}
+    FROM (SELECT *, lag(last_offset) OVER (PARTITION BY broker, topic, partition ORDER BY segment_base_offset, position)
+                    AS prev_last_offset
+          FROM {{batches}} WHERE crc_valid)
+    WHERE base_offset <= prev_last_offset"""
 
 
 def offset_overlaps(batches: DataFrame) -> DataFrame:
     """Needs the batches table; `offset_overlap` findings: a batch whose base offset is not beyond the
     previous batch's last offset, in file order across segments."""
-    w = Window.partitionBy(*KEY).orderBy("segment_base_offset", "position")
-    prev = batches.filter(F.col("crc_valid")).withColumn("prev_last_offset", F.lag("last_offset").over(w))
-    bad = prev.filter(F.col("base_offset") <= F.col("prev_last_offset"))
-    return to_findings(
-        bad, "offset_overlap",
-        message=fmt("Offsets go backwards: the batch at offset %d follows one ending at offset %d.", "base_offset",
-                    "prev_last_offset"),
-        details={"previous_last_offset": "prev_last_offset"})
+    return findings_sql([offset_overlap_sql()], batches=batches)
+
+
+def segment_name_mismatch_sql() -> str:
+    """Reads {segments}; the `segment_name_mismatch` fragment: a segment named after an offset above its first
+    batch, or overlapping the next segment."""
+    message = fmt_sql("Segment %s is named for offset %d but holds offsets %d-%d (next segment starts at %s).", "file",
+                      "base_offset", "first_batch_base_offset", "last_offset",
+                      "coalesce(CAST(next_base_offset AS STRING), 'none')")
+    return f"""
+    SELECT {finding_columns("segment_name_mismatch", message=message, position=None, offset="first_batch_base_offset",
+                            producer_id=None, producer_epoch=None, details={
+        "name_offset": "base_offset", "first_batch_base_offset": "first_batch_base_offset",
+        "last_offset": "last_offset", "next_segment_base_offset": "next_base_offset"})}
+    FROM (SELECT *, lead(base_offset) OVER (PARTITION BY broker, topic, partition ORDER BY base_offset)
+                    AS next_base_offset
+          FROM {{segments}})
+    WHERE base_offset > first_batch_base_offset OR last_offset >= next_base_offset"""
 
 
 def segment_name_mismatches(segments: DataFrame) -> DataFrame:
     """Needs the segments table; `segment_name_mismatch` findings: a segment named after an offset above its
     first batch, or overlapping the next segment."""
-    w = Window.partitionBy(*KEY).orderBy("base_offset")
-    seg = segments.withColumn("next_base_offset", F.lead("base_offset").over(w))
-    bad = seg.filter((F.col("base_offset") > F.col("first_batch_base_offset"))
-                     | (F.col("last_offset") >= F.col("next_base_offset")))
-    return to_findings(
-        bad, "segment_name_mismatch", position=None, offset="first_batch_base_offset", producer_id=None,
-        producer_epoch=None,
-        message=fmt("Segment %s is named for offset %d but holds offsets %d-%d (next segment starts at %s).", "file",
-                    "base_offset", "first_batch_base_offset", "last_offset",
-                    F.coalesce(F.col("next_base_offset").cast("string"), F.lit("none"))),
-        details={"name_offset": "base_offset", "first_batch_base_offset": "first_batch_base_offset",
-                 "last_offset": "last_offset", "next_segment_base_offset": "next_base_offset"})
+    return findings_sql([segment_name_mismatch_sql()], segments=segments)
+
+
+def log_fragments() -> list[str]:
+    """The fragments of the log's own checks, over {batches} (the batches table with leader_epoch_change), {data}
+    (its data batches), {segments}, {snapshots} (snapshot_entries), {ends} (partition_ends) and {epochs}
+    (leader_epochs): sequence_gap, duplicate_sequence, zombie_epoch, snapshot_mismatch, leader_epoch_mismatch,
+    offset_overlap and segment_name_mismatch."""
+    return [producers.sequence_gap_sql(), producers.duplicate_sequence_sql(), producers.zombie_epoch_sql(),
+            snapshot_mismatch_sql(), leader_epoch_mismatch_sql(), offset_overlap_sql(), segment_name_mismatch_sql()]
+
+
+def log_findings(batches: DataFrame, data: DataFrame, segments: DataFrame, snapshots: DataFrame, ends: DataFrame,
+                 epochs: DataFrame) -> DataFrame:
+    """The findings of `log_fragments` as one statement."""
+    return findings_sql(log_fragments(), batches=batches, data=data, segments=segments, snapshots=snapshots,
+                        ends=ends, epochs=epochs)

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
-from kforensics.spark.findings import KEY, fmt, to_findings
+from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt, fmt_sql, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
 SEQUENCE_SPACE = 2**31
@@ -41,70 +41,91 @@ def data_batches(batches: DataFrame) -> DataFrame:
                           & (F.col("base_sequence") >= 0))
 
 
-def with_previous_batch(data: DataFrame) -> DataFrame:
-    """Needs PRODUCER, base_offset, producer_epoch, last_sequence, count; adds prev_epoch,
-    prev_last_sequence, prev_count, prev_base_offset, expected_sequence and gap (mod 2^31)."""
-    w = Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
-    expected = (F.lag("last_sequence").over(w).cast("long") + 1) % SEQUENCE_SPACE
-    return (data
-            .withColumn("prev_epoch", F.lag("producer_epoch").over(w))
-            .withColumn("prev_last_sequence", F.lag("last_sequence").over(w))
-            .withColumn("prev_count", F.lag("count").over(w))
-            .withColumn("prev_base_offset", F.lag("base_offset").over(w))
-            .withColumn("expected_sequence", expected)
-            .withColumn("gap", F.pmod(F.col("base_sequence") - expected, F.lit(SEQUENCE_SPACE))))
+def _producer_window(order: str = "base_offset, segment_base_offset, position") -> str:
+    return f"PARTITION BY broker, topic, partition, producer_id ORDER BY {order}"
 
 
-def sequence_gaps(with_prev: DataFrame) -> DataFrame:
-    """Needs with_previous_batch's columns and leader_epoch_change; returns `sequence_gap` findings."""
-    gaps = with_prev.filter((F.col("prev_epoch") == F.col("producer_epoch")) & (F.col("gap") > 0)
-                            & (F.col("gap") < SEQUENCE_SPACE // 2))
-    size_class = F.when(F.col("gap") <= F.col("prev_count") * MAX_IN_FLIGHT_BATCHES, "small").otherwise("large")
-    return to_findings(
-        gaps.withColumn("size_class", size_class), "sequence_gap",
-        message=fmt("Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are "
-                    "missing (%s gap%s).", "producer_id", "producer_epoch", F.col("expected_sequence") - 1,
-                    "base_sequence", "base_offset", "gap", "size_class",
-                    F.when(F.col("leader_epoch_change"), ", at the first batch of a new leader epoch").otherwise("")),
-        details={"expected_sequence": "expected_sequence", "found_sequence": "base_sequence", "gap_size": "gap",
-                 "size_class": "size_class", "leader_epoch_change": "leader_epoch_change",
-                 "previous_batch_offset": "prev_base_offset"})
+def sequence_gap_sql() -> str:
+    """Reads {data} (data batches with leader_epoch_change); the `sequence_gap` fragment: per producer, each batch
+    against the previous one (prev_epoch, prev_count, prev_base_offset, expected_sequence, gap mod 2^31)."""
+    message = fmt_sql(
+        "Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).",
+        "producer_id", "producer_epoch", "expected_sequence - 1", "base_sequence", "base_offset", "gap", "size_class",
+        "CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END")
+    return f"""
+    WITH previous AS (
+      SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
+             lag(base_offset) OVER w AS prev_base_offset,
+             (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % {SEQUENCE_SPACE} AS expected_sequence
+      FROM {{data}} WINDOW w AS ({_producer_window()})),
+    gaps AS (
+      SELECT *, CASE WHEN gap <= prev_count * {MAX_IN_FLIGHT_BATCHES} THEN 'small' ELSE 'large' END AS size_class
+      FROM (SELECT *, pmod(base_sequence - expected_sequence, {SEQUENCE_SPACE}) AS gap FROM previous)
+      WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < {SEQUENCE_SPACE // 2})
+    SELECT {finding_columns("sequence_gap", message=message, details={
+        "expected_sequence": "expected_sequence", "found_sequence": "base_sequence", "gap_size": "gap",
+        "size_class": "size_class", "leader_epoch_change": "leader_epoch_change",
+        "previous_batch_offset": "prev_base_offset"})}
+    FROM gaps"""
+
+
+def sequence_gaps(data: DataFrame) -> DataFrame:
+    """Needs data batches and leader_epoch_change; returns `sequence_gap` findings."""
+    return findings_sql([sequence_gap_sql()], data=data)
+
+
+def duplicate_sequence_sql() -> str:
+    """Reads {data} (data batches); the `duplicate_sequence` fragment: one finding per repeated (producer, epoch,
+    range), located at the second copy."""
+    copies = "PARTITION BY broker, topic, partition, producer_id, producer_epoch, base_sequence, last_sequence " \
+             "ORDER BY base_offset"
+    message = fmt_sql("Producer %d epoch %d wrote sequences %d-%d again at offset %d (first at offset %d): the "
+                      "broker's deduplication was defeated.", "producer_id", "producer_epoch", "base_sequence",
+                      "last_sequence", "base_offset", "element_at(offsets, 1)")
+    return f"""
+    SELECT {finding_columns("duplicate_sequence", message=message, details={
+        "sequence_range": "array(base_sequence, last_sequence)", "offsets": "offsets"})}
+    FROM (SELECT *, row_number() OVER ({copies}) AS copy,
+                 collect_list(base_offset) OVER ({copies} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+                   AS offsets
+          FROM {{data}})
+    WHERE copy = 2"""
 
 
 def duplicate_sequences(data: DataFrame) -> DataFrame:
     """Needs data batches; returns `duplicate_sequence` findings, one per repeated (producer, epoch, range),
     located at the second copy."""
-    w = Window.partitionBy(*PRODUCER, "producer_epoch", "base_sequence", "last_sequence").orderBy("base_offset")
-    copies = (data.withColumn("copy", F.row_number().over(w))
-              .withColumn("offsets", F.collect_list("base_offset").over(
-                  w.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))))
-    dups = copies.filter(F.col("copy") == 2)
-    return to_findings(
-        dups, "duplicate_sequence",
-        message=fmt("Producer %d epoch %d wrote sequences %d-%d again at offset %d (first at offset %d): the "
-                    "broker's deduplication was defeated.", "producer_id", "producer_epoch", "base_sequence",
-                    "last_sequence", "base_offset", F.element_at("offsets", 1)),
-        details={"sequence_range": F.array("base_sequence", "last_sequence"), "offsets": "offsets"})
+    return findings_sql([duplicate_sequence_sql()], data=data)
+
+
+def zombie_epoch_sql() -> str:
+    """Reads {batches}; the `zombie_epoch` fragment: data written with an epoch lower than one already written
+    (data or marker) for that producer id, with the offset where the newer epoch began."""
+    message = fmt_sql("Producer %d wrote with epoch %d at offset %d after epoch %d had been written (from offset %d): "
+                      "a fenced zombie producer.", "producer_id", "producer_epoch", "base_offset", "newer_epoch",
+                      "newer_epoch_first_offset")
+    return f"""
+    WITH producer_batches AS (
+      SELECT * FROM {{batches}} WHERE magic = 2 AND producer_id >= 0 AND crc_valid),
+    zombies AS (
+      SELECT * FROM (
+        SELECT *, max(producer_epoch) OVER ({_producer_window()} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+                  AS newer_epoch
+        FROM producer_batches)
+      WHERE NOT is_control AND producer_epoch < newer_epoch),
+    first_of_epoch AS (
+      SELECT broker, topic, partition, producer_id, producer_epoch AS newer_epoch,
+             min(base_offset) AS newer_epoch_first_offset
+      FROM producer_batches GROUP BY broker, topic, partition, producer_id, producer_epoch)
+    SELECT {finding_columns("zombie_epoch", message=message, details={
+        "newer_epoch": "newer_epoch", "newer_epoch_first_offset": "newer_epoch_first_offset"})}
+    FROM zombies LEFT JOIN first_of_epoch USING (broker, topic, partition, producer_id, newer_epoch)"""
 
 
 def zombie_epochs(batches: DataFrame) -> DataFrame:
     """Needs the batches columns; returns `zombie_epoch` findings: data written with an epoch lower than one
     already written (data or marker) for that producer id."""
-    producer_batches = batches.filter((F.col("magic") == 2) & (F.col("producer_id") >= 0) & F.col("crc_valid"))
-    w = (Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
-         .rowsBetween(Window.unboundedPreceding, -1))
-    seen = producer_batches.withColumn("newer_epoch", F.max("producer_epoch").over(w))
-    zombies = seen.filter(~F.col("is_control") & (F.col("producer_epoch") < F.col("newer_epoch")))
-    first_of_epoch = (producer_batches.groupBy(*PRODUCER, "producer_epoch")
-                      .agg(F.min("base_offset").alias("newer_epoch_first_offset"))
-                      .withColumnRenamed("producer_epoch", "newer_epoch"))
-    zombies = zombies.join(first_of_epoch, [*PRODUCER, "newer_epoch"], "left")
-    return to_findings(
-        zombies, "zombie_epoch",
-        message=fmt("Producer %d wrote with epoch %d at offset %d after epoch %d had been written (from offset %d): "
-                    "a fenced zombie producer.", "producer_id", "producer_epoch", "base_offset", "newer_epoch",
-                    "newer_epoch_first_offset"),
-        details={"newer_epoch": "newer_epoch", "newer_epoch_first_offset": "newer_epoch_first_offset"})
+    return findings_sql([zombie_epoch_sql()], batches=batches)
 
 
 def producers_table(data: DataFrame) -> DataFrame:

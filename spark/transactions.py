@@ -15,7 +15,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from kforensics.spark.findings import KEY, fmt, to_findings
+from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt, fmt_sql, to_findings
 
 PRODUCER = [*KEY, "producer_id"]
 
@@ -70,20 +70,30 @@ def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
     return ends.join(checkpoints.select(*KEY, "high_watermark", "log_start_offset", "cleaner_offset"), KEY, "left")
 
 
+def hanging_transaction_sql(txn_timeout_ms: int) -> str:
+    """The `hanging_transaction` fragment: reads `{txns}` (transactions_table: producer_id, producer_epoch,
+    outcome, first_offset, last_data_offset, first_timestamp, file, position) and `{ends}` (partition_ends:
+    log_end_timestamp); an open transaction older than the timeout at the log end."""
+    timeout = int(txn_timeout_ms)
+    columns = finding_columns(
+        "hanging_transaction", offset="first_offset",
+        message=fmt_sql("Producer %d's transaction opened at offset %d is still open at the log end, %d ms later "
+                        "(timeout %d ms): read_committed consumers are stuck at offset %d.", "producer_id",
+                        "first_offset", "age_ms_at_log_end", str(timeout), "first_offset"),
+        details={"first_offset": "first_offset", "lso_stuck_at": "first_offset",
+                 "age_ms_at_log_end": "age_ms_at_log_end", "last_data_offset": "last_data_offset"})
+    return f"""
+        SELECT {columns} FROM (
+            SELECT *, log_end_timestamp - first_timestamp AS age_ms_at_log_end
+            FROM {{txns}} JOIN {{ends}} USING (broker, topic, partition)
+            WHERE outcome = 'OPEN' AND first_offset IS NOT NULL)
+        WHERE age_ms_at_log_end > {timeout}"""
+
+
 def hanging_transactions(txns: DataFrame, ends: DataFrame, txn_timeout_ms: int) -> DataFrame:
     """Needs transactions_table and partition_ends; `hanging_transaction` findings: still open at the log
     end and older than the transaction timeout (age measured against the newest timestamp in the log)."""
-    open_txns = (txns.filter((F.col("outcome") == "OPEN") & F.col("first_offset").isNotNull())
-                 .join(ends, KEY)
-                 .withColumn("age_ms_at_log_end", F.col("log_end_timestamp") - F.col("first_timestamp"))
-                 .filter(F.col("age_ms_at_log_end") > txn_timeout_ms))
-    return to_findings(
-        open_txns, "hanging_transaction", offset="first_offset",
-        message=fmt("Producer %d's transaction opened at offset %d is still open at the log end, %d ms later "
-                    "(timeout %d ms): read_committed consumers are stuck at offset %d.", "producer_id",
-                    "first_offset", "age_ms_at_log_end", F.lit(txn_timeout_ms), "first_offset"),
-        details={"first_offset": "first_offset", "lso_stuck_at": "first_offset",
-                 "age_ms_at_log_end": "age_ms_at_log_end", "last_data_offset": "last_data_offset"})
+    return findings_sql([hanging_transaction_sql(txn_timeout_ms)], txns=txns, ends=ends)
 
 
 SWEEP_SCHEMA = ("row_kind string, broker string, topic string, partition int, offset long, "

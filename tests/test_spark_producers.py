@@ -29,7 +29,7 @@ def _batch(base_offset: int, count: int, base_sequence: int, *, epoch: int = 0, 
 def _gaps(spark, rows: list[dict]) -> list:
     batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
     data = producers.data_batches(batches.transform(producers.with_leader_epoch_change))
-    found = producers.sequence_gaps(producers.with_previous_batch(data))
+    found = producers.sequence_gaps(data)
     return found.select("kind", "offset", "details").collect()
 
 
