@@ -36,7 +36,7 @@ from kforensics.spark import (
 from kforensics.spark import schemas as S
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
-from kforensics.spark.findings import FINDING_COLUMNS, findings_sql, renamed
+from kforensics.spark.findings import FINDING_COLUMNS, findings_sql
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 from kforensics.spark.session import is_small, job_threads
@@ -258,9 +258,9 @@ Fragments = tuple[list[str], dict[str, DataFrame]]
 
 @dataclass(frozen=True)
 class Check:
-    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `sql` its fragments (the
-    SQL checks of a scan run as one statement); `applies` says from the listing and the options whether there can
-    be anything to find (if not, the check is not even planned)."""
+    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `sql` its fragments and the
+    tables they name (run as one statement, the UNION ALL of the fragments); `applies` says from the listing and the
+    options whether there can be anything to find (if not, the check is not even planned)."""
 
     name: str
     build: Callable[[Analysis], DataFrame] | None = None
@@ -327,9 +327,11 @@ CHECKS: list[Check] = [
                                           cleaner.cleaner_blocked_sql(a.options.txn_timeout_ms)],
                                          {"txns": a.txns, "ends": a.ends, "batches": a.batches})),
     Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
-    Check("replica_divergence", lambda a: replicas.replica_divergence_findings(
-        a.clustered, a.ends_r, a.div, control_plane.elections_of(a.history) if a.kraft else None),
-          lambda a: a.facts.replicas_possible),
+    Check("replica_divergence", sql=lambda a: (
+        [replicas.replica_divergence_sql(a.kraft)],
+        {"batches": a.clustered, "ends": a.ends_r, "div": a.div,
+         **({"elections": control_plane.elections_of(a.history)} if a.kraft else {})}),
+          applies=lambda a: a.facts.replicas_possible),
     # KRaft control plane: unclean elections (with the offsets they cost), offline and stray partitions, leader
     # epochs the metadata never gave
     Check("unclean_leader_election", _unclean_leader_elections, _kraft),
@@ -347,19 +349,17 @@ CHECKS: list[Check] = [
           applies=_has_transaction_state),
     Check("committed_offset", sql=lambda a: (consumer_offsets.committed_offset_fragments(), {"offsets": a.offsets}),
           applies=_has_consumer_offsets),
-    Check("future_replica_divergence", lambda a: replicas.future_replica_divergences(a.every_dir["batches"],
-                                                                                       a.tables["brokers"]),
-          lambda a: a.facts.has_future_replicas),
+    Check("future_replica_divergence", sql=lambda a: (
+        [replicas.future_replica_divergence_sql()], {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]}),
+          applies=lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
     Check("restart", sql=lambda a: ([restart.restart_findings_sql()], {"predicted": a.predicted})),
-    Check("remote_segment_stuck", lambda a: remote_storage.remote_segment_stuck(a.remote,
-                                                                                a.options.remote_stuck_after_ms),
-          _has_remote),
-    Check("remote_log_gap", lambda a: remote_storage.remote_log_gaps(a.finished, a.local), _has_remote),
-    Check("remote_leader_epoch_mismatch", lambda a: remote_storage.remote_epoch_mismatches_with_checkpoint(
-        a.ranges, a.local, a.tables["leader_epochs"]), _has_remote),
-    Check("remote_epoch_chain", lambda a: remote_storage.remote_epoch_chain_mismatches(a.pairs), _has_remote),
-    Check("remote_overlap", lambda a: remote_storage.remote_overlaps(a.pairs), _has_remote),
+    Check("remote", sql=lambda a: (
+        [remote_storage.remote_segment_stuck_sql(a.options.remote_stuck_after_ms), remote_storage.remote_log_gaps_sql(),
+         remote_storage.remote_epoch_mismatches_with_checkpoint_sql(), remote_storage.remote_epoch_chain_mismatches_sql(),
+         remote_storage.remote_overlaps_sql()],
+        {"remote": a.remote, "finished": a.finished, "local": a.local, "ranges": a.ranges, "pairs": a.pairs,
+         "epochs": a.tables["leader_epochs"]}), applies=_has_remote),
 ]
 
 @dataclass(frozen=True)
@@ -412,35 +412,22 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
     context = tables["batches"].sparkSession.sparkContext
 
     def findings() -> DataFrame:
-        def step(name: str) -> contextlib.AbstractContextManager[Any]:
-            if profile:
-                return profile.step(name, "kforensics scan: findings")
-            context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
-            return contextlib.nullcontext()
-
         def run(check: Check) -> DataFrame:
-            with step(f"check {check.name}"):
+            step = profile.step(f"check {check.name}", "kforensics scan: findings") if profile \
+                else contextlib.nullcontext()
+            with step:
+                if not profile:
+                    context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
+                if check.sql:
+                    fragments, inputs = check.sql(a)
+                    return a.keep(findings_sql(fragments, **inputs))
                 return a.keep(check.build(a).select(*FINDING_COLUMNS))
 
-        def statement(checks: list[Check]) -> DataFrame:
-            fragments, inputs = [], {}
-            for check in checks:
-                with step(f"check {check.name}"):  # the check's inputs, built (and kept) on first use
-                    texts, named = check.sql(a)
-                fragments += [renamed(text, check.name) for text in texts]
-                inputs.update({f"{check.name}_{name}": df for name, df in named.items()})
-            with step("checks in SQL"):
-                return a.keep(findings_sql(fragments, **inputs))
-
-        checks = [check for check in CHECKS if check.applies(a)]
-        in_sql = [check for check in checks if check.sql]
-        # The DataFrame checks are planned (and their shuffles run) each in its own thread and kept: the union's
-        # plan is then a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at
-        # once. The SQL checks are one statement: one parse, one analysis and one plan for all of them.
+        # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
+        # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once. (All the
+        # SQL checks as one statement took as long as the DataFrame checks: one thread plans it, on 2 cores.)
         with job_threads(tables["batches"].sparkSession, FINDINGS_THREADS) as pool:
-            futures = [pool.submit(statement, in_sql)] if in_sql else []
-            futures += [pool.submit(run, check) for check in checks if not check.sql]
-            found = [future.result() for future in futures]
+            found = pool.map(run, [check for check in CHECKS if check.applies(a)])
         return reduce(DataFrame.unionByName, found)
 
     spark = tables["batches"].sparkSession

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import FINDING_COLUMNS, severity_of
 
 KEY = ["broker", "topic", "partition"]
-__all__ = ["FINDING_COLUMNS", "KEY", "finding_columns", "findings_sql", "fmt", "fmt_sql", "renamed", "sql_literal", "to_findings"]
+__all__ = ["FINDING_COLUMNS", "KEY", "finding_columns", "findings_sql", "fmt", "fmt_sql", "sql_literal", "to_findings"]
 
 
 def _col(value: Column | str | int | None) -> Column:
@@ -90,11 +88,3 @@ def findings_sql(fragments: list[str], **tables: DataFrame) -> DataFrame:
     spark = next(iter(tables.values())).sparkSession
     return spark.sql(" UNION ALL ".join(f"({fragment})" for fragment in fragments), **tables)
 
-
-_PLACEHOLDER = re.compile(r"(?<!\{)\{(\w+)\}(?!\})")
-
-
-def renamed(fragment: str, prefix: str) -> str:
-    """`fragment` with its input names `{name}` as `{<prefix>_name}`: fragments of different checks, whose inputs
-    share names but not tables, in one statement."""
-    return _PLACEHOLDER.sub(lambda m: f"{{{prefix}_{m.group(1)}}}", fragment)

@@ -23,7 +23,6 @@ def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan
     assert checks <= {check.name for check in CHECKS}
     # the checks every scan plans, whatever the listing found
     assert {"log", "transactions", "txnindex", "restart"} <= checks
-    assert "checks in SQL" in steps  # the checks written in SQL run as one statement
     for step in profile["steps"]:
         assert step["seconds"] >= 0 and step["jobs"] >= 0 and step["tasks"] >= step["stages"] >= 0
     # a small local input is parsed by the driver (spark/driver_read.py): its parse pass and the writes of its input
