@@ -9,12 +9,9 @@ consumer processed aborted records. The reference replica of a partition is its 
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
-
-TP = ["cluster_id", "topic", "partition"]
 
 
 def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: DataFrame) -> DataFrame:
@@ -23,41 +20,46 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
     coordinator_partition, coordinator_offset, file, position), in_input, log_start_offset and log_end_offset
     of the partition's longest replica, lag, the aborted range it falls in, and status (ok | not_in_input |
     beyond_log_end | below_log_start | in_aborted_range)."""
-    pick = longest.select(*TP, F.col("longest_broker").alias("broker"))
-    mine = commits.join(pick, ["topic", "partition", "broker"])  # one replica of each __consumer_offsets partition
-    w = (Window.partitionBy("cluster_id", "group_id", "commit_topic", "commit_partition")
-         .orderBy(F.desc("timestamp"), F.desc("offset")))
-    latest = mine.withColumn("rank", F.row_number().over(w)).filter((F.col("rank") == 1) & ~F.col("tombstone"))
-    latest = latest.select(
-        "cluster_id", "group_id", F.col("commit_topic").alias("topic"), F.col("commit_partition").alias("partition"),
-        "committed_offset", "committed_leader_epoch", "commit_timestamp", F.col("broker").alias("coordinator_broker"),
-        F.format_string("%s-%d", "topic", "partition").alias("coordinator_partition"),
-        F.col("offset").alias("coordinator_offset"), "file", "position")
-    ends = longest.select(*TP, F.col("longest_broker").alias("data_broker"), "log_start_offset", "log_end_offset")
-    ranges = aborted.withColumnRenamed("broker", "data_broker").join(
-        pick.withColumnRenamed("broker", "data_broker"), ["topic", "partition", "data_broker"]).select(
-        *TP, "data_broker", F.col("first_offset").alias("aborted_first_offset"),
-        F.col("last_offset").alias("aborted_last_offset"), F.col("producer_id").alias("aborted_producer_id"))
-    t = latest.join(ends, TP, "left")
-    inside = (t.join(ranges, [*TP, "data_broker"])
-              .filter((F.col("committed_offset") > F.col("aborted_first_offset"))
-                      & (F.col("committed_offset") <= F.col("aborted_last_offset")))
-              .groupBy("group_id", *TP).agg(F.min("aborted_first_offset").alias("aborted_first_offset"),
-                                            F.min_by("aborted_last_offset", "aborted_first_offset")
-                                            .alias("aborted_last_offset"),
-                                            F.min_by("aborted_producer_id", "aborted_first_offset")
-                                            .alias("aborted_producer_id")))
-    t = t.join(inside, ["group_id", *TP], "left")
-    status = (F.when(F.col("log_end_offset").isNull(), "not_in_input")
-              .when(F.col("committed_offset") > F.col("log_end_offset"), "beyond_log_end")
-              .when((F.col("committed_offset") >= 0) & (F.col("committed_offset") < F.col("log_start_offset")),
-                    "below_log_start")
-              .when(F.col("aborted_first_offset").isNotNull(), "in_aborted_range").otherwise("ok"))
-    return t.select("group_id", *TP, "committed_offset", "committed_leader_epoch", "commit_timestamp",
-                    "coordinator_broker", "coordinator_partition", "coordinator_offset", "file", "position",
-                    F.col("log_end_offset").isNotNull().alias("in_input"), "data_broker", "log_start_offset",
-                    "log_end_offset", (F.col("log_end_offset") - F.col("committed_offset")).alias("lag"),
-                    "aborted_first_offset", "aborted_last_offset", "aborted_producer_id", status.alias("status"))
+    return commits.sparkSession.sql("""
+        WITH pick AS (SELECT cluster_id, topic, partition, longest_broker AS broker FROM {longest}),
+        latest AS (
+            SELECT cluster_id, group_id, commit_topic AS topic, commit_partition AS partition, committed_offset,
+                   committed_leader_epoch, commit_timestamp, broker AS coordinator_broker,
+                   format_string('%s-%d', topic, partition) AS coordinator_partition, offset AS coordinator_offset,
+                   file, position
+            FROM (
+                SELECT *, row_number() OVER (PARTITION BY cluster_id, group_id, commit_topic, commit_partition
+                                             ORDER BY timestamp DESC, offset DESC) AS rank
+                FROM {commits} JOIN pick USING (topic, partition, broker))  -- one replica of each partition
+            WHERE rank = 1 AND NOT tombstone),
+        ranges AS (
+            SELECT cluster_id, topic, partition, data_broker, first_offset AS aborted_first_offset,
+                   last_offset AS aborted_last_offset, producer_id AS aborted_producer_id
+            FROM (SELECT * EXCEPT (broker), broker AS data_broker FROM {aborted})
+            JOIN (SELECT cluster_id, topic, partition, broker AS data_broker FROM pick)
+            USING (topic, partition, data_broker)),
+        t AS (
+            SELECT * FROM latest LEFT JOIN (
+                SELECT cluster_id, topic, partition, longest_broker AS data_broker, log_start_offset, log_end_offset
+                FROM {longest}) USING (cluster_id, topic, partition)),
+        inside AS (
+            SELECT group_id, cluster_id, topic, partition, min(aborted_first_offset) AS aborted_first_offset,
+                   min_by(aborted_last_offset, aborted_first_offset) AS aborted_last_offset,
+                   min_by(aborted_producer_id, aborted_first_offset) AS aborted_producer_id
+            FROM t JOIN ranges USING (cluster_id, topic, partition, data_broker)
+            WHERE committed_offset > aborted_first_offset AND committed_offset <= aborted_last_offset
+            GROUP BY group_id, cluster_id, topic, partition)
+        SELECT group_id, cluster_id, topic, partition, committed_offset, committed_leader_epoch, commit_timestamp,
+               coordinator_broker, coordinator_partition, coordinator_offset, file, position,
+               log_end_offset IS NOT NULL AS in_input, data_broker, log_start_offset, log_end_offset,
+               log_end_offset - committed_offset AS lag, aborted_first_offset, aborted_last_offset,
+               aborted_producer_id,
+               CASE WHEN log_end_offset IS NULL THEN 'not_in_input'
+                    WHEN committed_offset > log_end_offset THEN 'beyond_log_end'
+                    WHEN committed_offset >= 0 AND committed_offset < log_start_offset THEN 'below_log_start'
+                    WHEN aborted_first_offset IS NOT NULL THEN 'in_aborted_range' ELSE 'ok' END AS status
+        FROM t LEFT JOIN inside USING (group_id, cluster_id, topic, partition)""",
+                                    commits=commits, longest=longest, aborted=aborted)
 
 
 def committed_offset_fragments() -> list[str]:

@@ -11,20 +11,30 @@ start timestamp and the start of the producer's next transaction naming that par
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
 
-TP = ["cluster_id", "topic", "partition"]
 COMPLETE = ("CompleteCommit", "CompleteAbort")
 
 
 def coordinator_log(records: DataFrame, longest: DataFrame) -> DataFrame:
     """Needs coordinator_records and longest_replicas; the records of the longest replica of each
     __transaction_state partition (replicas hold the same records), tombstones dropped."""
-    pick = longest.select(*TP, F.col("longest_broker").alias("broker"))
-    return records.join(pick, ["topic", "partition", "broker"]).filter(~F.col("tombstone"))
+    return records.sparkSession.sql("""
+        SELECT * FROM {records}
+        JOIN (SELECT cluster_id, topic, partition, longest_broker AS broker FROM {longest})
+        USING (topic, partition, broker)
+        WHERE NOT tombstone""", records=records, longest=longest)
+
+
+_OUTCOME = """CASE WHEN array_contains(states, 'CompleteCommit') THEN 'COMMIT'
+                   WHEN array_contains(states, 'CompleteAbort') THEN 'ABORT'
+                   WHEN array_contains(states, 'PrepareCommit') THEN 'PREPARE_COMMIT'
+                   WHEN array_contains(states, 'PrepareAbort') OR array_contains(states, 'PrepareEpochFence')
+                        THEN 'PREPARE_ABORT'
+                   WHEN array_contains(states, 'Ongoing') THEN 'ONGOING' ELSE 'NONE' END"""
+_COMPLETE = ", ".join(sql_literal(s) for s in COMPLETE)
 
 
 def coordinator_transactions(log: DataFrame) -> DataFrame:
@@ -32,58 +42,61 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
     producer_epoch (last), first_producer_epoch, outcome (COMMIT|ABORT|PREPARE_COMMIT|PREPARE_ABORT|ONGOING|
     NONE), states (in order), partitions, transaction_timeout_ms, txn_start_timestamp, completed_at,
     coordinator broker / partition / first and last offset, file and position of the last record."""
-    w = (Window.partitionBy(*TP, "transactional_id").orderBy("offset")
-         .rowsBetween(Window.unboundedPreceding, -1))
-    seq = F.coalesce(F.sum(F.col("state").isin(*COMPLETE).cast("int")).over(w), F.lit(0))
-    grouped = (log.withColumn("txn_seq", seq).groupBy("broker", *TP, "transactional_id", "txn_seq").agg(
-        F.max_by("producer_id", "offset").alias("producer_id"),
-        F.max_by("producer_epoch", "offset").alias("producer_epoch"),
-        F.min_by("producer_epoch", "offset").alias("first_producer_epoch"),
-        F.expr("transform(array_sort(collect_list(struct(offset, state))), r -> r.state)").alias("states"),
-        F.array_sort(F.array_distinct(F.flatten(F.collect_list(
-            F.split(F.coalesce("txn_partitions", F.lit("")), ","))))).alias("partitions"),
-        F.max_by("transaction_timeout_ms", "offset").alias("transaction_timeout_ms"),
-        F.max("start_timestamp").alias("txn_start_timestamp"),
-        F.max_by("last_update_timestamp", "offset").alias("last_update_timestamp"),
-        F.min("offset").alias("coordinator_first_offset"), F.max("offset").alias("coordinator_last_offset"),
-        F.max_by("file", "offset").alias("file"), F.max_by("position", "offset").alias("position")))
-    states = F.col("states")
-    outcome = (F.when(F.array_contains(states, "CompleteCommit"), "COMMIT")
-               .when(F.array_contains(states, "CompleteAbort"), "ABORT")
-               .when(F.array_contains(states, "PrepareCommit"), "PREPARE_COMMIT")
-               .when(F.array_contains(states, "PrepareAbort") | F.array_contains(states, "PrepareEpochFence"),
-                     "PREPARE_ABORT")
-               .when(F.array_contains(states, "Ongoing"), "ONGOING").otherwise("NONE"))
-    return grouped.select(
-        "cluster_id", "transactional_id", "producer_id", "producer_epoch", "first_producer_epoch", outcome.alias("outcome"), "states",
-        F.expr("filter(partitions, p -> p != '')").alias("partitions"), "transaction_timeout_ms",
-        F.when(F.col("txn_start_timestamp") >= 0, F.col("txn_start_timestamp")).alias("txn_start_timestamp"),
-        F.when(F.array_contains(states, "CompleteCommit") | F.array_contains(states, "CompleteAbort"),
-               F.col("last_update_timestamp")).alias("completed_at"),
-        F.col("broker").alias("coordinator_broker"),
-        F.format_string("%s-%d", "topic", "partition").alias("coordinator_partition"),
-        "coordinator_first_offset", "coordinator_last_offset", "file", "position", "txn_seq")
+    return log.sparkSession.sql(f"""
+        SELECT cluster_id, transactional_id, producer_id, producer_epoch, first_producer_epoch,
+               {_OUTCOME} AS outcome, states,
+               filter(partitions, p -> p != '') AS partitions, transaction_timeout_ms,
+               CASE WHEN txn_start_timestamp >= 0 THEN txn_start_timestamp END AS txn_start_timestamp,
+               CASE WHEN array_contains(states, 'CompleteCommit') OR array_contains(states, 'CompleteAbort')
+                    THEN last_update_timestamp END AS completed_at,
+               broker AS coordinator_broker, format_string('%s-%d', topic, partition) AS coordinator_partition,
+               coordinator_first_offset, coordinator_last_offset, file, position, txn_seq
+        FROM (
+            SELECT broker, cluster_id, topic, partition, transactional_id, txn_seq,
+                   max_by(producer_id, offset) AS producer_id, max_by(producer_epoch, offset) AS producer_epoch,
+                   min_by(producer_epoch, offset) AS first_producer_epoch,
+                   transform(array_sort(collect_list(struct(offset, state))), r -> r.state) AS states,
+                   array_sort(array_distinct(flatten(collect_list(split(coalesce(txn_partitions, ''), ',')))))
+                       AS partitions,
+                   max_by(transaction_timeout_ms, offset) AS transaction_timeout_ms,
+                   max(start_timestamp) AS txn_start_timestamp,
+                   max_by(last_update_timestamp, offset) AS last_update_timestamp,
+                   min(offset) AS coordinator_first_offset, max(offset) AS coordinator_last_offset,
+                   max_by(file, offset) AS file, max_by(position, offset) AS position
+            FROM (
+                SELECT *, coalesce(sum(CAST(state IN ({_COMPLETE}) AS INT)) OVER (
+                           PARTITION BY cluster_id, topic, partition, transactional_id ORDER BY offset
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS txn_seq
+                FROM {{log}})
+            GROUP BY broker, cluster_id, topic, partition, transactional_id, txn_seq)""", log=log)
 
 
 def transactional_ids(log: DataFrame) -> DataFrame:
     """Needs coordinator_log; producer_id -> transactional_id (the latest record naming the producer id)."""
-    return log.groupBy("cluster_id", "producer_id").agg(
-        F.max_by("transactional_id", "timestamp").alias("transactional_id"))
+    return log.sparkSession.sql("""
+        SELECT cluster_id, producer_id, max_by(transactional_id, timestamp) AS transactional_id
+        FROM {log} GROUP BY cluster_id, producer_id""", log=log)
+
+
+_TXN_KEY = "cluster_id, coordinator_partition, transactional_id, txn_seq"
 
 
 def with_partitions_not_in_input(ctx: DataFrame, present: DataFrame) -> DataFrame:
     """Needs coordinator_transactions and a (topic, partition) table of the data partitions in the input; adds
     partitions_not_in_input (named by the transaction, absent from the input: not judged)."""
-    named = ctx.select("cluster_id", "coordinator_partition", "transactional_id", "txn_seq",
-                       F.explode("partitions").alias("named"))
-    names = present.select("cluster_id", F.format_string("%s-%d", "topic", "partition").alias("named"),
-                           F.lit(True).alias("here")).distinct()
-    absent = (named.join(names, ["cluster_id", "named"], "left").filter(F.col("here").isNull())
-              .groupBy("cluster_id", "coordinator_partition", "transactional_id", "txn_seq")
-              .agg(F.array_sort(F.collect_list("named")).alias("partitions_not_in_input")))
-    return (ctx.join(absent, ["cluster_id", "coordinator_partition", "transactional_id", "txn_seq"], "left")
-            .withColumn("partitions_not_in_input", F.coalesce("partitions_not_in_input",
-                                                              F.array().cast("array<string>"))))
+    return ctx.sparkSession.sql(f"""
+        WITH names AS (
+            SELECT DISTINCT cluster_id, format_string('%s-%d', topic, partition) AS named, true AS here
+            FROM {{present}}),
+        absent AS (
+            SELECT {_TXN_KEY}, array_sort(collect_list(named)) AS partitions_not_in_input
+            FROM (SELECT {_TXN_KEY}, explode(partitions) AS named FROM {{ctx}})
+            LEFT JOIN names USING (cluster_id, named)
+            WHERE here IS NULL
+            GROUP BY {_TXN_KEY})
+        SELECT * EXCEPT (partitions_not_in_input),
+               coalesce(partitions_not_in_input, CAST(array() AS ARRAY<STRING>)) AS partitions_not_in_input
+        FROM {{ctx}} LEFT JOIN absent USING ({_TXN_KEY})""", ctx=ctx, present=present)
 
 
 _NAMED = sql_literal(r"^(.*)-(\d+)$")

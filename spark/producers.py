@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pandas as pd
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
-from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt, fmt_sql, to_findings
+from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
 
 PRODUCER = [*KEY, "producer_id"]
 SEQUENCE_SPACE = 2**31
@@ -26,9 +26,12 @@ MAX_IN_FLIGHT_BATCHES = 5
 def with_leader_epoch_change(batches: DataFrame) -> DataFrame:
     """Needs KEY, base_offset, position, partition_leader_epoch; adds `leader_epoch_change` (the batch is the
     first of a new partition leader epoch in its partition)."""
-    w = Window.partitionBy(*KEY).orderBy("base_offset", "segment_base_offset", "position")
-    prev = F.lag("partition_leader_epoch").over(w)
-    return batches.withColumn("leader_epoch_change", prev.isNotNull() & (prev != F.col("partition_leader_epoch")))
+    return batches.sparkSession.sql("""
+        SELECT *, lag(partition_leader_epoch) OVER w IS NOT NULL
+                  AND lag(partition_leader_epoch) OVER w != partition_leader_epoch AS leader_epoch_change
+        FROM {batches}
+        WINDOW w AS (PARTITION BY broker, topic, partition ORDER BY base_offset, segment_base_offset, position)""",
+                                    batches=batches)
 
 
 def data_batches(batches: DataFrame) -> DataFrame:
@@ -130,13 +133,14 @@ def zombie_epochs(batches: DataFrame) -> DataFrame:
 
 def producers_table(data: DataFrame) -> DataFrame:
     """Needs data batches; one row per (partition, producer id, epoch): offsets, sequences, counts, times."""
-    return (data.groupBy(*PRODUCER, "producer_epoch")
-            .agg(F.min("base_offset").alias("first_offset"), F.max("last_offset").alias("last_offset"),
-                 F.min_by("base_sequence", "base_offset").alias("first_sequence"),
-                 F.max_by("last_sequence", "base_offset").alias("last_sequence"),
-                 F.count(F.lit(1)).alias("batch_count"), F.sum("count").cast("long").alias("record_count"),
-                 F.min("base_timestamp").alias("first_timestamp"), F.max("max_timestamp").alias("last_timestamp"),
-                 F.max(F.col("is_transactional").cast("int")).cast("boolean").alias("is_transactional")))
+    return data.sparkSession.sql("""
+        SELECT broker, topic, partition, producer_id, producer_epoch, min(base_offset) AS first_offset,
+               max(last_offset) AS last_offset, min_by(base_sequence, base_offset) AS first_sequence,
+               max_by(last_sequence, base_offset) AS last_sequence, count(1) AS batch_count,
+               CAST(sum(count) AS BIGINT) AS record_count, min(base_timestamp) AS first_timestamp,
+               max(max_timestamp) AS last_timestamp,
+               CAST(max(CAST(is_transactional AS INT)) AS BOOLEAN) AS is_transactional
+        FROM {data} GROUP BY broker, topic, partition, producer_id, producer_epoch""", data=data)
 
 
 RESEND_SCHEMA = ("broker string, topic string, partition int, pid_a long, pid_b long, producer_epoch int, "
@@ -147,26 +151,23 @@ RESEND_SCHEMA = ("broker string, topic string, partition int, pid_a long, pid_b 
 def producer_spans(data: DataFrame) -> DataFrame:
     """Needs data batches; per (partition, producer id): first_offset, last_offset, first_ts (its first record's
     timestamp), last_ts (its last batch's max timestamp) and record_count, from the batch headers alone."""
-    first_record_ts = F.when(F.col("timestamp_type") == "LogAppendTime", F.col("max_timestamp")).otherwise(
-        F.col("base_timestamp"))
-    return data.groupBy(*PRODUCER).agg(
-        F.min("base_offset").alias("first_offset"), F.max("last_offset").alias("last_offset"),
-        F.min_by(first_record_ts, "base_offset").alias("first_ts"),
-        F.max_by("max_timestamp", "base_offset").alias("last_ts"), F.sum("count").cast("long").alias("record_count"))
+    return data.sparkSession.sql("""
+        SELECT broker, topic, partition, producer_id, min(base_offset) AS first_offset,
+               max(last_offset) AS last_offset,
+               min_by(CASE WHEN timestamp_type = 'LogAppendTime' THEN max_timestamp ELSE base_timestamp END,
+                      base_offset) AS first_ts,
+               max_by(max_timestamp, base_offset) AS last_ts, CAST(sum(count) AS BIGINT) AS record_count
+        FROM {data} GROUP BY broker, topic, partition, producer_id""", data=data)
 
 
 def resend_candidates(spans: DataFrame, *, window_ms: int) -> DataFrame:
     """Needs producer_spans; pairs (pid_a, pid_b) of a partition where pid_b's history starts after pid_a's
     last record in the log and its first write comes within `window_ms` of pid_a's last write (0: any time)."""
-    a = spans.select(*KEY, F.col("producer_id").alias("pid_a"), F.col("last_offset").alias("a_last_offset"),
-                     F.col("last_ts").alias("a_last_ts"))
-    b = spans.select(*KEY, F.col("producer_id").alias("pid_b"), F.col("first_offset").alias("b_first_offset"),
-                     F.col("first_ts").alias("b_first_ts"))
-    pairs = a.join(b, KEY).filter((F.col("pid_a") != F.col("pid_b"))
-                                  & (F.col("a_last_offset") < F.col("b_first_offset")))
-    if window_ms > 0:
-        pairs = pairs.filter(F.abs(F.col("b_first_ts") - F.col("a_last_ts")) <= window_ms)
-    return pairs.select(*KEY, "pid_a", "pid_b")
+    within = f"AND abs(b.first_ts - a.last_ts) <= {int(window_ms)}" if window_ms > 0 else ""
+    return spans.sparkSession.sql(f"""
+        SELECT broker, topic, partition, a.producer_id AS pid_a, b.producer_id AS pid_b
+        FROM {{spans}} a JOIN {{spans}} b USING (broker, topic, partition)
+        WHERE a.producer_id != b.producer_id AND a.last_offset < b.first_offset {within}""", spans=spans)
 
 
 def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame:
@@ -174,30 +175,23 @@ def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame
     re-send check compares, decided from the headers: those holding the first `tail` records of each newer
     producer id (pid_b) and the last `tail` records of each earlier one (pid_a). Columns: KEY, file, position, size.
     Only these records are ever decoded and hashed, however long the histories are."""
-    order = Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
-    before = F.coalesce(F.sum("count").over(order.rowsBetween(Window.unboundedPreceding, -1)), F.lit(0))
-    after = F.coalesce(F.sum("count").over(order.rowsBetween(1, Window.unboundedFollowing)), F.lit(0))
-    newer = pairs.select(*KEY, F.col("pid_b").alias("producer_id")).distinct().withColumn("newer", F.lit(True))
-    earlier = pairs.select(*KEY, F.col("pid_a").alias("producer_id")).distinct().withColumn("earlier", F.lit(True))
-    ranked = (data.join(newer, PRODUCER, "left").join(earlier, PRODUCER, "left")
-              .filter(F.col("newer") | F.col("earlier"))
-              .withColumn("records_before", before).withColumn("records_after", after))
-    needed = ((F.col("newer") & (F.col("records_before") < tail))
-              | (F.col("earlier") & (F.col("records_after") < tail)))
-    return ranked.filter(needed).select(*KEY, "file", "position", "size")
+    order = _producer_window()
+    return data.sparkSession.sql(f"""
+        WITH newer AS (SELECT DISTINCT broker, topic, partition, pid_b AS producer_id, true AS newer FROM {{pairs}}),
+        earlier AS (SELECT DISTINCT broker, topic, partition, pid_a AS producer_id, true AS earlier FROM {{pairs}}),
+        ranked AS (
+          SELECT *, coalesce(sum(count) OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+                      AS records_before,
+                    coalesce(sum(count) OVER ({order} ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0)
+                      AS records_after
+          FROM {{data}} LEFT JOIN newer USING (broker, topic, partition, producer_id)
+               LEFT JOIN earlier USING (broker, topic, partition, producer_id)
+          WHERE newer OR earlier)
+        SELECT broker, topic, partition, file, position, size FROM ranked
+        WHERE (newer AND records_before < {int(tail)}) OR (earlier AND records_after < {int(tail)})""",
+                                 data=data, pairs=pairs)
 
 
-def _head_and_tail(records: DataFrame, tail: int) -> tuple[DataFrame, DataFrame]:
-    """Each producer id's first `tail` records among `records` (the head a re-send starts with) and its last
-    `tail` (where it comes from)."""
-    first = Window.partitionBy(*PRODUCER).orderBy("offset")
-    last = Window.partitionBy(*PRODUCER).orderBy(F.col("offset").desc())
-    null = F.lit(-(2**63))  # a null key or value (pandas would make it NaN, which equals nothing)
-    cols = [*PRODUCER, "offset", "timestamp", "producer_epoch", F.coalesce("key_hash", null).alias("key_hash"),
-            F.coalesce("value_hash", null).alias("value_hash")]
-    ranked = records.select(*cols).withColumn("from_start", F.row_number().over(first)).withColumn(
-        "from_end", F.row_number().over(last))
-    return ranked.filter(F.col("from_start") <= tail), ranked.filter(F.col("from_end") <= tail)
 
 
 def longest_prefix_matches(head: list, tail: list) -> list[int]:
@@ -251,26 +245,40 @@ def resends(records: DataFrame, pairs: DataFrame, *, min_records: int = DEFAULT_
     run of at least `min_records` consecutive records at the start of pid_b's history in a partition that
     equals, record for record (key and value hashes), a consecutive run among pid_a's last `tail` records. The
     work grows with the number of producer ids and with `tail`, never with how often a value repeats."""
-    heads, tails = _head_and_tail(records, tail)
-    b_side = heads.join(pairs.select(*KEY, F.col("pid_b").alias("producer_id")).distinct(), PRODUCER, "left_semi")
-    a_side = tails.join(pairs.withColumnRenamed("pid_a", "producer_id"), PRODUCER)
-    # grouped by the new producer id: its head, and the tail of each candidate predecessor (pid_a)
-    rows = (b_side.select(*KEY, "producer_id", F.lit(None).cast("long").alias("pid_a"), F.lit("head").alias("role"),
-                          "offset", "timestamp", "producer_epoch", "key_hash", "value_hash")
-            .unionByName(a_side.select(*KEY, F.col("pid_b").alias("producer_id"), F.col("producer_id").alias("pid_a"),
-                                       F.lit("tail").alias("role"), "offset", "timestamp", "producer_epoch",
-                                       "key_hash", "value_hash")))
+    # each producer id's first `tail` records (the head a re-send starts with) and its last `tail` (where it comes
+    # from); a null key or value hash is -2^63 (pandas would make it NaN, which equals nothing). Grouped by the new
+    # producer id: its head, and the tail of each candidate predecessor (pid_a).
+    rows = records.sparkSession.sql(f"""
+        WITH ranked AS (
+          SELECT *, row_number() OVER (PARTITION BY broker, topic, partition, producer_id ORDER BY `offset`) AS from_start,
+                 row_number() OVER (PARTITION BY broker, topic, partition, producer_id ORDER BY `offset` DESC) AS from_end
+          FROM (SELECT broker, topic, partition, producer_id, `offset`, `timestamp`, producer_epoch,
+                       coalesce(key_hash, CAST({-(2**63)} AS BIGINT)) AS key_hash,
+                       coalesce(value_hash, CAST({-(2**63)} AS BIGINT)) AS value_hash
+                FROM {{records}}))
+        SELECT broker, topic, partition, producer_id, CAST(NULL AS BIGINT) AS pid_a, 'head' AS role, `offset`,
+               `timestamp`, producer_epoch, key_hash, value_hash
+        FROM ranked LEFT SEMI JOIN (SELECT DISTINCT broker, topic, partition, pid_b AS producer_id FROM {{pairs}})
+             USING (broker, topic, partition, producer_id)
+        WHERE from_start <= {int(tail)}
+        UNION ALL
+        SELECT r.broker, r.topic, r.partition, p.pid_b AS producer_id, r.producer_id AS pid_a, 'tail' AS role, `offset`,
+               `timestamp`, producer_epoch, key_hash, value_hash
+        FROM ranked r JOIN {{pairs}} p ON r.broker = p.broker AND r.topic = p.topic AND r.partition = p.partition
+                                        AND r.producer_id = p.pid_a
+        WHERE from_end <= {int(tail)}""", records=records, pairs=pairs)
     return rows.groupBy(*PRODUCER).applyInPandas(_match_resends(min_records), RESEND_SCHEMA)
 
 
 def content_duplicates(found: DataFrame) -> DataFrame:
     """Needs resends' rows; `content_duplicate` findings."""
-    return to_findings(
-        found, "content_duplicate", file=None, position=None, offset="b_first_offset", producer_id="pid_b",
-        message=fmt("Producer %d re-sent %d records that producer %d had written (offsets %d-%d again at %d-%d, "
-                    "%d ms after producer %d's last write): duplicates the broker could not detect.", "pid_b",
-                    "matches", "pid_a", "a_first_offset", "a_last_offset", "b_first_offset", "b_last_offset",
-                    "ms_between", "pid_a"),
-        details={"producer_ids": F.array("pid_a", "pid_b"), "matches": "matches",
-                 "original_offsets": F.array("a_first_offset", "a_last_offset"),
-                 "resent_offsets": F.array("b_first_offset", "b_last_offset"), "ms_between": "ms_between"})
+    columns = finding_columns(
+        "content_duplicate", file=None, position=None, offset="b_first_offset", producer_id="pid_b",
+        message=fmt_sql("Producer %d re-sent %d records that producer %d had written (offsets %d-%d again at %d-%d, "
+                        "%d ms after producer %d's last write): duplicates the broker could not detect.", "pid_b",
+                        "matches", "pid_a", "a_first_offset", "a_last_offset", "b_first_offset", "b_last_offset",
+                        "ms_between", "pid_a"),
+        details={"producer_ids": "array(pid_a, pid_b)", "matches": "matches",
+                 "original_offsets": "array(a_first_offset, a_last_offset)",
+                 "resent_offsets": "array(b_first_offset, b_last_offset)", "ms_between": "ms_between"})
+    return findings_sql([f"SELECT {columns} FROM {{found}}"], found=found)

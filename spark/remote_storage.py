@@ -18,13 +18,13 @@ import json
 from collections.abc import Iterator
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
 from kforensics.spark import schemas as S
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
-from kforensics.spark.replicas import TP, with_cluster_id
+from kforensics.spark.replicas import TP, with_cluster_id_sql
 
 TOPIC = "__remote_log_metadata"
 FINISHED = "COPY_SEGMENT_FINISHED"
@@ -93,9 +93,15 @@ def read_events(segment_tasks: DataFrame, present: bool) -> DataFrame:
 
 # --- tables ---------------------------------------------------------------------------------------------
 
-def _last(column: str) -> Column:
-    """The value of `column` in the latest record (highest offset in its metadata partition)."""
-    return F.max(F.struct("offset", F.col(column).alias("v")))["v"]
+def _last(column: str) -> str:
+    """SQL: the value of `column` in the latest record (highest offset in its metadata partition)."""
+    return f"max(named_struct('offset', offset, 'v', {column})).v"
+
+
+#: The columns of the remote_segments table after its key (broker, topic, partition, topic_id).
+SEGMENT_COLUMNS = ("remote_segment_id", "start_offset", "end_offset", "max_timestamp", "segment_leader_epochs", "size",
+                   "state", "broker_id", "broker_leader_epoch", "first_event_at", "last_event_at", "event_count", "file",
+                   "position")
 
 
 def remote_segments_table(events: DataFrame) -> DataFrame:
@@ -107,32 +113,31 @@ def remote_segments_table(events: DataFrame) -> DataFrame:
     broker that copied it), broker_leader_epoch (the record's BrokerLeaderEpoch where its version has the field,
     RemoteLogSegmentMetadataRecord v1 on; else the highest epoch of its entries), first_event_at,
     last_event_at, event_count, and file, position of its latest metadata record."""
-    seg = events.filter(F.col("record_type").isin("segment", "segment_update"))
-    copy = F.when(F.col("record_type") == "segment", F.struct(
-        "offset", "start_offset", "end_offset", "max_timestamp", "segment_leader_epochs", "size", "broker_id",
-        "broker_leader_epoch"))
-    grouped = seg.groupBy("broker", "topic", "partition", "topic_id", "remote_segment_id").agg(
-        F.min(copy).alias("copy"), _last("state").alias("state"), F.min("event_timestamp").alias("first_event_at"),
-        _last("event_timestamp").alias("last_event_at"), F.count(F.lit(1)).alias("event_count"),
-        _last("file").alias("file"), _last("position").alias("position"))
-    return grouped.select(
-        "broker", "topic", "partition", "topic_id", "remote_segment_id",
-        *[F.col(f"copy.{c}").alias(c) for c in ("start_offset", "end_offset", "max_timestamp",
-                                                 "segment_leader_epochs", "size")], "state", "copy.broker_id",
-        # SQL text, not a Python lambda: PySpark names a lambda's variable afresh at every build, so each scan
-        # would generate different code and compile it again
-        F.coalesce(F.col("copy.broker_leader_epoch"), F.expr(
-            "array_max(transform(split(copy.segment_leader_epochs, ', '), e -> cast(split(e, '@')[0] as int)))"))
-        .alias("broker_leader_epoch"),
-        "first_event_at", "last_event_at", "event_count", "file", "position")
+    return events.sparkSession.sql(f"""
+SELECT broker, topic, partition, topic_id, remote_segment_id, copy.start_offset AS start_offset,
+       copy.end_offset AS end_offset, copy.max_timestamp AS max_timestamp,
+       copy.segment_leader_epochs AS segment_leader_epochs, copy.size AS size, state, copy.broker_id AS broker_id,
+       coalesce(copy.broker_leader_epoch, array_max(transform(split(copy.segment_leader_epochs, ', '),
+                                                              e -> cast(split(e, '@')[0] as int))))
+         AS broker_leader_epoch,
+       first_event_at, last_event_at, event_count, file, position
+FROM (
+  SELECT broker, topic, partition, topic_id, remote_segment_id,
+         min(CASE WHEN record_type = 'segment' THEN struct(offset, start_offset, end_offset, max_timestamp,
+             segment_leader_epochs, size, broker_id, broker_leader_epoch) END) AS copy,
+         {_last("state")} AS state, min(event_timestamp) AS first_event_at,
+         {_last("event_timestamp")} AS last_event_at, count(1) AS event_count, {_last("file")} AS file,
+         {_last("position")} AS position
+  FROM {{events}} WHERE record_type IN ('segment', 'segment_update')
+  GROUP BY broker, topic, partition, topic_id, remote_segment_id)""", events=events)
 
 
 def remote_partition_deletes_table(events: DataFrame) -> DataFrame:
     """Needs the events; one row per RemotePartitionDeleteMetadataRecord: topic_id, state
     (DELETE_PARTITION_MARKED|STARTED|FINISHED), broker_id, event_timestamp, file, position, offset."""
-    return events.filter(F.col("record_type") == "partition_delete").select(
-        "broker", "topic", "partition", "topic_id", "state", "broker_id", "event_timestamp", "file", "position",
-        "offset")
+    return events.sparkSession.sql("""
+SELECT broker, topic, partition, topic_id, state, broker_id, event_timestamp, file, position, offset
+FROM {events} WHERE record_type = 'partition_delete'""", events=events)
 
 
 # --- findings -------------------------------------------------------------------------------------------
@@ -175,24 +180,32 @@ def finished_copies(segments: DataFrame, brokers: DataFrame) -> DataFrame:
     """Needs remote_segments and brokers; the COPY_SEGMENT_FINISHED segments of each data partition from one
     broker's metadata (the broker with the most events of that partition: replicas of the metadata topic hold
     the same records), with cluster_id and `metadata_broker`."""
-    with_cluster = with_cluster_id(segments, brokers)
-    counts = (with_cluster.groupBy(*TP, "topic_id", "broker").agg(F.sum("event_count").alias("n"))
-              .withColumn("rank", F.row_number().over(Window.partitionBy(*TP, "topic_id")
-                                                      .orderBy(F.desc("n"), "broker")))
-              .filter(F.col("rank") == 1).select(*TP, "topic_id", "broker"))
-    return (with_cluster.join(counts, [*TP, "topic_id", "broker"])
-            .filter((F.col("state") == FINISHED) & F.col("start_offset").isNotNull())
-            .withColumnRenamed("broker", "metadata_broker"))
+    key = ", ".join([*TP, "topic_id"])
+    return segments.sparkSession.sql(f"""
+WITH remote AS ({with_cluster_id_sql("{segments}")}),
+counts AS (
+  SELECT {key}, broker FROM (
+    SELECT {key}, broker, row_number() OVER (PARTITION BY {key} ORDER BY sum(event_count) DESC, broker) AS rank
+    FROM remote GROUP BY {key}, broker)
+  WHERE rank = 1)
+SELECT {key}, broker AS metadata_broker, {", ".join(SEGMENT_COLUMNS)}
+FROM remote JOIN counts USING ({key}, broker)
+WHERE state = {sql_literal(FINISHED)} AND start_offset IS NOT NULL""", segments=segments, brokers=brokers)
 
 
 def local_logs(segments: DataFrame, topic_ids: DataFrame, brokers: DataFrame) -> DataFrame:
     """Needs the segments table (broker, topic, partition, base_offset, first_batch_base_offset), the
     partitions' topic ids (broker, topic, partition, topic_id) and brokers; per local replica:
     local_log_start_offset (its first segment's first batch) and local_topic_id."""
-    starts = segments.groupBy("broker", "topic", "partition").agg(
-        F.min(F.coalesce("first_batch_base_offset", "base_offset")).alias("local_log_start_offset"))
-    ids = topic_ids.select("broker", "topic", "partition", F.col("topic_id").alias("local_topic_id"))
-    return with_cluster_id(starts.join(ids, ["broker", "topic", "partition"], "left"), brokers)
+    logs = """(
+  SELECT * FROM (
+    SELECT broker, topic, partition, min(coalesce(first_batch_base_offset, base_offset)) AS local_log_start_offset
+    FROM {segments} GROUP BY broker, topic, partition)
+  LEFT JOIN (SELECT broker, topic, partition, topic_id AS local_topic_id FROM {topic_ids})
+  USING (broker, topic, partition))"""
+    return segments.sparkSession.sql(
+        with_cluster_id_sql(logs), segments=segments,
+        topic_ids=topic_ids, brokers=brokers)
 
 
 def remote_log_gaps_sql() -> str:
@@ -243,11 +256,12 @@ def remote_log_gaps(finished: DataFrame, local: DataFrame) -> DataFrame:
 def epoch_ranges(segments: DataFrame) -> DataFrame:
     """Needs segments with start_offset, end_offset and segment_leader_epochs (`epoch@offset, ...`); adds one
     row per entry: epoch, lo, hi (the offsets the segment says that epoch covers)."""
-    entries = segments.select("*", F.posexplode(F.split("segment_leader_epochs", ", ")).alias("i", "entry"))
-    w = Window.partitionBy("metadata_broker", "topic", "partition", "remote_segment_id").orderBy("i")
-    lo = F.split("entry", "@")[1].cast("long")
-    return (entries.withColumn("epoch", F.split("entry", "@")[0].cast("int")).withColumn("lo", lo)
-            .withColumn("hi", F.coalesce(F.lead(lo).over(w) - 1, F.col("end_offset"))).drop("i", "entry"))
+    lo = "CAST(split(e.entry, '@')[1] AS BIGINT)"
+    return segments.sparkSession.sql(f"""
+SELECT s.*, CAST(split(e.entry, '@')[0] AS INT) AS epoch, {lo} AS lo,
+       coalesce(lead({lo}) OVER (PARTITION BY s.metadata_broker, s.topic, s.partition, s.remote_segment_id
+                                 ORDER BY e.i) - 1, s.end_offset) AS hi
+FROM {{segments}} s LATERAL VIEW posexplode(split(s.segment_leader_epochs, ', ')) e AS i, entry""", segments=segments)
 
 
 def remote_epoch_mismatches_with_checkpoint_sql() -> str:
@@ -292,12 +306,13 @@ def remote_epoch_mismatches_with_checkpoint(ranges: DataFrame, local: DataFrame,
 def range_pairs(ranges: DataFrame) -> DataFrame:
     """Needs epoch_ranges; every pair of ranges of two different segments of the same data partition in the
     same broker's metadata, columns prefixed a_ and b_."""
-    key = ["metadata_broker", *TP, "topic_id"]
+    key = ", ".join(["metadata_broker", *TP, "topic_id"])
     cols = ["remote_segment_id", "segment_leader_epochs", "start_offset", "end_offset", "first_event_at", "file",
             "position", "epoch", "lo", "hi"]
-    a = ranges.select(*key, *[F.col(c).alias(f"a_{c}") for c in cols])
-    b = ranges.select(*key, *[F.col(c).alias(f"b_{c}") for c in cols])
-    return a.join(b, key).filter(F.col("a_remote_segment_id") != F.col("b_remote_segment_id"))
+    a, b = (", ".join(f"{c} AS {side}_{c}" for c in cols) for side in "ab")
+    return ranges.sparkSession.sql(f"""
+SELECT * FROM (SELECT {key}, {a} FROM {{ranges}}) JOIN (SELECT {key}, {b} FROM {{ranges}}) USING ({key})
+WHERE a_remote_segment_id != b_remote_segment_id""", ranges=ranges)
 
 
 def remote_epoch_chain_mismatches_sql() -> str:

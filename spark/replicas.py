@@ -10,7 +10,7 @@ offsets from there up to its high watermark were committed and are lost.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql, sql_literal
@@ -20,74 +20,108 @@ TP = ["cluster_id", "topic", "partition"]
 FINGERPRINT = ["last_offset", "crc", "producer_id", "producer_epoch", "base_sequence", "partition_leader_epoch"]
 
 
+#: SQL: a partition of one broker, as KEY, and a topic-partition of one cluster, as TP.
+_KEY = ", ".join(KEY)
+_TP = ", ".join(TP)
+#: SQL: a pair of replicas of a topic-partition (a_broker < b_broker).
+_PAIR = f"{_TP}, a_broker, b_broker"
+
+
+def with_cluster_id_sql(rows: str, also: tuple[str, ...] = ()) -> str:
+    """SQL over {brokers}: `rows` (a table name or a parenthesised query, with `broker`) as `with_cluster_id`
+    returns it: broker, the other columns of `rows`, cluster_id, then the brokers table's columns named in `also`."""
+    also_cols = "".join(f", `{c}`" for c in also)
+    picked = "".join(f", brokers_.`{c}`" for c in also)
+    return f"""
+      SELECT /*+ BROADCAST(brokers_) */ broker, rows_.* EXCEPT (broker),
+             coalesce(brokers_.cluster_id, '') AS cluster_id{picked}
+      FROM {rows} rows_ LEFT JOIN (SELECT broker, cluster_id{also_cols} FROM {{brokers}}) brokers_ USING (broker)"""
+
+
 def with_cluster_id(df: DataFrame, brokers: DataFrame, *also: str) -> DataFrame:
     """Needs `broker` and the brokers table; adds cluster_id ("" when the broker's meta.properties has none), and
     the brokers table's columns named in `also` (node_id)."""
-    return (df.join(F.broadcast(brokers.select("broker", "cluster_id", *also)), "broker", "left")
-            .withColumn("cluster_id", F.coalesce("cluster_id", F.lit(""))))
+    return df.sparkSession.sql(with_cluster_id_sql("{rows}", also), rows=df, brokers=brokers)
 
 
 def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> DataFrame:
     """Needs partition_ends, the brokers and leader_epochs tables; per partition and broker: cluster_id,
     log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch, leader_epoch_checkpoint
     ("epoch@start_offset, ..."), log_end_timestamp and replica_count (brokers of the cluster holding it)."""
-    # SQL text, not a Python lambda (PySpark names its variables afresh at every build: the code is compiled again)
-    lineage = epochs.groupBy(*KEY).agg(F.expr(
-        "concat_ws(', ', transform(array_sort(collect_list(struct(start_offset, epoch))), "
-        "e -> format_string('%d@%d', e.epoch, e.start_offset)))").alias("leader_epoch_checkpoint"))
-    out = with_cluster_id(ends, brokers).join(lineage, KEY, "left")
-    return out.select(
-        *KEY, "cluster_id",
-        F.greatest("log_first_offset", F.coalesce("log_start_offset", "log_first_offset")).alias("log_start_offset"),
-        "log_end_offset", "high_watermark", F.coalesce("cleaner_offset", F.lit(0)).alias("cleaner_offset"),
-        "latest_leader_epoch", "leader_epoch_checkpoint", "log_end_timestamp",
-        F.count(F.lit(1)).over(Window.partitionBy(*TP)).alias("replica_count"))
+    return ends.sparkSession.sql(f"""
+    WITH lineage AS (
+      SELECT {_KEY},
+             concat_ws(', ', transform(array_sort(collect_list(struct(start_offset, epoch))),
+                                       e -> format_string('%d@%d', e.epoch, e.start_offset)))
+               AS leader_epoch_checkpoint
+      FROM {{epochs}} GROUP BY {_KEY})
+    SELECT {_KEY}, cluster_id,
+           greatest(log_first_offset, coalesce(log_start_offset, log_first_offset)) AS log_start_offset,
+           log_end_offset, high_watermark, coalesce(cleaner_offset, 0) AS cleaner_offset, latest_leader_epoch,
+           leader_epoch_checkpoint, log_end_timestamp, count(1) OVER (PARTITION BY {_TP}) AS replica_count
+    FROM ({with_cluster_id_sql("{ends}")}) LEFT JOIN lineage USING ({_KEY})""",
+                                 ends=ends, brokers=brokers, epochs=epochs)
+
+
+def _longest_sql() -> str:
+    """SQL over {ends} (replica_ends): the query of `longest_replicas`."""
+    return f"""
+      SELECT {_TP}, broker AS longest_broker, log_start_offset, log_end_offset, log_end_timestamp
+      FROM (SELECT *, row_number() OVER (PARTITION BY {_TP}
+                                         ORDER BY log_end_offset DESC, latest_leader_epoch DESC NULLS LAST, broker)
+                        AS rank_
+            FROM {{ends}})
+      WHERE rank_ = 1"""
 
 
 def longest_replicas(ends: DataFrame) -> DataFrame:
     """Needs replica_ends; per topic-partition the broker with the furthest log end (ties: the higher leader
     epoch, then the broker label) as `longest_broker`, with its log_start_offset and log_end_offset."""
-    w = Window.partitionBy(*TP).orderBy(F.desc("log_end_offset"), F.desc_nulls_last("latest_leader_epoch"),
-                                        "broker")
-    return (ends.withColumn("rank", F.row_number().over(w)).filter(F.col("rank") == 1)
-            .select(*TP, F.col("broker").alias("longest_broker"), "log_start_offset", "log_end_offset",
-                    "log_end_timestamp"))
+    return ends.sparkSession.sql(_longest_sql(), ends=ends)
 
 
-def _side(batches: DataFrame, ends: DataFrame, side: str) -> DataFrame:
-    cols = [F.col(c).alias(f"{side}_{c}") for c in [*FINGERPRINT, "file", "position"]]
-    return batches.filter(F.col("crc_valid")).join(ends.select(*KEY), KEY).select(
-        *TP, F.col("broker").alias(f"{side}_broker"), "base_offset", *cols)
+def _side_sql(side: str) -> str:
+    """SQL over {batches} and divergences' CTEs `multi` and `pairs`: the `side` ("a" or "b") replica's sound batches
+    within the offsets compared of each of its pairs (lo to hi), its facts as `side`_last_offset, ...; the pair's
+    other broker beside them."""
+    facts = ", ".join(f"{c} AS {side}_{c}" for c in [*FINGERPRINT, "file", "position"])
+    return f"""
+      SELECT /*+ BROADCAST(pairs_) */ * EXCEPT (lo, hi)
+      FROM (SELECT {_TP}, broker AS {side}_broker, base_offset, {facts}
+            FROM (SELECT * FROM {{batches}} WHERE crc_valid) JOIN (SELECT {_KEY} FROM multi) USING ({_KEY}))
+           JOIN pairs pairs_ USING ({_TP}, {side}_broker)
+      WHERE base_offset >= lo AND base_offset < hi"""
 
 
 def divergences(batches: DataFrame, ends: DataFrame) -> DataFrame:
     """Needs the batches table and replica_ends; one row per pair of replicas (a_broker < b_broker) that hold
     different batches: offset (first differing batch), common_prefix_end_offset, and both replicas' facts."""
-    multi = ends.filter(F.col("replica_count") > 1)
-    a_end = multi.select(*TP, *[F.col(c).alias(f"a_{c}") for c in ("broker", "log_start_offset", "log_end_offset",
-                                                                    "cleaner_offset")])
-    b_end = multi.select(*TP, *[F.col(c).alias(f"b_{c}") for c in ("broker", "log_start_offset", "log_end_offset",
-                                                                    "cleaner_offset")])
-    pairs = F.broadcast(a_end.join(b_end, TP).filter(F.col("a_broker") < F.col("b_broker")).select(
-        *TP, "a_broker", "b_broker",
-        F.greatest("a_log_start_offset", "b_log_start_offset", "a_cleaner_offset", "b_cleaner_offset").alias("lo"),
-        F.least("a_log_end_offset", "b_log_end_offset").alias("hi")))
-    pair = [*TP, "a_broker", "b_broker"]
-    in_range = (F.col("base_offset") >= F.col("lo")) & (F.col("base_offset") < F.col("hi"))
-    a = _side(batches, multi, "a").join(pairs, [*TP, "a_broker"]).filter(in_range).drop("lo", "hi")
-    b = _side(batches, multi, "b").join(pairs, [*TP, "b_broker"]).filter(in_range).drop("lo", "hi")
-    joined = a.join(b, [*pair, "base_offset"], "full_outer")
-    same = F.lit(True)
-    for c in FINGERPRINT:
-        same = same & F.col(f"a_{c}").eqNullSafe(F.col(f"b_{c}"))
+    same = " AND ".join(f"a_{c} <=> b_{c}" for c in FINGERPRINT)
     # One pass per pair in offset order: the first differing batch, and the end of the matching prefix before it.
-    w = Window.partitionBy(*pair).orderBy("base_offset").rowsBetween(Window.unboundedPreceding, 0)
-    marked = joined.withColumn("differs", (~same).cast("int")).withColumn("seen", F.sum("differs").over(w))
-    return (marked.groupBy(*pair).agg(
-        F.min(F.when(F.col("differs") == 1, F.col("base_offset"))).alias("offset"),
-        F.max(F.when(F.col("seen") == 0, F.col("a_last_offset") + 1)).alias("common_prefix_end_offset"))
-        .filter(F.col("offset").isNotNull()).join(pairs.select(*pair, "lo"), pair)
-        .withColumn("common_prefix_end_offset", F.coalesce("common_prefix_end_offset", "lo")).drop("lo"))
+    return batches.sparkSession.sql(f"""
+    WITH multi AS (SELECT * FROM {{ends}} WHERE replica_count > 1),
+    pairs AS (
+      SELECT {_TP}, a_broker, b_broker,
+             greatest(a_log_start_offset, b_log_start_offset, a_cleaner_offset, b_cleaner_offset) AS lo,
+             least(a_log_end_offset, b_log_end_offset) AS hi
+      FROM (SELECT {_TP}, broker AS a_broker, log_start_offset AS a_log_start_offset,
+                   log_end_offset AS a_log_end_offset, cleaner_offset AS a_cleaner_offset FROM multi)
+           JOIN (SELECT {_TP}, broker AS b_broker, log_start_offset AS b_log_start_offset,
+                        log_end_offset AS b_log_end_offset, cleaner_offset AS b_cleaner_offset FROM multi)
+           USING ({_TP})
+      WHERE a_broker < b_broker),
+    marked AS (
+      SELECT *, sum(differs) OVER (PARTITION BY {_PAIR} ORDER BY base_offset
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS seen
+      FROM (SELECT *, CAST(NOT ({same}) AS INT) AS differs
+            FROM ({_side_sql("a")}) FULL OUTER JOIN ({_side_sql("b")}) USING ({_PAIR}, base_offset)))
+    SELECT /*+ BROADCAST(pairs_) */ {_PAIR}, `offset`,
+           coalesce(common_prefix_end_offset, lo) AS common_prefix_end_offset
+    FROM (SELECT {_PAIR}, min(CASE WHEN differs = 1 THEN base_offset END) AS `offset`,
+                 max(CASE WHEN seen = 0 THEN a_last_offset + 1 END) AS common_prefix_end_offset
+          FROM marked GROUP BY {_PAIR})
+         JOIN (SELECT {_PAIR}, lo FROM pairs) pairs_ USING ({_PAIR})
+    WHERE `offset` IS NOT NULL""", batches=batches, ends=ends)
 
 
 def _pick(name: str) -> str:
@@ -221,48 +255,53 @@ def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
     high_watermark, latest_leader_epoch, leader_epoch_checkpoint, replica_count, longest_broker, lag (offsets
     behind the longest replica, null when diverged), diverged_at (first offset differing from the longest
     replica) and in_sync (a prefix of the longest replica and as long)."""
-    longest = longest_replicas(ends).select(*TP, "longest_broker",
-                                            F.col("log_end_offset").alias("longest_log_end_offset"))
-    both = div.select(*TP, "a_broker", "b_broker", "offset")
-    vs = (both.select(*TP, F.col("a_broker").alias("broker"), F.col("b_broker").alias("other"), "offset")
-          .unionByName(both.select(*TP, F.col("b_broker").alias("broker"), F.col("a_broker").alias("other"), "offset")))
-    t = (ends.join(longest, TP).join(vs.withColumnRenamed("other", "longest_broker"), [*TP, "broker", "longest_broker"],
-                                     "left").withColumnRenamed("offset", "diverged_at"))
-    return t.select(
-        *KEY, "cluster_id", "log_start_offset", "log_end_offset", "high_watermark", "latest_leader_epoch",
-        "leader_epoch_checkpoint",
-        "replica_count", "longest_broker",
-        F.when(F.col("diverged_at").isNull(), F.col("longest_log_end_offset") - F.col("log_end_offset")).alias("lag"),
-        "diverged_at",
-        (F.col("diverged_at").isNull() & (F.col("log_end_offset") == F.col("longest_log_end_offset"))).alias("in_sync"))
+    # each divergence seen from both replicas: `broker` diverged from `longest_broker` at `diverged_at`
+    return ends.sparkSession.sql(f"""
+    WITH vs AS (
+      SELECT {_TP}, a_broker AS broker, b_broker AS longest_broker, `offset` AS diverged_at FROM {{div}}
+      UNION ALL
+      SELECT {_TP}, b_broker AS broker, a_broker AS longest_broker, `offset` AS diverged_at FROM {{div}})
+    SELECT {_KEY}, cluster_id, log_start_offset, log_end_offset, high_watermark,
+           latest_leader_epoch, leader_epoch_checkpoint, replica_count, longest_broker,
+           CASE WHEN diverged_at IS NULL THEN longest_log_end_offset - log_end_offset END AS lag, diverged_at,
+           diverged_at IS NULL AND log_end_offset = longest_log_end_offset AS in_sync
+    FROM {{ends}}
+         JOIN (SELECT {_TP}, longest_broker, log_end_offset AS longest_log_end_offset FROM ({_longest_sql()}))
+         USING ({_TP})
+         LEFT JOIN vs USING ({_TP}, broker, longest_broker)""", ends=ends, div=div)
 
 
 def leader_epoch_lineage(batches: DataFrame, epochs: DataFrame) -> DataFrame:
     """Needs the batches and leader_epochs tables; per partition, broker and leader epoch:
     checkpoint_start_offset (leader-epoch-checkpoint), batch_start_offset (first batch carrying the epoch) and
     agrees (both present and equal; an epoch with no batches, as after an election with no writes, is null)."""
-    from_batches = (batches.filter((F.col("magic") == 2) & F.col("crc_valid")).groupBy(
-        *KEY, F.col("partition_leader_epoch").alias("epoch")).agg(F.min("base_offset").alias("batch_start_offset")))
-    from_cp = epochs.select(*KEY, "epoch", F.col("start_offset").alias("checkpoint_start_offset"))
-    out = from_cp.join(from_batches, [*KEY, "epoch"], "full_outer")
-    return out.select(*KEY, "epoch", "checkpoint_start_offset", "batch_start_offset",
-                      F.when(F.col("batch_start_offset").isNull(), F.lit(None).cast("boolean"))
-                      .otherwise(F.col("checkpoint_start_offset").eqNullSafe(F.col("batch_start_offset")))
-                      .alias("agrees"))
+    return batches.sparkSession.sql(f"""
+    SELECT {_KEY}, epoch, checkpoint_start_offset, batch_start_offset,
+           CASE WHEN batch_start_offset IS NULL THEN CAST(NULL AS BOOLEAN)
+                ELSE checkpoint_start_offset <=> batch_start_offset END AS agrees
+    FROM (SELECT {_KEY}, epoch, start_offset AS checkpoint_start_offset FROM {{epochs}})
+         FULL OUTER JOIN (SELECT {_KEY}, partition_leader_epoch AS epoch,
+                                 min(base_offset) AS batch_start_offset
+                          FROM {{batches}} WHERE magic = 2 AND crc_valid
+                          GROUP BY {_KEY}, partition_leader_epoch)
+         USING ({_KEY}, epoch)""", batches=batches, epochs=epochs)
 
 
 def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
     """Needs the segments table with dir_state and the brokers table; one row per -delete, -future or -stray
     partition dir, with the replicas table's columns: its log_start_offset and log_end_offset from its segments,
     nothing compared (they are not replicas of the live dir)."""
-    special = segments.filter(F.col("dir_state") != "live").groupBy(*KEY, "dir_state").agg(
-        F.min("first_batch_base_offset").alias("log_start_offset"), (F.max("last_offset") + 1).alias("log_end_offset"))
-    return with_cluster_id(special, brokers).select(
-        *KEY, "cluster_id", "log_start_offset", "log_end_offset", F.lit(None).cast("long").alias("high_watermark"),
-        F.lit(None).cast("int").alias("latest_leader_epoch"), F.lit(None).cast("string").alias("leader_epoch_checkpoint"),
-        F.lit(None).cast("long").alias("replica_count"), F.lit(None).cast("string").alias("longest_broker"),
-        F.lit(None).cast("long").alias("lag"), F.lit(None).cast("long").alias("diverged_at"),
-        F.lit(None).cast("boolean").alias("in_sync"), "dir_state")
+    special = f"""(
+      SELECT {_KEY}, dir_state, min(first_batch_base_offset) AS log_start_offset,
+             max(last_offset) + 1 AS log_end_offset
+      FROM {{segments}} WHERE dir_state != 'live' GROUP BY {_KEY}, dir_state)"""
+    return segments.sparkSession.sql(f"""
+    SELECT {_KEY}, cluster_id, log_start_offset, log_end_offset,
+           CAST(NULL AS BIGINT) AS high_watermark, CAST(NULL AS INT) AS latest_leader_epoch,
+           CAST(NULL AS STRING) AS leader_epoch_checkpoint, CAST(NULL AS BIGINT) AS replica_count,
+           CAST(NULL AS STRING) AS longest_broker, CAST(NULL AS BIGINT) AS lag, CAST(NULL AS BIGINT) AS diverged_at,
+           CAST(NULL AS BOOLEAN) AS in_sync, dir_state
+    FROM ({with_cluster_id_sql(special)})""", segments=segments, brokers=brokers)
 
 
 #: SQL over the brokers table: a log dir's node (cluster.id and node.id of its meta.properties), null when unknown.

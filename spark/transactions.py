@@ -12,10 +12,9 @@ from __future__ import annotations
 import heapq
 
 import pandas as pd
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 
-from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt, fmt_sql, to_findings
+from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
 
 PRODUCER = [*KEY, "producer_id"]
 
@@ -23,51 +22,57 @@ PRODUCER = [*KEY, "producer_id"]
 def with_transaction_index(batches: DataFrame) -> DataFrame:
     """Needs the batches columns; keeps transactional batches and markers and adds `txn_index`: the number
     of this producer's markers before the row (a marker closes the transaction with its own index)."""
-    txn = batches.filter((F.col("magic") == 2) & (F.col("producer_id") >= 0) & F.col("is_transactional")
-                         & F.col("crc_valid"))
-    w = (Window.partitionBy(*PRODUCER).orderBy("base_offset", "segment_base_offset", "position")
-         .rowsBetween(Window.unboundedPreceding, -1))
-    return txn.withColumn("txn_index", F.coalesce(F.sum(F.col("is_control").cast("int")).over(w), F.lit(0)))
+    return batches.sparkSession.sql("""
+        SELECT *, coalesce(sum(CAST(is_control AS INT)) OVER (
+                    PARTITION BY broker, topic, partition, producer_id
+                    ORDER BY base_offset, segment_base_offset, `position`
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS txn_index
+        FROM {batches}
+        WHERE magic = 2 AND producer_id >= 0 AND is_transactional AND crc_valid""", batches=batches)
 
 
 def transactions_table(indexed: DataFrame) -> DataFrame:
     """Needs with_transaction_index's output; one row per transaction: producer_id, producer_epoch,
     first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN|UNKNOWN), coordinator_epoch,
     batch_count, record_count, first_timestamp, duration_ms, file and position of the first batch."""
-    data = (indexed.filter(~F.col("is_control")).groupBy(*PRODUCER, "txn_index")
-            .agg(F.min("base_offset").alias("first_offset"), F.max("last_offset").alias("last_data_offset"),
-                 F.max_by("producer_epoch", "base_offset").alias("data_epoch"),
-                 F.count(F.lit(1)).alias("batch_count"), F.sum("count").cast("long").alias("record_count"),
-                 F.min("max_timestamp").alias("first_timestamp"),
-                 F.min_by("file", "base_offset").alias("file"), F.min_by("position", "base_offset").alias("position")))
-    markers = indexed.filter(F.col("is_control")).select(
-        *PRODUCER, "txn_index", F.col("base_offset").alias("marker_offset"), F.col("control_type").alias("outcome"),
-        "coordinator_epoch", F.col("producer_epoch").alias("marker_epoch"),
-        F.col("max_timestamp").alias("marker_timestamp"), F.col("file").alias("marker_file"),
-        F.col("position").alias("marker_position"))
-    joined = data.join(markers, [*PRODUCER, "txn_index"], "full_outer")
-    return joined.select(
-        *PRODUCER, F.coalesce("data_epoch", "marker_epoch").alias("producer_epoch"), "first_offset",
-        "last_data_offset", "marker_offset",
-        # a marker whose control record was not read (kafka-dump-log text without record lines): UNKNOWN
-        F.when(F.col("marker_offset").isNull(), F.lit("OPEN")).otherwise(F.coalesce("outcome", F.lit("UNKNOWN")))
-        .alias("outcome"),
-        "coordinator_epoch", F.coalesce("batch_count", F.lit(0)).cast("long").alias("batch_count"),
-        F.coalesce("record_count", F.lit(0)).cast("long").alias("record_count"), "first_timestamp",
-        (F.col("marker_timestamp") - F.col("first_timestamp")).alias("duration_ms"),
-        F.coalesce("file", "marker_file").alias("file"), F.coalesce("position", "marker_position").alias("position"),
-        "txn_index")
+    # a marker whose control record was not read (kafka-dump-log text without record lines): UNKNOWN
+    return indexed.sparkSession.sql("""
+        SELECT broker, topic, partition, producer_id, coalesce(data_epoch, marker_epoch) AS producer_epoch,
+               first_offset, last_data_offset, marker_offset,
+               CASE WHEN marker_offset IS NULL THEN 'OPEN' ELSE coalesce(outcome, 'UNKNOWN') END AS outcome,
+               coordinator_epoch, CAST(coalesce(batch_count, 0) AS BIGINT) AS batch_count,
+               CAST(coalesce(record_count, 0) AS BIGINT) AS record_count, first_timestamp,
+               marker_timestamp - first_timestamp AS duration_ms, coalesce(file, marker_file) AS file,
+               coalesce(`position`, marker_position) AS `position`, txn_index
+        FROM (
+            SELECT broker, topic, partition, producer_id, txn_index, min(base_offset) AS first_offset,
+                   max(last_offset) AS last_data_offset, max_by(producer_epoch, base_offset) AS data_epoch,
+                   count(1) AS batch_count, CAST(sum(`count`) AS BIGINT) AS record_count,
+                   min(max_timestamp) AS first_timestamp, min_by(file, base_offset) AS file,
+                   min_by(`position`, base_offset) AS `position`
+            FROM {indexed} WHERE NOT is_control
+            GROUP BY broker, topic, partition, producer_id, txn_index)
+        FULL OUTER JOIN (
+            SELECT broker, topic, partition, producer_id, txn_index, base_offset AS marker_offset,
+                   control_type AS outcome, coordinator_epoch, producer_epoch AS marker_epoch,
+                   max_timestamp AS marker_timestamp, file AS marker_file, `position` AS marker_position
+            FROM {indexed} WHERE is_control)
+        USING (broker, topic, partition, producer_id, txn_index)""", indexed=indexed)
 
 
 def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
     """Needs the batches and partition_checkpoints tables; per partition: log_end_offset (last offset of a
     sound batch + 1), log_first_offset, log_end_timestamp (max timestamp), latest_leader_epoch (of its v2
     batches), and from the checkpoints high_watermark, log_start_offset, cleaner_offset."""
-    ends = (batches.filter(F.col("crc_valid")).groupBy(*KEY)
-            .agg((F.max("last_offset") + 1).alias("log_end_offset"), F.min("base_offset").alias("log_first_offset"),
-                 F.max("max_timestamp").alias("log_end_timestamp"),
-                 F.max(F.when(F.col("magic") == 2, F.col("partition_leader_epoch"))).alias("latest_leader_epoch")))
-    return ends.join(checkpoints.select(*KEY, "high_watermark", "log_start_offset", "cleaner_offset"), KEY, "left")
+    return batches.sparkSession.sql("""
+        SELECT * FROM (
+            SELECT broker, topic, partition, max(last_offset) + 1 AS log_end_offset,
+                   min(base_offset) AS log_first_offset, max(max_timestamp) AS log_end_timestamp,
+                   max(CASE WHEN magic = 2 THEN partition_leader_epoch END) AS latest_leader_epoch
+            FROM {batches} WHERE crc_valid GROUP BY broker, topic, partition)
+        LEFT JOIN (SELECT broker, topic, partition, high_watermark, log_start_offset, cleaner_offset
+                   FROM {checkpoints})
+        USING (broker, topic, partition)""", batches=batches, checkpoints=checkpoints)
 
 
 def hanging_transaction_sql(txn_timeout_ms: int) -> str:
@@ -148,14 +153,69 @@ def lso_sweep(txns: DataFrame) -> DataFrame:
 def lso_table(txns: DataFrame, ends: DataFrame) -> DataFrame:
     """Needs transactions_table and partition_ends; per partition: last_stable_offset, high_watermark,
     log_end_offset, and the producer holding the LSO back (null when nothing is open)."""
-    open_first = (txns.filter((F.col("outcome") == "OPEN") & F.col("first_offset").isNotNull())
-                  .groupBy(*KEY).agg(F.min_by("producer_id", "first_offset").alias("held_by_producer_id"),
-                                     F.min("first_offset").alias("open_first_offset")))
-    bound = F.coalesce("high_watermark", "log_end_offset")
-    return (ends.join(open_first, KEY, "left")
-            .select(*KEY, F.least(F.coalesce("open_first_offset", bound), bound).alias("last_stable_offset"),
-                    "high_watermark", "log_end_offset", "held_by_producer_id",
-                    (F.col("open_first_offset").isNotNull()).alias("stuck")))
+    bound = "coalesce(high_watermark, log_end_offset)"
+    return txns.sparkSession.sql(f"""
+        SELECT broker, topic, partition, least(coalesce(open_first_offset, {bound}), {bound}) AS last_stable_offset,
+               high_watermark, log_end_offset, held_by_producer_id, open_first_offset IS NOT NULL AS stuck
+        FROM {{ends}} LEFT JOIN (
+            SELECT broker, topic, partition, min_by(producer_id, first_offset) AS held_by_producer_id,
+                   min(first_offset) AS open_first_offset
+            FROM {{txns}} WHERE outcome = 'OPEN' AND first_offset IS NOT NULL
+            GROUP BY broker, topic, partition)
+        USING (broker, topic, partition)""", txns=txns, ends=ends)
+
+
+#: The aborted ranges of lso_sweep's output `{sweep}` full-outer-joined with the `{txnindex}` entries (first offset,
+#: LSO and file as index_first_offset, index_last_stable_offset, index_file), and whether both agree.
+ABORTED_JOINED_SQL = """
+    joined AS (
+        SELECT *, first_offset = index_first_offset AND last_stable_offset = index_last_stable_offset AS agrees
+        FROM (SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset
+              FROM {sweep} WHERE row_kind = 'aborted')
+        FULL OUTER JOIN (SELECT broker, topic, partition, producer_id, last_offset,
+                                first_offset AS index_first_offset,
+                                last_stable_offset AS index_last_stable_offset, file AS index_file
+                         FROM {txnindex})
+        USING (broker, topic, partition, producer_id, last_offset))"""
+
+
+def _txnindex_findings_sql(with_ends: bool) -> str:
+    """The txnindex_missing / txnindex_orphan / txnindex_mismatch findings over ABORTED_JOINED_SQL; `with_ends`:
+    reads `{ends}` (partition_ends: log_first_offset) to skip the orphans below the log's first offset."""
+    common = {"first_offset": "coalesce(first_offset, index_first_offset)", "last_offset": "last_offset",
+              "last_stable_offset": "coalesce(last_stable_offset, index_last_stable_offset)"}
+    missing = finding_columns(
+        "txnindex_missing", file=None, position=None, offset="first_offset", producer_epoch=None,
+        message=fmt_sql("The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: "
+                        "read_committed consumers would deliver its records.", "producer_id", "first_offset",
+                        "last_offset"),
+        details=common)
+    orphan = finding_columns(
+        "txnindex_orphan", file="index_file", position=None, offset="index_first_offset", producer_epoch=None,
+        message=fmt_sql("The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log "
+                        "holds no ABORT marker of that producer there.", "producer_id", "last_offset"),
+        details=common)
+    mismatch = finding_columns(
+        "txnindex_mismatch", file="index_file", position=None, offset="first_offset", producer_epoch=None,
+        message=fmt_sql("The .txnindex entry for producer %d's abort at offset %d says first offset %d and LSO %d; "
+                        "the log says %d and %d.", "producer_id", "last_offset", "index_first_offset",
+                        "index_last_stable_offset", "first_offset", "last_stable_offset"),
+        details={**common, "index_first_offset": "index_first_offset",
+                 "index_last_stable_offset": "index_last_stable_offset"})
+    orphans = "SELECT * FROM joined WHERE first_offset IS NULL"
+    if with_ends:
+        orphans = f"""
+            SELECT * FROM ({orphans})
+            LEFT JOIN (SELECT broker, topic, partition, log_first_offset FROM {{ends}}) USING (broker, topic, partition)
+            WHERE log_first_offset IS NULL OR index_first_offset >= log_first_offset"""
+    return f"""
+        WITH {ABORTED_JOINED_SQL}
+        SELECT {missing} FROM joined WHERE index_first_offset IS NULL
+        UNION ALL
+        SELECT {orphan} FROM ({orphans})
+        UNION ALL
+        SELECT {mismatch} FROM joined
+        WHERE first_offset IS NOT NULL AND index_first_offset IS NOT NULL AND NOT agrees"""
 
 
 def aborted_ranges(sweep: DataFrame, txnindex: DataFrame,
@@ -166,49 +226,18 @@ def aborted_ranges(sweep: DataFrame, txnindex: DataFrame,
     An index entry whose transaction began below the log's first offset is not an orphan: retention deletes
     segments up to the high watermark, not the LSO, so an aborted transaction's data can be gone while its
     marker and its .txnindex entry are still there; nothing in the log can confirm or deny such an entry."""
-    ranges = sweep.filter(F.col("row_kind") == "aborted").select(*PRODUCER, "first_offset", "last_offset",
-                                                                 "last_stable_offset")
-    index = txnindex.select(*PRODUCER, "last_offset", F.col("first_offset").alias("index_first_offset"),
-                            F.col("last_stable_offset").alias("index_last_stable_offset"),
-                            F.col("file").alias("index_file"))
-    joined = ranges.join(index, [*PRODUCER, "last_offset"], "full_outer")
-    agrees = ((F.col("first_offset") == F.col("index_first_offset"))
-              & (F.col("last_stable_offset") == F.col("index_last_stable_offset")))
-    table = joined.filter(F.col("first_offset").isNotNull()).select(
-        *PRODUCER, "first_offset", "last_offset", "last_stable_offset",
-        F.coalesce(agrees, F.lit(False)).alias("txnindex_agrees"))
-    common = {"first_offset": F.coalesce("first_offset", "index_first_offset"), "last_offset": "last_offset",
-              "last_stable_offset": F.coalesce("last_stable_offset", "index_last_stable_offset")}
-    missing = to_findings(
-        joined.filter(F.col("index_first_offset").isNull()), "txnindex_missing", file=None, position=None,
-        offset="first_offset", producer_epoch=None,
-        message=fmt("The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: read_committed "
-                    "consumers would deliver its records.", "producer_id", "first_offset", "last_offset"),
-        details=common)
-    orphans = joined.filter(F.col("first_offset").isNull())
-    if ends is not None:
-        orphans = (orphans.join(ends.select(*KEY, "log_first_offset"), KEY, "left")
-                   .filter(F.col("log_first_offset").isNull()
-                           | (F.col("index_first_offset") >= F.col("log_first_offset"))))
-    orphan = to_findings(
-        orphans, "txnindex_orphan", file="index_file", position=None,
-        offset="index_first_offset", producer_epoch=None,
-        message=fmt("The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log "
-                    "holds no ABORT marker of that producer there.", "producer_id", "last_offset"),
-        details=common)
-    mismatch = to_findings(
-        joined.filter(F.col("first_offset").isNotNull() & F.col("index_first_offset").isNotNull() & ~agrees),
-        "txnindex_mismatch", file="index_file", position=None, offset="first_offset", producer_epoch=None,
-        message=fmt("The .txnindex entry for producer %d's abort at offset %d says first offset %d and LSO %d; the "
-                    "log says %d and %d.", "producer_id", "last_offset", "index_first_offset",
-                    "index_last_stable_offset", "first_offset", "last_stable_offset"),
-        details={**common, "index_first_offset": "index_first_offset",
-                 "index_last_stable_offset": "index_last_stable_offset"})
-    return table, missing.unionByName(orphan).unionByName(mismatch)
+    spark = sweep.sparkSession
+    table = spark.sql(f"""
+        WITH {ABORTED_JOINED_SQL}
+        SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset,
+               coalesce(agrees, false) AS txnindex_agrees
+        FROM joined WHERE first_offset IS NOT NULL""", sweep=sweep, txnindex=txnindex)
+    tables = {"sweep": sweep, "txnindex": txnindex, **({"ends": ends} if ends is not None else {})}
+    return table, spark.sql(_txnindex_findings_sql(ends is not None), **tables)
 
 
 def lso_changes(sweep: DataFrame) -> DataFrame:
     """Needs lso_sweep's output; the LSO change points (offset, last_stable_offset, held_by_producer_id)."""
-    return sweep.filter(F.col("row_kind") == "change").select(
-        *KEY, "offset", "last_stable_offset", F.col("producer_id").alias("held_by_producer_id"))
-
+    return sweep.sparkSession.sql("""
+        SELECT broker, topic, partition, `offset`, last_stable_offset, producer_id AS held_by_producer_id
+        FROM {sweep} WHERE row_kind = 'change'""", sweep=sweep)
