@@ -252,20 +252,18 @@ class Analysis:
             self.tables["partition_checkpoints"], self.tables["log_dirs"])))
 
 
-#: A check written in SQL: its fragments (`findings.finding_columns`) and the tables they name.
-Fragments = tuple[list[str], dict[str, DataFrame]]
-
-
 @dataclass(frozen=True)
 class Check:
-    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `sql` its fragments and the
-    tables they name (run as one statement, the UNION ALL of the fragments); `applies` says from the listing and the
-    options whether there can be anything to find (if not, the check is not even planned)."""
+    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `sql` its fragments (SQL
+    text, `findings.finding_columns`) and `inputs` the tables they name, run as one statement (the UNION ALL of the
+    fragments); `applies` says from the listing and the options whether there can be anything to find (if not, the
+    check is not even planned)."""
 
     name: str
     build: Callable[[Analysis], DataFrame] | None = None
     applies: Callable[[Analysis], bool] = lambda _a: True
-    sql: Callable[[Analysis], Fragments] | None = None
+    sql: Callable[[Analysis], list[str]] | None = None
+    inputs: Callable[[Analysis], dict[str, DataFrame]] = lambda _a: {}
 
 
 def _content_duplicates(a: Analysis) -> DataFrame:
@@ -315,22 +313,21 @@ def _has_remote(a: Analysis) -> bool:
 #: Every finding check of a scan, in the order they are planned. The whole-cluster checks are built only where the
 #: listing shows something to judge: otherwise their inputs are empty and building them costs only planning.
 CHECKS: list[Check] = [
-    Check("parser", sql=lambda a: ([f"SELECT {', '.join(FINDING_COLUMNS)} FROM {{findings}}"],
-                                   {"findings": a.tables["parser_findings"]})),
+    Check("parser", sql=lambda a: [f"SELECT {', '.join(FINDING_COLUMNS)} FROM {{findings}}"],
+          inputs=lambda a: {"findings": a.tables["parser_findings"]}),
     # the log's own checks (producer histories, snapshots, leader-epoch-checkpoint, offsets, segment names): one
     # statement, sequence_gap, duplicate_sequence, zombie_epoch, snapshot_mismatch, leader_epoch_mismatch,
     # offset_overlap and segment_name_mismatch
-    Check("log", sql=lambda a: (crosschecks.log_fragments(), {
+    Check("log", sql=lambda a: crosschecks.log_fragments(), inputs=lambda a: {
         "batches": a.batches, "data": a.data, "segments": a.tables["segments"],
-        "snapshots": a.tables["snapshot_entries"], "ends": a.ends, "epochs": a.tables["leader_epochs"]})),
-    Check("transactions", sql=lambda a: ([transactions.hanging_transaction_sql(a.options.txn_timeout_ms),
-                                          cleaner.cleaner_blocked_sql(a.options.txn_timeout_ms)],
-                                         {"txns": a.txns, "ends": a.ends, "batches": a.batches})),
+        "snapshots": a.tables["snapshot_entries"], "ends": a.ends, "epochs": a.tables["leader_epochs"]}),
+    Check("transactions", sql=lambda a: [transactions.hanging_transaction_sql(a.options.txn_timeout_ms),
+                                         cleaner.cleaner_blocked_sql(a.options.txn_timeout_ms)],
+          inputs=lambda a: {"txns": a.txns, "ends": a.ends, "batches": a.batches}),
     Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
-    Check("replica_divergence", sql=lambda a: (
-        [replicas.replica_divergence_sql(a.kraft)],
-        {"batches": a.clustered, "ends": a.ends_r, "div": a.div,
-         **({"elections": control_plane.elections_of(a.history)} if a.kraft else {})}),
+    Check("replica_divergence", sql=lambda a: [replicas.replica_divergence_sql(a.kraft)],
+          inputs=lambda a: {"batches": a.clustered, "ends": a.ends_r, "div": a.div,
+                            **({"elections": control_plane.elections_of(a.history)} if a.kraft else {})},
           applies=lambda a: a.facts.replicas_possible),
     # KRaft control plane: unclean elections (with the offsets they cost), offline and stray partitions, leader
     # epochs the metadata never gave
@@ -342,24 +339,24 @@ CHECKS: list[Check] = [
         a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
                                                     a.tables["brokers"], a.tables["partition_topic_ids"]),
         a.reference), _kraft),
-    Check("coordinator", sql=lambda a: (
-        [coordinator.marker_sql(), coordinator.unknown_producer_sql(a.options.transaction_state_partitions),
-         coordinator.epoch_fenced_write_sql()],
-        {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids}),
+    Check("coordinator", sql=lambda a: [
+        coordinator.marker_sql(), coordinator.unknown_producer_sql(a.options.transaction_state_partitions),
+        coordinator.epoch_fenced_write_sql()],
+          inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids},
           applies=_has_transaction_state),
-    Check("committed_offset", sql=lambda a: (consumer_offsets.committed_offset_fragments(), {"offsets": a.offsets}),
-          applies=_has_consumer_offsets),
-    Check("future_replica_divergence", sql=lambda a: (
-        [replicas.future_replica_divergence_sql()], {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]}),
+    Check("committed_offset", sql=lambda a: consumer_offsets.committed_offset_fragments(),
+          inputs=lambda a: {"offsets": a.offsets}, applies=_has_consumer_offsets),
+    Check("future_replica_divergence", sql=lambda a: [replicas.future_replica_divergence_sql()],
+          inputs=lambda a: {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]},
           applies=lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
-    Check("restart", sql=lambda a: ([restart.restart_findings_sql()], {"predicted": a.predicted})),
-    Check("remote", sql=lambda a: (
-        [remote_storage.remote_segment_stuck_sql(a.options.remote_stuck_after_ms), remote_storage.remote_log_gaps_sql(),
-         remote_storage.remote_epoch_mismatches_with_checkpoint_sql(), remote_storage.remote_epoch_chain_mismatches_sql(),
-         remote_storage.remote_overlaps_sql()],
-        {"remote": a.remote, "finished": a.finished, "local": a.local, "ranges": a.ranges, "pairs": a.pairs,
-         "epochs": a.tables["leader_epochs"]}), applies=_has_remote),
+    Check("restart", sql=lambda a: [restart.restart_findings_sql()], inputs=lambda a: {"predicted": a.predicted}),
+    Check("remote", sql=lambda a: [
+        remote_storage.remote_segment_stuck_sql(a.options.remote_stuck_after_ms), remote_storage.remote_log_gaps_sql(),
+        remote_storage.remote_epoch_mismatches_with_checkpoint_sql(), remote_storage.remote_epoch_chain_mismatches_sql(),
+        remote_storage.remote_overlaps_sql()],
+          inputs=lambda a: {"remote": a.remote, "finished": a.finished, "local": a.local, "ranges": a.ranges,
+                            "pairs": a.pairs, "epochs": a.tables["leader_epochs"]}, applies=_has_remote),
 ]
 
 @dataclass(frozen=True)
@@ -419,8 +416,7 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
                 if not profile:
                     context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
                 if check.sql:
-                    fragments, inputs = check.sql(a)
-                    return a.keep(findings_sql(fragments, **inputs))
+                    return a.keep(findings_sql(check.sql(a), **check.inputs(a)))
                 return a.keep(check.build(a).select(*FINDING_COLUMNS))
 
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
