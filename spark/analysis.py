@@ -321,8 +321,7 @@ CHECKS: list[Check] = [
     Check("log", sql=lambda a: crosschecks.log_fragments(), inputs=lambda a: {
         "batches": a.batches, "data": a.data, "segments": a.tables["segments"],
         "snapshots": a.tables["snapshot_entries"], "ends": a.ends, "epochs": a.tables["leader_epochs"]}),
-    Check("transactions", sql=lambda a: [transactions.hanging_transaction_sql(a.options.txn_timeout_ms),
-                                         cleaner.cleaner_blocked_sql(a.options.txn_timeout_ms)],
+    Check("transactions", sql=lambda a: cleaner.transaction_fragments(a.options.txn_timeout_ms),
           inputs=lambda a: {"txns": a.txns, "ends": a.ends, "batches": a.batches}),
     Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
     Check("replica_divergence", sql=lambda a: [replicas.replica_divergence_sql(a.kraft)],
@@ -339,9 +338,7 @@ CHECKS: list[Check] = [
         a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
                                                     a.tables["brokers"], a.tables["partition_topic_ids"]),
         a.reference), _kraft),
-    Check("coordinator", sql=lambda a: [
-        coordinator.marker_sql(), coordinator.unknown_producer_sql(a.options.transaction_state_partitions),
-        coordinator.epoch_fenced_write_sql()],
+    Check("coordinator", sql=lambda a: coordinator.coordinator_fragments(a.options.transaction_state_partitions),
           inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids},
           applies=_has_transaction_state),
     Check("committed_offset", sql=lambda a: consumer_offsets.committed_offset_fragments(),
@@ -351,10 +348,7 @@ CHECKS: list[Check] = [
           applies=lambda a: a.facts.has_future_replicas),
     Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
     Check("restart", sql=lambda a: [restart.restart_findings_sql()], inputs=lambda a: {"predicted": a.predicted}),
-    Check("remote", sql=lambda a: [
-        remote_storage.remote_segment_stuck_sql(a.options.remote_stuck_after_ms), remote_storage.remote_log_gaps_sql(),
-        remote_storage.remote_epoch_mismatches_with_checkpoint_sql(), remote_storage.remote_epoch_chain_mismatches_sql(),
-        remote_storage.remote_overlaps_sql()],
+    Check("remote", sql=lambda a: remote_storage.remote_fragments(a.options.remote_stuck_after_ms),
           inputs=lambda a: {"remote": a.remote, "finished": a.finished, "local": a.local, "ranges": a.ranges,
                             "pairs": a.pairs, "epochs": a.tables["leader_epochs"]}, applies=_has_remote),
 ]

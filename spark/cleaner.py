@@ -88,8 +88,7 @@ def cleaner_blocked(holds: DataFrame, txn_timeout_ms: int) -> DataFrame:
     return findings_sql([f"SELECT {_blocked_columns(txn_timeout_ms)} FROM {{holds}}"], holds=holds)
 
 
-def transaction_findings(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_timeout_ms: int) -> DataFrame:
-    """Needs transactions_table, partition_ends and the batches table; the `hanging_transaction` and
-    `cleaner_blocked` findings as one statement."""
-    return findings_sql([hanging_transaction_sql(txn_timeout_ms), cleaner_blocked_sql(txn_timeout_ms)],
-                        txns=txns, ends=ends, batches=batches)
+def transaction_fragments(txn_timeout_ms: int) -> list[str]:
+    """The fragments of the `hanging_transaction` and `cleaner_blocked` checks, over {txns} (transactions_table),
+    {ends} (partition_ends) and {batches}."""
+    return [hanging_transaction_sql(txn_timeout_ms), cleaner_blocked_sql(txn_timeout_ms)]

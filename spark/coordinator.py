@@ -267,10 +267,8 @@ def epoch_fenced_writes(batches: DataFrame, log: DataFrame, txn_ids: DataFrame) 
     return findings_sql([epoch_fenced_write_sql()], batches=batches, log=log, txn_ids=txn_ids)
 
 
-def coordinator_findings(ctx: DataFrame, batches: DataFrame, ends: DataFrame, log: DataFrame, txn_ids: DataFrame,
-                         expected_partitions: int) -> DataFrame:
-    """Needs coordinator_transactions (ctx, as marker_sql reads it), the clustered batches table, replica_ends,
-    coordinator_log and transactional_ids; the findings of the marker, unknown_producer and epoch_fenced_write
-    checks as one statement."""
-    return findings_sql([marker_sql(), unknown_producer_sql(expected_partitions), epoch_fenced_write_sql()],
-                        ctx=ctx, batches=batches, ends=ends, log=log, txn_ids=txn_ids)
+def coordinator_fragments(expected_partitions: int) -> list[str]:
+    """The fragments of the marker, unknown_producer and epoch_fenced_write checks, over {ctx}
+    (coordinator_transactions, as marker_sql reads it), {batches} (with cluster_id), {ends} (replica_ends), {log}
+    (coordinator_log) and {txn_ids} (transactional_ids)."""
+    return [marker_sql(), unknown_producer_sql(expected_partitions), epoch_fenced_write_sql()]

@@ -147,9 +147,3 @@ def log_fragments() -> list[str]:
     return [producers.sequence_gap_sql(), producers.duplicate_sequence_sql(), producers.zombie_epoch_sql(),
             snapshot_mismatch_sql(), leader_epoch_mismatch_sql(), offset_overlap_sql(), segment_name_mismatch_sql()]
 
-
-def log_findings(batches: DataFrame, data: DataFrame, segments: DataFrame, snapshots: DataFrame, ends: DataFrame,
-                 epochs: DataFrame) -> DataFrame:
-    """The findings of `log_fragments` as one statement."""
-    return findings_sql(log_fragments(), batches=batches, data=data, segments=segments, snapshots=snapshots,
-                        ends=ends, epochs=epochs)

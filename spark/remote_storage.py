@@ -143,8 +143,8 @@ FROM {events} WHERE record_type = 'partition_delete'""", events=events)
 # --- findings -------------------------------------------------------------------------------------------
 # Each check is a SQL fragment (spark/findings.py) over the shared tables, named in the text as {remote} (the
 # remote_segments table), {finished} (finished_copies), {local} (local_logs), {ranges} (epoch_ranges of
-# finished_copies), {pairs} (range_pairs) and {epochs} (the leader_epochs table); `remote_findings` runs the five
-# as one statement.
+# finished_copies), {pairs} (range_pairs) and {epochs} (the leader_epochs table); `remote_fragments` lists the
+# five.
 
 # A recreated topic has the same name and another id: its old remote segments are not its history.
 _SAME_TOPIC = "(topic_id IS NULL OR local_topic_id IS NULL OR topic_id = local_topic_id)"
@@ -383,13 +383,9 @@ def remote_overlaps(pairs: DataFrame) -> DataFrame:
     return findings_sql([remote_overlaps_sql()], pairs=pairs)
 
 
-def remote_findings(remote: DataFrame, finished: DataFrame, local: DataFrame, ranges: DataFrame, pairs: DataFrame,
-                    epochs: DataFrame, stuck_after_ms: int) -> DataFrame:
-    """Needs remote_segments, finished_copies, local_logs, epoch_ranges and range_pairs (of finished_copies) and
-    the leader_epochs table; the findings of the five tiered-storage checks (remote_segment_stuck, remote_log_gap,
+def remote_fragments(stuck_after_ms: int) -> list[str]:
+    """The fragments of the five tiered-storage checks (remote_segment_stuck, remote_log_gap,
     remote_leader_epoch_mismatch against the leader-epoch-checkpoint and along the remote segments,
-    remote_overlap) as one statement."""
-    return findings_sql([remote_segment_stuck_sql(stuck_after_ms), remote_log_gaps_sql(),
-                         remote_epoch_mismatches_with_checkpoint_sql(), remote_epoch_chain_mismatches_sql(),
-                         remote_overlaps_sql()],
-                        remote=remote, finished=finished, local=local, ranges=ranges, pairs=pairs, epochs=epochs)
+    remote_overlap), over the tables named above."""
+    return [remote_segment_stuck_sql(stuck_after_ms), remote_log_gaps_sql(), remote_epoch_mismatches_with_checkpoint_sql(),
+            remote_epoch_chain_mismatches_sql(), remote_overlaps_sql()]
