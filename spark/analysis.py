@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
+from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
 from pyspark.sql import DataFrame
@@ -40,6 +41,7 @@ from kforensics.spark.findings import FINDING_COLUMNS, findings_sql
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 from kforensics.spark.session import is_small, job_threads
+from kforensics.spark.views import SqlViews
 
 T = TypeVar("T")
 
@@ -100,19 +102,31 @@ class _shared(Generic[T]):  # noqa: N801 - used as a decorator, like functools.c
         if analysis is None:
             return self  # type: ignore[return-value]
         with self._lock:
-            once = analysis.__dict__.setdefault(f"_shared_{self._name}", _Once(lambda: self._make(analysis)))
+            once = analysis.__dict__.setdefault(f"_shared_{self._name}",
+                                                _Once(lambda: analysis.share(self._make(analysis))))
         return once()
 
 
 class Analysis:
     """One scan's input tables, options and listing facts, and the intermediate tables its outputs share."""
 
-    def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts, small: bool) -> None:
+    def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts, small: bool,
+                 views: SqlViews) -> None:
         if small:  # one partition each: an aggregate, a window or a sort-merge join of them needs no shuffle
             tables = {name: df.coalesce(1) for name, df in tables.items()}
+        self.views = views
         #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
-        self.every_dir, self.tables, self.options, self.facts = tables, live_only(tables), options, facts
+        self.every_dir = {name: views.share(df) for name, df in tables.items()}
+        self.tables = {name: views.share(df) for name, df in live_only(tables).items()}
+        self.options, self.facts = options, facts
         self.keep = _Keeper(small)  # the kept tables' plans live as long as this Analysis
+
+    def share(self, value: T) -> T:
+        """A `_shared` table (or tuple of tables), marked as read by several statements (one temp view each)."""
+        for df in value if isinstance(value, tuple) else (value,):
+            if isinstance(df, DataFrame):
+                self.views.share(df)
+        return value
 
     @_shared
     def batches(self) -> DataFrame:
@@ -353,6 +367,19 @@ CHECKS: list[Check] = [
                             "pairs": a.pairs, "epochs": a.tables["leader_epochs"]}, applies=_has_remote),
 ]
 
+class _Placeholders(dict):
+    def __missing__(self, name: str) -> str:
+        return name
+
+
+def statement_texts() -> list[str]:
+    """The SQL text of every SQL check with the default options, its tables named by their placeholders: what
+    `session.warm_sql_parser` parses while a session starts. (A check's `sql` reads only `options` and `kraft`.)"""
+    defaults: Any = SimpleNamespace(options=ScanOptions(), kraft=False)
+    return [" UNION ALL ".join(f"({fragment})" for fragment in check.sql(defaults)).format_map(_Placeholders())
+            for check in CHECKS if check.sql]
+
+
 @dataclass(frozen=True)
 class Table:
     """A facts table: `build` returns its rows, with the columns `schemas.OUTPUT_TABLES` declares for it; `applies`
@@ -388,7 +415,8 @@ TABLES: dict[str, Table] = {
 
 
 def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *, facts: InputFacts | None = None,
-            profile: ScanProfile | None = None, small: bool | None = None) -> dict[str, Callable[[], DataFrame]]:
+            profile: ScanProfile | None = None, small: bool | None = None,
+            views: SqlViews | None = None) -> dict[str, Callable[[], DataFrame]]:
     """Needs batches, segments, txnindex, snapshot_entries, leader_epochs, partition_checkpoints,
     coordinator_records, offset_commits, remote_log_events, partition_topic_ids and parser_findings; returns
     the TABLES and findings, each as a function that builds it. The outputs and the intermediate tables
@@ -397,9 +425,12 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
     a partition under two brokers, no coordinator or group checks without their internal topics. `profile`
     times each check as a step of its own. `small`: whether the tables are small (one partition each; by default,
-    whether the listing's input is)."""
+    whether the listing's input is). `views`: the temp views of the tables the statements share, which the caller
+    drops once the outputs are written (by default a set of its own, left to the session)."""
     facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
-    a = Analysis(tables, options or ScanOptions(), facts, is_small(facts.input_bytes) if small is None else small)
+    spark = tables["batches"].sparkSession
+    a = Analysis(tables, options or ScanOptions(), facts, is_small(facts.input_bytes) if small is None else small,
+                 views or SqlViews(spark))
     context = tables["batches"].sparkSession.sparkContext
 
     def findings() -> DataFrame:
@@ -419,8 +450,6 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
         with job_threads(tables["batches"].sparkSession, FINDINGS_THREADS) as pool:
             found = pool.map(run, [check for check in CHECKS if check.applies(a)])
         return reduce(DataFrame.unionByName, found)
-
-    spark = tables["batches"].sparkSession
 
     def table(name: str) -> DataFrame:
         built = TABLES[name]

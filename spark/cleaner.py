@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql
 from kforensics.spark.transactions import hanging_transaction_sql
+from kforensics.spark.views import run_sql
 
 HOLDS_COLUMNS = ("broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id, producer_epoch, "
                  "txn_first_offset, age_ms_at_log_end, bytes_behind, file, position")
@@ -78,7 +79,7 @@ def cleaner_holds(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_time
     transaction older than `txn_timeout_ms` holds below the log end: cleaner_offset, last_stable_offset,
     held_by_producer_id, producer_epoch, txn_first_offset, age_ms_at_log_end, bytes_behind (the sizes of the
     batches from the one holding the LSO to the log end), file and position of the transaction's first batch."""
-    return txns.sparkSession.sql(f"WITH {_holds_ctes(txn_timeout_ms)} SELECT {HOLDS_COLUMNS} FROM holds",
+    return run_sql(f"WITH {_holds_ctes(txn_timeout_ms)} SELECT {HOLDS_COLUMNS} FROM holds",
                                  txns=txns, ends=ends, batches=batches)
 
 

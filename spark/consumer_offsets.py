@@ -12,6 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
+from kforensics.spark.views import run_sql
 
 
 def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: DataFrame) -> DataFrame:
@@ -20,7 +21,7 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
     coordinator_partition, coordinator_offset, file, position), in_input, log_start_offset and log_end_offset
     of the partition's longest replica, lag, the aborted range it falls in, and status (ok | not_in_input |
     beyond_log_end | below_log_start | in_aborted_range)."""
-    return commits.sparkSession.sql("""
+    return run_sql("""
         WITH pick AS (SELECT cluster_id, topic, partition, longest_broker AS broker FROM {longest}),
         latest AS (
             SELECT cluster_id, group_id, commit_topic AS topic, commit_partition AS partition, committed_offset,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
+from kforensics.spark.views import run_sql
 
 COMPLETE = ("CompleteCommit", "CompleteAbort")
 
@@ -21,7 +22,7 @@ COMPLETE = ("CompleteCommit", "CompleteAbort")
 def coordinator_log(records: DataFrame, longest: DataFrame) -> DataFrame:
     """Needs coordinator_records and longest_replicas; the records of the longest replica of each
     __transaction_state partition (replicas hold the same records), tombstones dropped."""
-    return records.sparkSession.sql("""
+    return run_sql("""
         SELECT * FROM {records}
         JOIN (SELECT cluster_id, topic, partition, longest_broker AS broker FROM {longest})
         USING (topic, partition, broker)
@@ -42,7 +43,7 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
     producer_epoch (last), first_producer_epoch, outcome (COMMIT|ABORT|PREPARE_COMMIT|PREPARE_ABORT|ONGOING|
     NONE), states (in order), partitions, transaction_timeout_ms, txn_start_timestamp, completed_at,
     coordinator broker / partition / first and last offset, file and position of the last record."""
-    return log.sparkSession.sql(f"""
+    return run_sql(f"""
         SELECT cluster_id, transactional_id, producer_id, producer_epoch, first_producer_epoch,
                {_OUTCOME} AS outcome, states,
                filter(partitions, p -> p != '') AS partitions, transaction_timeout_ms,
@@ -73,7 +74,7 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
 
 def transactional_ids(log: DataFrame) -> DataFrame:
     """Needs coordinator_log; producer_id -> transactional_id (the latest record naming the producer id)."""
-    return log.sparkSession.sql("""
+    return run_sql("""
         SELECT cluster_id, producer_id, max_by(transactional_id, timestamp) AS transactional_id
         FROM {log} GROUP BY cluster_id, producer_id""", log=log)
 
@@ -84,7 +85,7 @@ _TXN_KEY = "cluster_id, coordinator_partition, transactional_id, txn_seq"
 def with_partitions_not_in_input(ctx: DataFrame, present: DataFrame) -> DataFrame:
     """Needs coordinator_transactions and a (topic, partition) table of the data partitions in the input; adds
     partitions_not_in_input (named by the transaction, absent from the input: not judged)."""
-    return ctx.sparkSession.sql(f"""
+    return run_sql(f"""
         WITH names AS (
             SELECT DISTINCT cluster_id, format_string('%s-%d', topic, partition) AS named, true AS here
             FROM {{present}}),
@@ -139,7 +140,7 @@ def marker_checks(ctx: DataFrame, batches: DataFrame, ends: DataFrame) -> DataFr
     """Needs coordinator_transactions, the batches table and replica_ends; per completed transaction and
     replica of each data partition it names: the matching marker (marker_offset, marker_outcome,
     marker_epoch, marker file/position) and the first data batch of the transaction there (data_offset...)."""
-    return ctx.sparkSession.sql(f"WITH {_MARKER_CHECKS} SELECT * FROM checks", ctx=ctx, batches=batches, ends=ends)
+    return run_sql(f"WITH {_MARKER_CHECKS} SELECT * FROM checks", ctx=ctx, batches=batches, ends=ends)
 
 
 def _marker_findings(checks: str) -> str:

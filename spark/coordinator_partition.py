@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from kforensics.parsers.coordinator_partition import TRANSACTION_STATE
 from kforensics.spark.findings import sql_literal
+from kforensics.spark.views import run_sql
 
 _TWO_32 = 1 << 32
 _TWO_31 = 1 << 31
@@ -52,6 +53,6 @@ def expected_coordinator_partition_sql(partitions: int) -> str:
 def with_expected_coordinator_partition(df: DataFrame, partitions: int) -> DataFrame:
     """Needs `transactional_id`; adds `expected_coordinator_partition`: the `__transaction_state-<n>` partition
     whose coordinator owns that id among `partitions` (null without a transactional id)."""
-    return df.sparkSession.sql(
+    return run_sql(
         f"SELECT *, {expected_coordinator_partition_sql(partitions)} AS expected_coordinator_partition FROM {{df}}",
         df=df)

@@ -6,6 +6,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import FINDING_COLUMNS, severity_of
+from kforensics.spark.views import run_sql
 
 KEY = ["broker", "topic", "partition"]
 __all__ = ["FINDING_COLUMNS", "KEY", "finding_columns", "findings_sql", "fmt", "fmt_sql", "sql_literal", "to_findings"]
@@ -85,6 +86,5 @@ def finding_columns(kind: str, *, message: str, severity: str | None = None, fil
 def findings_sql(fragments: list[str], **tables: DataFrame) -> DataFrame:
     """Runs check fragments over `tables` (name -> DataFrame, as the fragments name them) as one statement: the
     UNION ALL of their findings."""
-    spark = next(iter(tables.values())).sparkSession
-    return spark.sql(" UNION ALL ".join(f"({fragment})" for fragment in fragments), **tables)
+    return run_sql(" UNION ALL ".join(f"({fragment})" for fragment in fragments), **tables)
 

@@ -12,6 +12,7 @@ Also the spark-submit entry point:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import shutil
@@ -50,6 +51,7 @@ from kforensics.spark.session import (
     scan_settings,
     tables_are_small,
 )
+from kforensics.spark.views import SqlViews
 
 OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 
@@ -192,6 +194,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
     spark.sparkContext.addJobTag(tag)
     shipped = finish = scratch = None
     restores: list[Callable[[], None]] = []
+    views = SqlViews(spark)
     try:
         # the listing first: an unreadable input is a usage error before anything is written
         with profile.step("listing", "kforensics scan: listing"):
@@ -267,7 +270,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         if analysis_small and not small:
             restores.append(apply_settings(spark, scan_settings(spark, SMALL_TABLES_SETTINGS)))
             by_driver = "://" not in out
-        results = analyze({**kept, **read_back}, options, facts=facts, profile=profile, small=analysis_small)
+        results = analyze({**kept, **read_back}, options, facts=facts, profile=profile, small=analysis_small,
+                          views=views)
         with job_threads(spark, WRITE_THREADS) as pool:
             # findings first: it needs most intermediates and is the longest write
             futures = [pool.submit(write, name, results[name])
@@ -285,6 +289,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         raise
     finally:
         spark.sparkContext.removeJobTag(tag)
+        with contextlib.suppress(Exception):  # a session that died with the scan has no views left to drop
+            views.drop()
         for restore in reversed(restores):
             restore()
         if finish:

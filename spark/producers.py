@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
 from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
+from kforensics.spark.views import run_sql
 
 PRODUCER = [*KEY, "producer_id"]
 SEQUENCE_SPACE = 2**31
@@ -26,7 +27,7 @@ MAX_IN_FLIGHT_BATCHES = 5
 def with_leader_epoch_change(batches: DataFrame) -> DataFrame:
     """Needs KEY, base_offset, position, partition_leader_epoch; adds `leader_epoch_change` (the batch is the
     first of a new partition leader epoch in its partition)."""
-    return batches.sparkSession.sql("""
+    return run_sql("""
         SELECT *, lag(partition_leader_epoch) OVER w IS NOT NULL
                   AND lag(partition_leader_epoch) OVER w != partition_leader_epoch AS leader_epoch_change
         FROM {batches}
@@ -133,7 +134,7 @@ def zombie_epochs(batches: DataFrame) -> DataFrame:
 
 def producers_table(data: DataFrame) -> DataFrame:
     """Needs data batches; one row per (partition, producer id, epoch): offsets, sequences, counts, times."""
-    return data.sparkSession.sql("""
+    return run_sql("""
         SELECT broker, topic, partition, producer_id, producer_epoch, min(base_offset) AS first_offset,
                max(last_offset) AS last_offset, min_by(base_sequence, base_offset) AS first_sequence,
                max_by(last_sequence, base_offset) AS last_sequence, count(1) AS batch_count,
@@ -151,7 +152,7 @@ RESEND_SCHEMA = ("broker string, topic string, partition int, pid_a long, pid_b 
 def producer_spans(data: DataFrame) -> DataFrame:
     """Needs data batches; per (partition, producer id): first_offset, last_offset, first_ts (its first record's
     timestamp), last_ts (its last batch's max timestamp) and record_count, from the batch headers alone."""
-    return data.sparkSession.sql("""
+    return run_sql("""
         SELECT broker, topic, partition, producer_id, min(base_offset) AS first_offset,
                max(last_offset) AS last_offset,
                min_by(CASE WHEN timestamp_type = 'LogAppendTime' THEN max_timestamp ELSE base_timestamp END,
@@ -164,7 +165,7 @@ def resend_candidates(spans: DataFrame, *, window_ms: int) -> DataFrame:
     """Needs producer_spans; pairs (pid_a, pid_b) of a partition where pid_b's history starts after pid_a's
     last record in the log and its first write comes within `window_ms` of pid_a's last write (0: any time)."""
     within = f"AND abs(b.first_ts - a.last_ts) <= {int(window_ms)}" if window_ms > 0 else ""
-    return spans.sparkSession.sql(f"""
+    return run_sql(f"""
         SELECT broker, topic, partition, a.producer_id AS pid_a, b.producer_id AS pid_b
         FROM {{spans}} a JOIN {{spans}} b USING (broker, topic, partition)
         WHERE a.producer_id != b.producer_id AND a.last_offset < b.first_offset {within}""", spans=spans)
@@ -176,7 +177,7 @@ def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame
     producer id (pid_b) and the last `tail` records of each earlier one (pid_a). Columns: KEY, file, position, size.
     Only these records are ever decoded and hashed, however long the histories are."""
     order = _producer_window()
-    return data.sparkSession.sql(f"""
+    return run_sql(f"""
         WITH newer AS (SELECT DISTINCT broker, topic, partition, pid_b AS producer_id, true AS newer FROM {{pairs}}),
         earlier AS (SELECT DISTINCT broker, topic, partition, pid_a AS producer_id, true AS earlier FROM {{pairs}}),
         ranked AS (
@@ -248,7 +249,7 @@ def resends(records: DataFrame, pairs: DataFrame, *, min_records: int = DEFAULT_
     # each producer id's first `tail` records (the head a re-send starts with) and its last `tail` (where it comes
     # from); a null key or value hash is -2^63 (pandas would make it NaN, which equals nothing). Grouped by the new
     # producer id: its head, and the tail of each candidate predecessor (pid_a).
-    rows = records.sparkSession.sql(f"""
+    rows = run_sql(f"""
         WITH ranked AS (
           SELECT *, row_number() OVER (PARTITION BY broker, topic, partition, producer_id ORDER BY `offset`) AS from_start,
                  row_number() OVER (PARTITION BY broker, topic, partition, producer_id ORDER BY `offset` DESC) AS from_end

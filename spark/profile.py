@@ -45,14 +45,15 @@ class ScanProfile:
         The yielded dict takes extra fields (`plan_s`: the seconds spent building the DataFrame on the driver)."""
         group = f"{self._scan}:{len(self._steps)}:{name}"
         entry: dict[str, Any] = {"step": name}
-        with self._lock:
+        with self._lock:  # steps are listed in the order they started
+            started = time.perf_counter()
+            entry["start_s"] = round(started - self.started, 3)
             self._steps.append(entry)
         self._context.setJobGroup(group, description)
         # Spark names every RDD it creates with a call site; with neither form given, it walks the thread's stack
         # for one each time (~4% of the driver JVM's CPU in a small scan's planning)
         self._context.setLocalProperty(CALL_SITE_SHORT, f"kforensics scan: {name}")
         self._context.setLocalProperty(CALL_SITE_LONG, description)
-        started = time.perf_counter()
         try:
             yield entry
         finally:

@@ -25,6 +25,7 @@ from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
 from kforensics.spark import schemas as S
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
 from kforensics.spark.replicas import TP, with_cluster_id_sql
+from kforensics.spark.views import run_sql
 
 TOPIC = "__remote_log_metadata"
 FINISHED = "COPY_SEGMENT_FINISHED"
@@ -113,7 +114,7 @@ def remote_segments_table(events: DataFrame) -> DataFrame:
     broker that copied it), broker_leader_epoch (the record's BrokerLeaderEpoch where its version has the field,
     RemoteLogSegmentMetadataRecord v1 on; else the highest epoch of its entries), first_event_at,
     last_event_at, event_count, and file, position of its latest metadata record."""
-    return events.sparkSession.sql(f"""
+    return run_sql(f"""
 SELECT broker, topic, partition, topic_id, remote_segment_id, copy.start_offset AS start_offset,
        copy.end_offset AS end_offset, copy.max_timestamp AS max_timestamp,
        copy.segment_leader_epochs AS segment_leader_epochs, copy.size AS size, state, copy.broker_id AS broker_id,
@@ -135,7 +136,7 @@ FROM (
 def remote_partition_deletes_table(events: DataFrame) -> DataFrame:
     """Needs the events; one row per RemotePartitionDeleteMetadataRecord: topic_id, state
     (DELETE_PARTITION_MARKED|STARTED|FINISHED), broker_id, event_timestamp, file, position, offset."""
-    return events.sparkSession.sql("""
+    return run_sql("""
 SELECT broker, topic, partition, topic_id, state, broker_id, event_timestamp, file, position, offset
 FROM {events} WHERE record_type = 'partition_delete'""", events=events)
 
@@ -181,7 +182,7 @@ def finished_copies(segments: DataFrame, brokers: DataFrame) -> DataFrame:
     broker's metadata (the broker with the most events of that partition: replicas of the metadata topic hold
     the same records), with cluster_id and `metadata_broker`."""
     key = ", ".join([*TP, "topic_id"])
-    return segments.sparkSession.sql(f"""
+    return run_sql(f"""
 WITH remote AS ({with_cluster_id_sql("{segments}")}),
 counts AS (
   SELECT {key}, broker FROM (
@@ -203,7 +204,7 @@ def local_logs(segments: DataFrame, topic_ids: DataFrame, brokers: DataFrame) ->
     FROM {segments} GROUP BY broker, topic, partition)
   LEFT JOIN (SELECT broker, topic, partition, topic_id AS local_topic_id FROM {topic_ids})
   USING (broker, topic, partition))"""
-    return segments.sparkSession.sql(
+    return run_sql(
         with_cluster_id_sql(logs), segments=segments,
         topic_ids=topic_ids, brokers=brokers)
 
@@ -257,7 +258,7 @@ def epoch_ranges(segments: DataFrame) -> DataFrame:
     """Needs segments with start_offset, end_offset and segment_leader_epochs (`epoch@offset, ...`); adds one
     row per entry: epoch, lo, hi (the offsets the segment says that epoch covers)."""
     lo = "CAST(split(e.entry, '@')[1] AS BIGINT)"
-    return segments.sparkSession.sql(f"""
+    return run_sql(f"""
 SELECT s.*, CAST(split(e.entry, '@')[0] AS INT) AS epoch, {lo} AS lo,
        coalesce(lead({lo}) OVER (PARTITION BY s.metadata_broker, s.topic, s.partition, s.remote_segment_id
                                  ORDER BY e.i) - 1, s.end_offset) AS hi
@@ -310,7 +311,7 @@ def range_pairs(ranges: DataFrame) -> DataFrame:
     cols = ["remote_segment_id", "segment_leader_epochs", "start_offset", "end_offset", "first_event_at", "file",
             "position", "epoch", "lo", "hi"]
     a, b = (", ".join(f"{c} AS {side}_{c}" for c in cols) for side in "ab")
-    return ranges.sparkSession.sql(f"""
+    return run_sql(f"""
 SELECT * FROM (SELECT {key}, {a} FROM {{ranges}}) JOIN (SELECT {key}, {b} FROM {{ranges}}) USING ({key})
 WHERE a_remote_segment_id != b_remote_segment_id""", ranges=ranges)
 

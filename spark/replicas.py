@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql, sql_literal
+from kforensics.spark.views import run_sql
 
 #: A topic-partition of one cluster (a broker's meta.properties cluster.id; "" when unknown).
 TP = ["cluster_id", "topic", "partition"]
@@ -41,14 +42,14 @@ def with_cluster_id_sql(rows: str, also: tuple[str, ...] = ()) -> str:
 def with_cluster_id(df: DataFrame, brokers: DataFrame, *also: str) -> DataFrame:
     """Needs `broker` and the brokers table; adds cluster_id ("" when the broker's meta.properties has none), and
     the brokers table's columns named in `also` (node_id)."""
-    return df.sparkSession.sql(with_cluster_id_sql("{rows}", also), rows=df, brokers=brokers)
+    return run_sql(with_cluster_id_sql("{rows}", also), rows=df, brokers=brokers)
 
 
 def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> DataFrame:
     """Needs partition_ends, the brokers and leader_epochs tables; per partition and broker: cluster_id,
     log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch, leader_epoch_checkpoint
     ("epoch@start_offset, ..."), log_end_timestamp and replica_count (brokers of the cluster holding it)."""
-    return ends.sparkSession.sql(f"""
+    return run_sql(f"""
     WITH lineage AS (
       SELECT {_KEY},
              concat_ws(', ', transform(array_sort(collect_list(struct(start_offset, epoch))),
@@ -77,7 +78,7 @@ def _longest_sql() -> str:
 def longest_replicas(ends: DataFrame) -> DataFrame:
     """Needs replica_ends; per topic-partition the broker with the furthest log end (ties: the higher leader
     epoch, then the broker label) as `longest_broker`, with its log_start_offset and log_end_offset."""
-    return ends.sparkSession.sql(_longest_sql(), ends=ends)
+    return run_sql(_longest_sql(), ends=ends)
 
 
 def _side_sql(side: str) -> str:
@@ -98,7 +99,7 @@ def divergences(batches: DataFrame, ends: DataFrame) -> DataFrame:
     different batches: offset (first differing batch), common_prefix_end_offset, and both replicas' facts."""
     same = " AND ".join(f"a_{c} <=> b_{c}" for c in FINGERPRINT)
     # One pass per pair in offset order: the first differing batch, and the end of the matching prefix before it.
-    return batches.sparkSession.sql(f"""
+    return run_sql(f"""
     WITH multi AS (SELECT * FROM {{ends}} WHERE replica_count > 1),
     pairs AS (
       SELECT {_TP}, a_broker, b_broker,
@@ -179,7 +180,7 @@ def divergence_facts(batches: DataFrame, ends: DataFrame, div: DataFrame) -> Dat
     divergence (a_epoch, b_epoch), file, position and ends, `broker` (the replica whose history was replaced, or
     a_broker), `winner`, `loser_hw`, `lost_last` and `lost_offsets` ([first, last] committed offsets lost, null
     when none or unknown)."""
-    return batches.sparkSession.sql(divergence_facts_sql(), batches=batches, ends=ends, div=div)
+    return run_sql(divergence_facts_sql(), batches=batches, ends=ends, div=div)
 
 
 ELECTIONS_TYPE = "ARRAY<STRUCT<leader_epoch: INT, leader: INT, election: STRING, elected_at: BIGINT>>"
@@ -256,7 +257,7 @@ def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
     behind the longest replica, null when diverged), diverged_at (first offset differing from the longest
     replica) and in_sync (a prefix of the longest replica and as long)."""
     # each divergence seen from both replicas: `broker` diverged from `longest_broker` at `diverged_at`
-    return ends.sparkSession.sql(f"""
+    return run_sql(f"""
     WITH vs AS (
       SELECT {_TP}, a_broker AS broker, b_broker AS longest_broker, `offset` AS diverged_at FROM {{div}}
       UNION ALL
@@ -275,7 +276,7 @@ def leader_epoch_lineage(batches: DataFrame, epochs: DataFrame) -> DataFrame:
     """Needs the batches and leader_epochs tables; per partition, broker and leader epoch:
     checkpoint_start_offset (leader-epoch-checkpoint), batch_start_offset (first batch carrying the epoch) and
     agrees (both present and equal; an epoch with no batches, as after an election with no writes, is null)."""
-    return batches.sparkSession.sql(f"""
+    return run_sql(f"""
     SELECT {_KEY}, epoch, checkpoint_start_offset, batch_start_offset,
            CASE WHEN batch_start_offset IS NULL THEN CAST(NULL AS BOOLEAN)
                 ELSE checkpoint_start_offset <=> batch_start_offset END AS agrees
@@ -295,7 +296,7 @@ def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
       SELECT {_KEY}, dir_state, min(first_batch_base_offset) AS log_start_offset,
              max(last_offset) + 1 AS log_end_offset
       FROM {{segments}} WHERE dir_state != 'live' GROUP BY {_KEY}, dir_state)"""
-    return segments.sparkSession.sql(f"""
+    return run_sql(f"""
     SELECT {_KEY}, cluster_id, log_start_offset, log_end_offset,
            CAST(NULL AS BIGINT) AS high_watermark, CAST(NULL AS INT) AS latest_leader_epoch,
            CAST(NULL AS STRING) AS leader_epoch_checkpoint, CAST(NULL AS BIGINT) AS replica_count,

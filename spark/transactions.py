@@ -15,6 +15,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
+from kforensics.spark.views import run_sql
 
 PRODUCER = [*KEY, "producer_id"]
 
@@ -22,7 +23,7 @@ PRODUCER = [*KEY, "producer_id"]
 def with_transaction_index(batches: DataFrame) -> DataFrame:
     """Needs the batches columns; keeps transactional batches and markers and adds `txn_index`: the number
     of this producer's markers before the row (a marker closes the transaction with its own index)."""
-    return batches.sparkSession.sql("""
+    return run_sql("""
         SELECT *, coalesce(sum(CAST(is_control AS INT)) OVER (
                     PARTITION BY broker, topic, partition, producer_id
                     ORDER BY base_offset, segment_base_offset, `position`
@@ -36,7 +37,7 @@ def transactions_table(indexed: DataFrame) -> DataFrame:
     first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN|UNKNOWN), coordinator_epoch,
     batch_count, record_count, first_timestamp, duration_ms, file and position of the first batch."""
     # a marker whose control record was not read (kafka-dump-log text without record lines): UNKNOWN
-    return indexed.sparkSession.sql("""
+    return run_sql("""
         SELECT broker, topic, partition, producer_id, coalesce(data_epoch, marker_epoch) AS producer_epoch,
                first_offset, last_data_offset, marker_offset,
                CASE WHEN marker_offset IS NULL THEN 'OPEN' ELSE coalesce(outcome, 'UNKNOWN') END AS outcome,
@@ -64,7 +65,7 @@ def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
     """Needs the batches and partition_checkpoints tables; per partition: log_end_offset (last offset of a
     sound batch + 1), log_first_offset, log_end_timestamp (max timestamp), latest_leader_epoch (of its v2
     batches), and from the checkpoints high_watermark, log_start_offset, cleaner_offset."""
-    return batches.sparkSession.sql("""
+    return run_sql("""
         SELECT * FROM (
             SELECT broker, topic, partition, max(last_offset) + 1 AS log_end_offset,
                    min(base_offset) AS log_first_offset, max(max_timestamp) AS log_end_timestamp,
@@ -154,7 +155,7 @@ def lso_table(txns: DataFrame, ends: DataFrame) -> DataFrame:
     """Needs transactions_table and partition_ends; per partition: last_stable_offset, high_watermark,
     log_end_offset, and the producer holding the LSO back (null when nothing is open)."""
     bound = "coalesce(high_watermark, log_end_offset)"
-    return txns.sparkSession.sql(f"""
+    return run_sql(f"""
         SELECT broker, topic, partition, least(coalesce(open_first_offset, {bound}), {bound}) AS last_stable_offset,
                high_watermark, log_end_offset, held_by_producer_id, open_first_offset IS NOT NULL AS stuck
         FROM {{ends}} LEFT JOIN (
@@ -226,18 +227,17 @@ def aborted_ranges(sweep: DataFrame, txnindex: DataFrame,
     An index entry whose transaction began below the log's first offset is not an orphan: retention deletes
     segments up to the high watermark, not the LSO, so an aborted transaction's data can be gone while its
     marker and its .txnindex entry are still there; nothing in the log can confirm or deny such an entry."""
-    spark = sweep.sparkSession
-    table = spark.sql(f"""
+    table = run_sql(f"""
         WITH {ABORTED_JOINED_SQL}
         SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset,
                coalesce(agrees, false) AS txnindex_agrees
         FROM joined WHERE first_offset IS NOT NULL""", sweep=sweep, txnindex=txnindex)
     tables = {"sweep": sweep, "txnindex": txnindex, **({"ends": ends} if ends is not None else {})}
-    return table, spark.sql(_txnindex_findings_sql(ends is not None), **tables)
+    return table, run_sql(_txnindex_findings_sql(ends is not None), **tables)
 
 
 def lso_changes(sweep: DataFrame) -> DataFrame:
     """Needs lso_sweep's output; the LSO change points (offset, last_stable_offset, held_by_producer_id)."""
-    return sweep.sparkSession.sql("""
+    return run_sql("""
         SELECT broker, topic, partition, `offset`, last_stable_offset, producer_id AS held_by_producer_id
         FROM {sweep} WHERE row_kind = 'change'""", sweep=sweep)

@@ -25,6 +25,9 @@ def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan
     assert {"log", "transactions", "txnindex", "restart"} <= checks
     for step in profile["steps"]:
         assert step["seconds"] >= 0 and step["jobs"] >= 0 and step["tasks"] >= step["stages"] >= 0
+    # in the order they started, each within the scan
+    starts = [step["start_s"] for step in profile["steps"] if step["step"] != "session start"]
+    assert starts == sorted(starts) and 0 <= starts[0] and starts[-1] <= profile["seconds"]
     # a small local input is parsed by the driver (spark/driver_read.py): its parse pass and the writes of its input
     # tables run no Spark job; every facts table and the findings are Spark jobs
     assert "parse pass" in steps

@@ -1,0 +1,66 @@
+"""SQL text over DataFrames (`spark/views.py`) and the parser warm-up of a new session (`session.warm_sql_parser`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from kforensics.spark.analysis import CHECKS, statement_texts  # noqa: E402
+from kforensics.spark.session import warm_sql_parser  # noqa: E402
+from kforensics.spark.views import SqlViews, run_sql  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def _our_views(spark) -> set[str]:
+    return {t.name for t in spark.catalog.listTables() if t.name.startswith("kforensics_") and t.isTemporary}
+
+
+def test_run_sql_names_its_tables_and_leaves_no_view(spark):
+    left = spark.createDataFrame([(1, "a"), (2, "b")], "k int, v string")
+    right = spark.createDataFrame([(2, "x"), (3, "y")], "k int, w string")
+    rows = run_sql("SELECT k, v, w, '{{}}' AS braces FROM {left} JOIN {right} USING (k)", left=left,
+                   right=right).collect()
+    assert [tuple(r) for r in rows] == [(2, "b", "x", "{}")]
+    assert _our_views(spark) == set()
+
+
+def test_a_shared_table_is_registered_once_and_dropped(spark):
+    views = SqlViews(spark)
+    shared = views.share(spark.createDataFrame([(1,), (2,), (3,)], "n int"))
+    first = run_sql("SELECT sum(n) AS s FROM {t}", t=shared).first()["s"]
+    second = run_sql("SELECT count(*) AS c FROM {t} a JOIN {t} b USING (n)", t=shared).first()["c"]
+    assert (first, second) == (6, 3)
+    assert len(_our_views(spark)) == 1  # both statements read the one view
+    views.drop()
+    assert _our_views(spark) == set()
+
+
+def test_a_scan_drops_the_views_it_registered(spark, tmp_path):
+    from kforensics.spark.jobs import run_scan
+
+    summary = run_scan(spark, [("broker-1", str(SAMPLE / "broker-1"))], str(tmp_path / "out"))
+    assert summary.findings  # the scan ran its checks, through the shared views
+    assert _our_views(spark) == set()
+
+
+def test_the_warm_up_parses_every_sql_check(spark):
+    texts = statement_texts()
+    assert len(texts) == sum(1 for check in CHECKS if check.sql)
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    for text in texts:
+        assert "{" not in text.replace("'{}'", "")  # every placeholder named
+        parser.parsePlan(text)  # raises ParseException on bad text
+
+
+def test_the_warm_up_never_fails_a_session():
+    def broken(*_args):
+        raise RuntimeError("the JVM went away")
+
+    gateway = SimpleNamespace(jvm=SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(spark=SimpleNamespace(
+        sql=SimpleNamespace(execution=SimpleNamespace(SparkSqlParser=broken)))))))
+    assert warm_sql_parser(gateway) is None
