@@ -63,4 +63,4 @@ def test_the_warm_up_never_fails_a_session():
 
     gateway = SimpleNamespace(jvm=SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(spark=SimpleNamespace(
         sql=SimpleNamespace(execution=SimpleNamespace(SparkSqlParser=broken)))))))
-    assert warm_sql_parser(gateway) is None
+    assert warm_sql_parser(gateway, statement_texts) is None
