@@ -32,6 +32,7 @@ from kforensics.spark import (
     remote_storage,
     replicas,
     restart,
+    sql_warmup,
     transactions,
 )
 from kforensics.spark import schemas as S
@@ -373,11 +374,18 @@ class _Placeholders(dict):
 
 
 def statement_texts() -> list[str]:
-    """The SQL text of every SQL check with the default options, its tables named by their placeholders: what
-    `session.warm_sql_parser` parses while a session starts. (A check's `sql` reads only `options` and `kraft`.)"""
+    """What `session.warm_sql_parser` parses while a session starts, tables named by their placeholders: the
+    statement of every SQL check with the default options (a check's `sql` reads only `options` and `kraft`), then
+    the statements earlier scans on this machine ran (`sql_warmup.saved`: those of the tables, built from the
+    tables they are given)."""
     defaults: Any = SimpleNamespace(options=ScanOptions(), kraft=False)
-    return [" UNION ALL ".join(f"({fragment})" for fragment in check.sql(defaults)).format_map(_Placeholders())
-            for check in CHECKS if check.sql]
+    templates = [" UNION ALL ".join(f"({fragment})" for fragment in check.sql(defaults))
+                 for check in CHECKS if check.sql]
+    texts = []
+    for template in dict.fromkeys([*templates, *sql_warmup.saved()]):
+        with contextlib.suppress(ValueError, IndexError):  # a saved text that is no template of ours
+            texts.append(template.format_map(_Placeholders()))
+    return texts
 
 
 @dataclass(frozen=True)
