@@ -112,21 +112,23 @@ class Analysis:
     """One scan's input tables, options and listing facts, and the intermediate tables its outputs share."""
 
     def __init__(self, tables: dict[str, DataFrame], options: ScanOptions, facts: InputFacts, small: bool,
-                 views: SqlViews) -> None:
+                 views: SqlViews | None) -> None:
         if small:  # one partition each: an aggregate, a window or a sort-merge join of them needs no shuffle
             tables = {name: df.coalesce(1) for name, df in tables.items()}
         self.views = views
         #: `tables`: the live dirs' rows only; `every_dir`: also those of -delete, -future and -stray dirs
-        self.every_dir = {name: views.share(df) for name, df in tables.items()}
-        self.tables = {name: views.share(df) for name, df in live_only(tables).items()}
+        self.every_dir = {name: self.share(df) for name, df in tables.items()}
+        self.tables = {name: self.share(df) for name, df in live_only(tables).items()}
         self.options, self.facts = options, facts
         self.keep = _Keeper(small)  # the kept tables' plans live as long as this Analysis
 
     def share(self, value: T) -> T:
-        """A `_shared` table (or tuple of tables), marked as read by several statements (one temp view each)."""
-        for df in value if isinstance(value, tuple) else (value,):
-            if isinstance(df, DataFrame):
-                self.views.share(df)
+        """An input or `_shared` table (or tuple of tables), marked as read by several statements (one temp view
+        each, when the caller gave the views)."""
+        if self.views is not None:
+            for df in value if isinstance(value, tuple) else (value,):
+                if isinstance(df, DataFrame):
+                    self.views.share(df)
         return value
 
     @_shared
@@ -433,12 +435,12 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
     `facts` (from the listing) lets analyses with nothing to judge plan no job: no replica comparison without
     a partition under two brokers, no coordinator or group checks without their internal topics. `profile`
     times each check as a step of its own. `small`: whether the tables are small (one partition each; by default,
-    whether the listing's input is). `views`: the temp views of the tables the statements share, which the caller
-    drops once the outputs are written (by default a set of its own, left to the session)."""
+    whether the listing's input is). `views`: where the tables the statements share are registered as temp views
+    once (the caller drops them once the outputs are written); without, each statement registers its own."""
     facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True, has_consumer_offsets=True)
-    spark = tables["batches"].sparkSession
     a = Analysis(tables, options or ScanOptions(), facts, is_small(facts.input_bytes) if small is None else small,
-                 views or SqlViews(spark))
+                 views)
+    spark = tables["batches"].sparkSession
     context = tables["batches"].sparkSession.sparkContext
 
     def findings() -> DataFrame:

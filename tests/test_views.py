@@ -21,31 +21,54 @@ def _our_views(spark) -> set[str]:
 
 
 def test_run_sql_names_its_tables_and_leaves_no_view(spark):
+    before = _our_views(spark)
     left = spark.createDataFrame([(1, "a"), (2, "b")], "k int, v string")
     right = spark.createDataFrame([(2, "x"), (3, "y")], "k int, w string")
     rows = run_sql("SELECT k, v, w, '{{}}' AS braces FROM {left} JOIN {right} USING (k)", left=left,
                    right=right).collect()
     assert [tuple(r) for r in rows] == [(2, "b", "x", "{}")]
-    assert _our_views(spark) == set()
+    assert _our_views(spark) == before
 
 
 def test_a_shared_table_is_registered_once_and_dropped(spark):
+    before = _our_views(spark)
     views = SqlViews(spark)
     shared = views.share(spark.createDataFrame([(1,), (2,), (3,)], "n int"))
     first = run_sql("SELECT sum(n) AS s FROM {t}", t=shared).first()["s"]
     second = run_sql("SELECT count(*) AS c FROM {t} a JOIN {t} b USING (n)", t=shared).first()["c"]
     assert (first, second) == (6, 3)
-    assert len(_our_views(spark)) == 1  # both statements read the one view
+    assert len(_our_views(spark) - before) == 1  # both statements read the one view
     views.drop()
-    assert _our_views(spark) == set()
+    assert _our_views(spark) == before
 
 
-def test_a_scan_drops_the_views_it_registered(spark, tmp_path):
+def test_a_scan_drops_the_views_it_registered(spark, tmp_path, monkeypatch):
+    from kforensics.spark import views
     from kforensics.spark.jobs import run_scan
 
+    before = _our_views(spark)
+    registered = []
+    drop = views.SqlViews.drop
+
+    def counting_drop(self) -> None:
+        registered.extend(self._names)
+        drop(self)
+
+    monkeypatch.setattr(views.SqlViews, "drop", counting_drop)
     summary = run_scan(spark, [("broker-1", str(SAMPLE / "broker-1"))], str(tmp_path / "out"))
     assert summary.findings  # the scan ran its checks, through the shared views
-    assert _our_views(spark) == set()
+    assert len(registered) >= 10  # the input tables and the shared ones, once each
+    assert _our_views(spark) == before
+
+
+def test_analyze_without_views_leaves_none(spark):
+    from kforensics.spark.analysis import analyze
+    from kforensics.spark.read import read_tables
+
+    before = _our_views(spark)
+    tables, _ = read_tables(spark, [("broker-1", str(SAMPLE / "broker-1"))], headers_only=True)
+    analyze(tables)["findings"]().count()
+    assert _our_views(spark) == before
 
 
 def test_the_warm_up_parses_every_sql_check(spark, tmp_path, monkeypatch):
