@@ -200,11 +200,10 @@ def child(mode: str, root: str) -> None:
         print(json.dumps({"session_s": 0.0, "job_s": time.perf_counter() - t0, "batches": batches,
                           "records": records}))
         return
-    from kforensics.spark.analysis import statement_texts
     from kforensics.spark.jobs import run_scan
     from kforensics.spark.session import build_session
 
-    spark = build_session(None, warm_sql=statement_texts)  # as `kforensics scan` starts it, the bare start too
+    spark = build_session(None)
     spark.range(1).count()
     t1 = time.perf_counter()
     if mode == "bare":

@@ -147,7 +147,6 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
         raise ScanFailed(f"cannot write {out}: {exc}", usage=True, param="--out") from exc
     from pyspark.sql import SparkSession
 
-    from kforensics.spark.analysis import statement_texts
     from kforensics.spark.jobs import run_scan
     from kforensics.spark.profile import ScanProfile
     from kforensics.spark.session import build_session
@@ -159,7 +158,7 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     if py4j_log is not None:
         root.addHandler(py4j_log)
     starting = time.perf_counter()
-    spark = build_session(master, log_file=log_file, warm_sql=statement_texts, **spark_conf)
+    spark = build_session(master, log_file=log_file, **spark_conf)
     profile = ScanProfile(spark.sparkContext, started=starting)
     if not already_running:
         profile.record("session start", time.perf_counter() - starting)

@@ -346,12 +346,11 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
 
     previous = signal.signal(signal.SIGTERM, on_signal)
     try:
-        from kforensics.spark.analysis import statement_texts
         from kforensics.spark.jobs import warm_up
         from kforensics.spark.session import build_session
 
         started = time.monotonic()
-        spark = build_session(None, "kforensics-server", log_file=spark_log, warm_sql=statement_texts, **conf)
+        spark = build_session(None, "kforensics-server", log_file=spark_log, **conf)
         if spark_log:
             log(f"Spark's log: {spark_log}")
         spark.range(1).count()

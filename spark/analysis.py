@@ -15,7 +15,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
-from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
 
 from pyspark.sql import DataFrame
@@ -32,7 +31,6 @@ from kforensics.spark import (
     remote_storage,
     replicas,
     restart,
-    sql_warmup,
     transactions,
 )
 from kforensics.spark import schemas as S
@@ -369,26 +367,6 @@ CHECKS: list[Check] = [
           inputs=lambda a: {"remote": a.remote, "finished": a.finished, "local": a.local, "ranges": a.ranges,
                             "pairs": a.pairs, "epochs": a.tables["leader_epochs"]}, applies=_has_remote),
 ]
-
-class _Placeholders(dict):
-    def __missing__(self, name: str) -> str:
-        return name
-
-
-def statement_texts() -> list[str]:
-    """What `session.warm_sql_parser` parses while a session starts, tables named by their placeholders: the
-    statement of every SQL check with the default options (a check's `sql` reads only `options` and `kraft`), then
-    the statements earlier scans on this machine ran (`sql_warmup.saved`: those of the tables, built from the
-    tables they are given)."""
-    defaults: Any = SimpleNamespace(options=ScanOptions(), kraft=False)
-    templates = [" UNION ALL ".join(f"({fragment})" for fragment in check.sql(defaults))
-                 for check in CHECKS if check.sql]
-    texts = []
-    for template in dict.fromkeys([*templates, *sql_warmup.saved()]):
-        with contextlib.suppress(ValueError, IndexError):  # a saved text that is no template of ours
-            texts.append(template.format_map(_Placeholders()))
-    return texts
-
 
 @dataclass(frozen=True)
 class Table:

@@ -33,7 +33,6 @@ from kforensics.defaults import DEFAULT_OUT
 from kforensics.inputs import parse_inputs
 from kforensics.parsers.uris import join_uri
 from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
-from kforensics.spark import sql_warmup
 from kforensics.spark.analysis import analyze
 from kforensics.spark.driver_read import read_on_driver, reads_on_driver
 from kforensics.spark.profile import ScanProfile
@@ -52,7 +51,7 @@ from kforensics.spark.session import (
     scan_settings,
     tables_are_small,
 )
-from kforensics.spark.views import SqlViews, statements_run
+from kforensics.spark.views import SqlViews
 
 OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 
@@ -283,7 +282,6 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         manifest.executor_readers = [{"host": host, "python": python, "reader": reader}
                                      for host, python, reader in sorted(readers.value)]
         scan_output.complete(out, manifest)
-        sql_warmup.save(statements_run())  # what the next session's parser warms on
         summary = scan_output.summarize(out)
         summary.dump_inputs = list(facts.dump_brokers)
     except BaseException:

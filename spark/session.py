@@ -68,15 +68,13 @@ def _local_defaults() -> dict[str, str]:
 
 
 def build_session(master: str | None = None, app_name: str = "kforensics", *, log_file: str | None = None,
-                  warm_sql: Callable[[], Iterable[str]] | None = None, **conf: str) -> SparkSession:
+                  **conf: str) -> SparkSession:
     """Create (or return the running) SparkSession.
 
     Workers must run the same interpreter as the driver, so PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON
     default to this one; Arrow is switched on for the parse-at-the-edge path. With `log_file`, the JVM this
     call starts writes everything it prints (Spark's log, the JVM's warnings, the Python workers' stderr) to that
-    file instead of the operator's terminal; a session that is already running keeps its own streams. `warm_sql`:
-    the statements a new local session's SQL parser parses while its SparkContext starts (`warm_sql_parser`; the
-    scan's entry points give `analysis.statement_texts`).
+    file instead of the operator's terminal; a session that is already running keeps its own streams.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -93,12 +91,10 @@ def build_session(master: str | None = None, app_name: str = "kforensics", *, lo
     if resolved_master.startswith("local"):
         settings.update(_local_defaults())
     settings.update(conf)  # a property the caller passes wins
-    fresh_jvm = SparkContext._active_spark_context is None and SparkContext._gateway is None \
-        and "PYSPARK_GATEWAY_PORT" not in os.environ  # not a driver spark-submit started
-    logging_to_file = log_file is not None and fresh_jvm
-    warm_sql = warm_sql if resolved_master.startswith("local") else None  # a cluster's driver starts no faster
-    if fresh_jvm and (logging_to_file or warm_sql):
-        _start_jvm(settings, log_file if logging_to_file else None, warm_sql)
+    logging_to_file = log_file is not None and SparkContext._active_spark_context is None \
+        and SparkContext._gateway is None
+    if logging_to_file:
+        _start_jvm_logging_to(log_file, settings)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -107,40 +103,18 @@ def build_session(master: str | None = None, app_name: str = "kforensics", *, lo
     return session
 
 
-def _start_jvm(settings: dict[str, str], log_file: str | None, warm_sql: Callable[[], Iterable[str]] | None) -> None:
-    """Launch the driver JVM and start the SparkContext on it. With `log_file`, the JVM's stdout and stderr go to
-    that file (appended): pyspark's launcher lets the JVM inherit the terminal, and Spark's default log4j profile,
-    the JVM's warnings and the launcher script all print there before any log level can be set.
+def _start_jvm_logging_to(log_file: str, settings: dict[str, str]) -> None:
+    """Launch the driver JVM with its stdout and stderr on `log_file` (appended), and start the SparkContext on it.
 
-    `warm_sql`: while the context starts (seconds, with one of the cores idle), a thread parses these statements in
-    the new JVM (`warm_sql_parser`)."""
+    pyspark's launcher lets the JVM inherit the terminal; Spark's default log4j profile, the JVM's warnings and
+    the launcher script all print there, before any log level can be set."""
     from pyspark import SparkConf
     from pyspark.java_gateway import launch_gateway
 
     spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-    if log_file is None:
-        gateway = launch_gateway(spark_conf)
-    else:
-        with open(log_file, "ab") as log:
-            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
-    if warm_sql:
-        threading.Thread(target=warm_sql_parser, args=(gateway, warm_sql), name="kforensics-warm-sql",
-                         daemon=True).start()
+    with open(log_file, "ab") as log:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
     SparkContext(conf=spark_conf, gateway=gateway)
-
-
-def warm_sql_parser(gateway: Any, statements: Callable[[], Iterable[str]]) -> None:
-    """Parse `statements` once, in a JVM that has parsed nothing yet (best effort: a failure here shows again, with
-    its message, where the scan parses the same text).
-
-    A fresh JVM parses slowly: ANTLR fills its prediction caches (shared by every parser of the JVM) and the JIT
-    compiles the parser as it goes. The checks' fragments took 1.7 s to parse in a fresh JVM and 0.2 s after one
-    pass; done while the SparkContext starts (which keeps one core of two busy), that pass is off the scan's
-    path."""
-    with contextlib.suppress(Exception):
-        parser = gateway.jvm.org.apache.spark.sql.execution.SparkSqlParser()
-        for text in statements():
-            parser.parsePlan(text)
 
 
 #: Up to this many bytes of segments, a scan is small: Spark's per-job and per-query overheads, not the data,

@@ -52,24 +52,11 @@ class SqlViews:
             self._spark.catalog.dropTempView(name)
 
 
-_run: dict[str, None] = {}  # the statements (placeholders unfilled) this process ran, in the order first run
-_run_lock = threading.Lock()
-
-
-def statements_run() -> list[str]:
-    """The text of every statement `run_sql` ran in this process, its placeholders unfilled (`sql_warmup`)."""
-    with _run_lock:
-        return list(_run)
-
-
 def run_sql(text: str, **tables: DataFrame) -> DataFrame:
     """`text` run as one statement, its `{name}` placeholders naming `tables` (braces of its own doubled, as
     `str.format` reads them). A shared table is named by its scan's view; any other is registered for this
     statement only, as `spark.sql(text, **tables)` does."""
     spark = next(iter(tables.values())).sparkSession
-    with _run_lock:
-        if len(_run) < 1000:  # a long-lived server's options vary a few numbers in the text, not more
-            _run.setdefault(text)
     names, temporary = {}, []
     try:
         for key, df in tables.items():

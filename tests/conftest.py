@@ -37,11 +37,9 @@ def sample_logs() -> Path:
 @pytest.fixture(scope="session")
 def spark():
     """The one local SparkSession shared by every Spark test."""
-    from kforensics.spark.analysis import statement_texts
     from kforensics.spark.session import build_session
 
-    session = build_session("local[2]", "kforensics-tests", warm_sql=statement_texts,
-                            **{"spark.sql.shuffle.partitions": "4"})
+    session = build_session("local[2]", "kforensics-tests", **{"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
 

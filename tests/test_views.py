@@ -1,16 +1,13 @@
-"""SQL text over DataFrames (`spark/views.py`) and the parser warm-up of a new session (`session.warm_sql_parser`)."""
+"""SQL text over DataFrames, with the tables a scan shares registered as temp views once (`spark/views.py`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 pytest.importorskip("pyspark")
 
-from kforensics.spark.analysis import CHECKS, statement_texts  # noqa: E402
-from kforensics.spark.session import warm_sql_parser  # noqa: E402
 from kforensics.spark.views import SqlViews, run_sql  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs"
@@ -69,60 +66,3 @@ def test_analyze_without_views_leaves_none(spark):
     tables, _ = read_tables(spark, [("broker-1", str(SAMPLE / "broker-1"))], headers_only=True)
     analyze(tables)["findings"]().count()
     assert _our_views(spark) == before
-
-
-def test_the_warm_up_parses_every_sql_check(spark, tmp_path, monkeypatch):
-    from kforensics.paths import CACHE_ENV
-
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # no statements saved by earlier scans
-    texts = statement_texts()
-    assert len(texts) == sum(1 for check in CHECKS if check.sql)
-    parser = spark._jsparkSession.sessionState().sqlParser()
-    for text in texts:
-        assert "{" not in text.replace("'{}'", "")  # every placeholder named
-        parser.parsePlan(text)  # raises ParseException on bad text
-
-
-def test_the_warm_up_never_fails_a_session():
-    def broken(*_args):
-        raise RuntimeError("the JVM went away")
-
-    gateway = SimpleNamespace(jvm=SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(spark=SimpleNamespace(
-        sql=SimpleNamespace(execution=SimpleNamespace(SparkSqlParser=broken)))))))
-    assert warm_sql_parser(gateway, statement_texts) is None
-
-
-def test_a_scan_saves_its_statements_for_the_next_sessions_warm_up(spark, tmp_path, monkeypatch):
-    from kforensics.paths import CACHE_ENV
-    from kforensics.spark import sql_warmup
-    from kforensics.spark.jobs import run_scan
-
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    checks_only = statement_texts()
-    run_scan(spark, [("broker-1", str(SAMPLE / "broker-1"))], str(tmp_path / "out"))
-    saved = sql_warmup.saved()
-    assert any("PARTITION BY broker, topic, partition, producer_id" in text for text in saved)  # a table's statement
-    texts = statement_texts()
-    assert texts[:len(checks_only)] == checks_only and len(texts) > len(checks_only)
-    parser = spark._jsparkSession.sessionState().sqlParser()
-    for text in texts:
-        parser.parsePlan(text)
-
-
-def test_the_saved_statements_are_a_cache(tmp_path, monkeypatch):
-    from kforensics.paths import CACHE_ENV
-    from kforensics.spark import sql_warmup
-
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
-    assert sql_warmup.saved() == []  # none yet
-    sql_warmup.save(["SELECT 1 FROM {a}", "SELECT 2 FROM {b}"])
-    sql_warmup.save(["SELECT 2 FROM {b}", "SELECT 3"])
-    assert sql_warmup.saved() == ["SELECT 1 FROM {a}", "SELECT 2 FROM {b}", "SELECT 3"]
-    monkeypatch.setattr(sql_warmup, "LIMIT", 2)
-    sql_warmup.save(["SELECT 4"])
-    assert sql_warmup.saved() == ["SELECT 3", "SELECT 4"]  # the newest kept
-    (tmp_path / sql_warmup.FILE).write_bytes(b'["SELECT 5", ')  # cut short
-    assert sql_warmup.saved() == []
-    (tmp_path / sql_warmup.FILE).write_text('{"not": "a list"}')
-    assert sql_warmup.saved() == []
-    assert [p.name for p in tmp_path.iterdir()] == [sql_warmup.FILE]  # no temporary file left behind
