@@ -419,7 +419,7 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
     a = Analysis(tables, options or ScanOptions(), facts, is_small(facts.input_bytes) if small is None else small,
                  views)
     spark = tables["batches"].sparkSession
-    context = tables["batches"].sparkSession.sparkContext
+    context = spark.sparkContext
 
     def findings() -> DataFrame:
         def run(check: Check) -> DataFrame:
@@ -435,7 +435,7 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
         # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
         # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once. (All the
         # SQL checks as one statement took as long as the DataFrame checks: one thread plans it, on 2 cores.)
-        with job_threads(tables["batches"].sparkSession, FINDINGS_THREADS) as pool:
+        with job_threads(spark, FINDINGS_THREADS) as pool:
             found = pool.map(run, [check for check in CHECKS if check.applies(a)])
         return reduce(DataFrame.unionByName, found)
 

@@ -80,7 +80,7 @@ def cleaner_holds(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_time
     held_by_producer_id, producer_epoch, txn_first_offset, age_ms_at_log_end, bytes_behind (the sizes of the
     batches from the one holding the LSO to the log end), file and position of the transaction's first batch."""
     return run_sql(f"WITH {_holds_ctes(txn_timeout_ms)} SELECT {HOLDS_COLUMNS} FROM holds",
-                                 txns=txns, ends=ends, batches=batches)
+                   txns=txns, ends=ends, batches=batches)
 
 
 def cleaner_blocked(holds: DataFrame, txn_timeout_ms: int) -> DataFrame:

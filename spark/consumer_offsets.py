@@ -60,7 +60,7 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
                     WHEN committed_offset >= 0 AND committed_offset < log_start_offset THEN 'below_log_start'
                     WHEN aborted_first_offset IS NOT NULL THEN 'in_aborted_range' ELSE 'ok' END AS status
         FROM t LEFT JOIN inside USING (group_id, cluster_id, topic, partition)""",
-                                    commits=commits, longest=longest, aborted=aborted)
+        commits=commits, longest=longest, aborted=aborted)
 
 
 def committed_offset_fragments() -> list[str]:

@@ -32,7 +32,7 @@ def with_leader_epoch_change(batches: DataFrame) -> DataFrame:
                   AND lag(partition_leader_epoch) OVER w != partition_leader_epoch AS leader_epoch_change
         FROM {batches}
         WINDOW w AS (PARTITION BY broker, topic, partition ORDER BY base_offset, segment_base_offset, position)""",
-                                    batches=batches)
+        batches=batches)
 
 
 def data_batches(batches: DataFrame) -> DataFrame:
@@ -190,7 +190,7 @@ def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame
           WHERE newer OR earlier)
         SELECT broker, topic, partition, file, position, size FROM ranked
         WHERE (newer AND records_before < {int(tail)}) OR (earlier AND records_after < {int(tail)})""",
-                                 data=data, pairs=pairs)
+        data=data, pairs=pairs)
 
 
 

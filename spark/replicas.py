@@ -61,7 +61,7 @@ def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> Data
            log_end_offset, high_watermark, coalesce(cleaner_offset, 0) AS cleaner_offset, latest_leader_epoch,
            leader_epoch_checkpoint, log_end_timestamp, count(1) OVER (PARTITION BY {_TP}) AS replica_count
     FROM ({with_cluster_id_sql("{ends}")}) LEFT JOIN lineage USING ({_KEY})""",
-                                 ends=ends, brokers=brokers, epochs=epochs)
+    ends=ends, brokers=brokers, epochs=epochs)
 
 
 def _longest_sql() -> str:
