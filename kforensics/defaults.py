@@ -22,3 +22,9 @@ DEFAULT_REMOTE_STUCK_AFTER_MS = 60 * 60 * 1000
 DEFAULT_RESEND_MIN_RECORDS = 3
 DEFAULT_RESEND_TAIL = 10_000
 DEFAULT_RESEND_WINDOW_MS = 15 * 60 * 1000
+#: Full scans of the `kforensics serve --warm` dirs at start. A JVM that has run a scan once has loaded its classes,
+#: but it compiles their methods over several scans: warm in-process scans of the two sample brokers took 9.7 CPU-s
+#: at the 2nd scan and 7.0-7.6 from the 7th. Through a server warmed on sample_logs/broker-1, a client's full scan of
+#: both sample brokers took 5.4-8.0 s after 1 full warm-up scan and 4.9-5.3 s after 4 (best of 2 client scans, 3
+#: servers each).
+WARM_FULL_SCANS = 4

@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kforensics.defaults import WARM_FULL_SCANS
+
 SOCKET_ENV = "KFORENSICS_SERVER_SOCKET"
 #: `KFORENSICS_SERVER=off`: never hand a scan to a running server.
 USE_ENV = "KFORENSICS_SERVER"
@@ -334,8 +336,10 @@ class Server:
 
 
 def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]], conf: dict[str, str],
-          log: Callable[[str], None], ready: Callable[[], None] = lambda: None, spark_log: str | None = None) -> None:
-    """Start the session, warm it on `warm` (headers-only and full scans into a temporary folder), serve until
+          log: Callable[[str], None], ready: Callable[[], None] = lambda: None, spark_log: str | None = None,
+          warm_full_scans: int = WARM_FULL_SCANS) -> None:
+    """Start the session, warm it on `warm` (a headers-only scan, then `warm_full_scans` full ones, into a
+    temporary folder), serve until
     stopped, idle for `idle_timeout_s`, or signalled (SIGTERM, SIGINT). Raises ServerRunning or OSError when the
     socket cannot be bound."""
     listener = _listen(path)
@@ -356,8 +360,9 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
         spark.range(1).count()
         log(f"session started in {time.monotonic() - started:.1f} s")
         if warm:
-            warm_up(spark, warm)
-            log(f"warmed on {', '.join(path for _, path in warm)}; ready after {time.monotonic() - started:.1f} s")
+            warm_up(spark, warm, full_scans=warm_full_scans)
+            log(f"warmed on {', '.join(path for _, path in warm)} (1 headers-only and {warm_full_scans} full "
+                f"scan{'s' * (warm_full_scans != 1)}); ready after {time.monotonic() - started:.1f} s")
         ready()
         Server(spark, listener, path, idle_timeout_s, log).run()
     except KeyboardInterrupt as exc:

@@ -304,12 +304,14 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
     return summary
 
 
-def warm_up(spark: SparkSession, inputs: list[tuple[str, str]], *, topic_glob: str | None = None) -> None:
-    """Scan `inputs` headers-only, then in full, into a temporary folder that is deleted: runs every code path of
-    a scan once (which classes a JVM loads and which methods it compiles depend on them, not on the data)."""
+def warm_up(spark: SparkSession, inputs: list[tuple[str, str]], *, topic_glob: str | None = None,
+            full_scans: int = 1) -> None:
+    """Scan `inputs` headers-only, then `full_scans` times in full, into a temporary folder that is deleted: runs
+    every code path of a scan (which classes a JVM loads and which methods it compiles depend on them, not on the
+    data). One pass loads the classes; each further one compiles more of the methods the scans call."""
     with tempfile.TemporaryDirectory(prefix="kforensics-warm-") as scratch:
-        for headers_only in (True, False):
-            run_scan(spark, inputs, os.path.join(scratch, f"out-{headers_only}"),
+        for i, headers_only in enumerate((True,) + (False,) * full_scans):
+            run_scan(spark, inputs, os.path.join(scratch, f"out-{i}"),
                      ScanOptions(headers_only=headers_only, topic_glob=topic_glob))
 
 

@@ -268,3 +268,57 @@ def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
         if srv.poll() is None:
             srv.kill()
             srv.wait()
+
+
+def test_serve_warms_headers_only_once_then_in_full_warm_scans_times(sock_path: str, monkeypatch) -> None:
+    """The warm-up's scans (the session stands in for the JVM: `serve` only starts it, warms it and stops it)."""
+    import kforensics.spark.jobs as jobs
+    import kforensics.spark.session as session
+
+    scans: list[tuple[list[tuple[str, str]], str, bool]] = []
+
+    def scan(_spark, inputs, out, options) -> None:  # noqa: ANN001
+        os.makedirs(out)  # as run_scan: the warm-up's folder must take it and lose it
+        scans.append((inputs, out, options.headers_only))
+
+    class Session:
+        stopped = False
+
+        def range(self, _n: int) -> Session:
+            return self
+
+        def count(self) -> int:
+            return 1
+
+        def stop(self) -> None:
+            Session.stopped = True
+
+    monkeypatch.setattr(jobs, "run_scan", scan)
+    monkeypatch.setattr(session, "build_session", lambda *_args, **_kwargs: Session())
+    log: list[str] = []
+
+    def ready() -> None:
+        raise KeyboardInterrupt("the test is done")
+
+    warm = [("broker-1", str(SAMPLE_LOGS / "broker-1"))]
+    server.serve(sock_path, idle_timeout_s=None, warm=warm, conf={}, log=log.append, ready=ready, warm_full_scans=3)
+    assert [headers_only for _, _, headers_only in scans] == [True, False, False, False]
+    assert all(inputs == warm for inputs, _, _ in scans)
+    assert len({out for _, out, _ in scans}) == 4 and not any(os.path.exists(out) for _, out, _ in scans)
+    assert any("(1 headers-only and 3 full scans)" in line for line in log), log
+    assert Session.stopped and not os.path.exists(sock_path)
+
+
+@pytest.mark.parametrize(("args", "expected"), [([], 4), (["--warm-scans", "2"], 2)])
+def test_serve_command_passes_warm_scans(monkeypatch, sock_path: str, args: list[str], expected: int) -> None:
+    seen: dict = {}
+    monkeypatch.setattr(server, "serve", lambda path, **kwargs: seen.update(kwargs, path=path))
+    result = CliRunner().invoke(main, ["serve", "--socket", sock_path, "--warm", str(SAMPLE_LOGS / "broker-1"), *args])
+    assert result.exit_code == 0, result.output
+    assert seen["path"] == sock_path and seen["warm_full_scans"] == expected
+    assert [path for _, path in seen["warm"]] == [str(SAMPLE_LOGS / "broker-1")]
+
+
+def test_serve_command_refuses_no_full_warm_scan(sock_path: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--socket", sock_path, "--warm-scans", "0"])
+    assert result.exit_code == 2 and "--warm-scans" in result.output

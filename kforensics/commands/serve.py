@@ -9,6 +9,7 @@ import time
 import click
 
 from kforensics.commands import options
+from kforensics.defaults import WARM_FULL_SCANS
 
 
 @click.command("warmup")
@@ -48,8 +49,12 @@ def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
 
 @click.command("serve")
 @click.option("--warm", "warm_dirs", multiple=True, metavar="[NAME=]DIR",
-              help="Scan DIR at start (headers-only, then in full, into a temporary folder that is deleted), so that "
-                   "the first real scan already finds the JVM's code compiled; a small log dir is enough (repeatable).")
+              help="Scan DIR at start (headers-only, then in full --warm-scans times, into a temporary folder that is "
+                   "deleted), so that the first real scan already finds the JVM's code compiled; a small log dir is "
+                   "enough (repeatable).")
+@click.option("--warm-scans", type=click.IntRange(min=1), default=WARM_FULL_SCANS, show_default=True,
+              help="Full scans of the --warm dirs: the first loads the JVM's classes, each further one compiles more "
+                   "of the code the scans run.")
 @click.option("--idle-timeout", type=click.IntRange(min=0), default=30, show_default=True,
               help="Minutes without a scan after which the server exits and frees its memory (0: never).")
 @click.option("--socket", "socket_file", help="Unix socket to listen on [default: $KFORENSICS_SERVER_SOCKET, else "
@@ -57,7 +62,7 @@ def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
 @options.spark_conf("A Spark property of the server's session (repeatable).")
 @click.option("--stop", is_flag=True, help="Ask the running server to exit (after its current scan) and return.")
 @options.verbose("a log file in the cache dir")
-def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None, spark_conf: dict[str, str],
+def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket_file: str | None, spark_conf: dict[str, str],
           stop: bool, verbose: bool) -> None:
     """Keep one embedded Spark session warm for this user's scans.
 
@@ -94,7 +99,8 @@ def serve(warm_dirs: tuple[str, ...], idle_timeout: int, socket_file: str | None
         err.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}", highlight=False)
 
     try:
-        run_server(path, idle_timeout_s=idle_timeout * 60 or None, warm=warm, conf=spark_conf, log=log,
+        run_server(path, idle_timeout_s=idle_timeout * 60 or None, warm=warm, warm_full_scans=warm_scans,
+                   conf=spark_conf, log=log,
                    ready=lambda: log(f"listening on {path} (pid {os.getpid()})"),
                    spark_log=None if verbose_spark(verbose) else spark_log_path(None))
     except ServerRunning as exc:
