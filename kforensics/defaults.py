@@ -23,8 +23,7 @@ DEFAULT_RESEND_MIN_RECORDS = 3
 DEFAULT_RESEND_TAIL = 10_000
 DEFAULT_RESEND_WINDOW_MS = 15 * 60 * 1000
 #: Full scans of the `kforensics serve --warm` dirs at start. A JVM that has run a scan once has loaded its classes,
-#: but it compiles their methods over several scans: warm in-process scans of the two sample brokers took 9.7 CPU-s
-#: at the 2nd scan and 7.0-7.6 from the 7th. Through a server warmed on sample_logs/broker-1, a client's full scan of
-#: both sample brokers took 5.4-8.0 s after 1 full warm-up scan and 4.9-5.3 s after 4 (best of 2 client scans, 3
-#: servers each).
+#: but it compiles their methods over several scans. Through a server warmed on sample_logs/broker-1, the first three
+#: client full scans of both sample brokers took 5.9-7.5 s (8.8-11.3 CPU-s of the server) after 1 full warm-up scan
+#: and 5.0-5.9 s (7.3-8.7 CPU-s) after 4 (2 servers each, alternating); the server was ready ~15 s later.
 WARM_FULL_SCANS = 4
