@@ -7,8 +7,10 @@ under benchmarks/data/) with kafka-python's builder, then measures in one run:
   headers-only   kforensics scan --headers-only (embedded local Spark)
   full           kforensics scan (records decoded, content hashes)
 
-with wall time split into Spark session start and job, MB/s, batches/s, records/s, and the peak RSS of
-the driver (Python + its JVM) and of the Python workers (sampled from /proc every 0.2 s).
+with wall time split into Spark session start and job, the CPU seconds of the measured processes (`CPU s`:
+the run's process tree, Python, JVM and Python workers; for the rows through the server, the server's tree while
+the client runs), MB/s, batches/s, records/s, and the peak RSS of the driver (Python + its JVM) and of the Python
+workers (all sampled from /proc every 0.2 s).
 
     python benchmarks/bench_scan.py [--scale 1] [--scale 10] [--partitions 40] [--warmup] [--server] [--sample]
 
@@ -148,16 +150,34 @@ def _tree_mb(pid: int) -> tuple[float, float]:
     return driver, sum(_rss_mb(k) for k in workers)
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system, its reaped children's included) of `pid` and of each process below it."""
+    cpu = {}
+    for p in (pid, *_descendants(pid)):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            cpu[p] = sum(int(f) for f in fields[11:15]) / _TICKS
+    return cpu
+
+
 @contextlib.contextmanager
 def _peak_rss(pid: int) -> Iterator[dict[str, float]]:
-    """The peak `_tree_mb` of `pid` while the block runs, sampled every 0.2 s."""
-    peaks = {"driver_mb": 0.0, "workers_mb": 0.0}
+    """The peak `_tree_mb` of `pid` while the block runs, sampled every 0.2 s, and the CPU seconds its process tree
+    spent meanwhile (`cpu_s`: a process's last sample counts, so up to 0.2 s of a process that exits is missed)."""
+    peaks = {"driver_mb": 0.0, "workers_mb": 0.0, "cpu_s": 0.0}
+    before = _tree_cpu(pid)
+    latest = dict(before)
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(0.2):
             driver, workers = _tree_mb(pid)
             peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
+            latest.update(_tree_cpu(pid))
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -166,6 +186,8 @@ def _peak_rss(pid: int) -> Iterator[dict[str, float]]:
     finally:
         done.set()
         thread.join()
+        latest.update(_tree_cpu(pid))  # the server's tree, still running; an exited child's is gone
+        peaks["cpu_s"] = sum(latest.values()) - sum(before.values())
 
 
 def _cmdline(pid: int) -> str:
@@ -410,15 +432,15 @@ def main() -> None:
     if server:
         server.terminate()
         server.wait()
-    print("| data | mode | MB | session s | job s | total s | MB/s (job) | batches/s | records/s | driver RSS MB | "
-          "workers RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| data | mode | MB | session s | job s | total s | CPU s | MB/s (job) | batches/s | records/s | "
+          "driver RSS MB | workers RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for scale, mode, size, r, peaks, total in rows:
         job = max(r["job_s"], 1e-9)
         ratio = f" ({total / bare_s:.2f}x bare)" if scale != "-" and "parser" not in mode else ""
         session = "—" if r["session_s"] is None else f"{r['session_s']:.1f}"
         print(f"| {scale if isinstance(scale, str) else f'x{scale}'} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f}{ratio} | "
-              f"{size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
+              f"{peaks['cpu_s']:.1f} | {size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
               f"{peaks['driver_mb']:.0f} | {peaks['workers_mb']:.0f} |")
 
 
