@@ -339,9 +339,8 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
           log: Callable[[str], None], ready: Callable[[], None] = lambda: None, spark_log: str | None = None,
           warm_full_scans: int = WARM_FULL_SCANS) -> None:
     """Start the session, warm it on `warm` (a headers-only scan, then `warm_full_scans` full ones, into a
-    temporary folder), serve until
-    stopped, idle for `idle_timeout_s`, or signalled (SIGTERM, SIGINT). Raises ServerRunning or OSError when the
-    socket cannot be bound."""
+    temporary folder), serve until stopped, idle for `idle_timeout_s`, or signalled (SIGTERM, SIGINT). Raises
+    ServerRunning or OSError when the socket cannot be bound."""
     listener = _listen(path)
     spark = None
 

@@ -62,8 +62,8 @@ def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
 @options.spark_conf("A Spark property of the server's session (repeatable).")
 @click.option("--stop", is_flag=True, help="Ask the running server to exit (after its current scan) and return.")
 @options.verbose("a log file in the cache dir")
-def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket_file: str | None, spark_conf: dict[str, str],
-          stop: bool, verbose: bool) -> None:
+def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket_file: str | None,
+          spark_conf: dict[str, str], stop: bool, verbose: bool) -> None:
     """Keep one embedded Spark session warm for this user's scans.
 
     While it runs, `kforensics scan` and the reports that scan a log dir hand their scan to it instead of
@@ -100,8 +100,7 @@ def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket
 
     try:
         run_server(path, idle_timeout_s=idle_timeout * 60 or None, warm=warm, warm_full_scans=warm_scans,
-                   conf=spark_conf, log=log,
-                   ready=lambda: log(f"listening on {path} (pid {os.getpid()})"),
+                   conf=spark_conf, log=log, ready=lambda: log(f"listening on {path} (pid {os.getpid()})"),
                    spark_log=None if verbose_spark(verbose) else spark_log_path(None))
     except ServerRunning as exc:
         raise click.ClickException(str(exc)) from exc
