@@ -140,12 +140,12 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _tree_mb(pid: int) -> tuple[float, float]:
-    """RSS in MB of a driver (its Python process plus the JVM it started) and of its Python workers. Only the JVM
-    that is the driver's direct child counts: a process the JVM spawns (jspawnhelper, "java" in its path) shares
-    the JVM's pages until it execs, and counting it would count the JVM twice."""
-    workers = [k for k in _descendants(pid) if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k)
-                                                                             or "worker" in _cmdline(k))]
+def _tree_mb(pid: int, descendants: list[int]) -> tuple[float, float]:
+    """RSS in MB of a driver (its Python process plus the JVM it started) and of its Python workers (among
+    `descendants`). Only the JVM that is the driver's direct child counts: a process the JVM spawns (jspawnhelper,
+    "java" in its path) shares the JVM's pages until it execs, and counting it would count the JVM twice."""
+    workers = [k for k in descendants if "pyspark" in _cmdline(k) and ("daemon" in _cmdline(k)
+                                                                       or "worker" in _cmdline(k))]
     driver = _rss_mb(pid) + sum(_rss_mb(k) for k in _children(pid) if "java" in _cmdline(k))
     return driver, sum(_rss_mb(k) for k in workers)
 
@@ -153,10 +153,10 @@ def _tree_mb(pid: int) -> tuple[float, float]:
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _tree_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds (user + system, its reaped children's included) of `pid` and of each process below it."""
+def _tree_cpu(pid: int, descendants: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system, its reaped children's included) of `pid` and of its `descendants`."""
     cpu = {}
-    for p in (pid, *_descendants(pid)):
+    for p in (pid, *descendants):
         with contextlib.suppress(OSError, ValueError, IndexError):
             with open(f"/proc/{p}/stat") as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
@@ -165,19 +165,20 @@ def _tree_cpu(pid: int) -> dict[int, float]:
 
 
 @contextlib.contextmanager
-def _peak_rss(pid: int) -> Iterator[dict[str, float]]:
+def _sampled(pid: int) -> Iterator[dict[str, float]]:
     """The peak `_tree_mb` of `pid` while the block runs, sampled every 0.2 s, and the CPU seconds its process tree
     spent meanwhile (`cpu_s`: a process's last sample counts, so up to 0.2 s of a process that exits is missed)."""
     peaks = {"driver_mb": 0.0, "workers_mb": 0.0, "cpu_s": 0.0}
-    before = _tree_cpu(pid)
+    before = _tree_cpu(pid, _descendants(pid))
     latest = dict(before)
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(0.2):
-            driver, workers = _tree_mb(pid)
+            descendants = _descendants(pid)
+            driver, workers = _tree_mb(pid, descendants)
             peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
-            latest.update(_tree_cpu(pid))
+            latest.update(_tree_cpu(pid, descendants))
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -186,7 +187,7 @@ def _peak_rss(pid: int) -> Iterator[dict[str, float]]:
     finally:
         done.set()
         thread.join()
-        latest.update(_tree_cpu(pid))  # the server's tree, still running; an exited child's is gone
+        latest.update(_tree_cpu(pid, _descendants(pid)))  # the server's tree, still running; an exited child's is gone
         peaks["cpu_s"] = sum(latest.values()) - sum(before.values())
 
 
@@ -201,7 +202,7 @@ def _cmdline(pid: int) -> str:
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[dict, dict]:
     """Run a child, sampling the peak RSS of the driver (python + JVM) and of the Python workers."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    with _peak_rss(proc.pid) as peaks:
+    with _sampled(proc.pid) as peaks:
         out, _ = proc.communicate()
     return json.loads(out.strip().splitlines()[-1]), peaks
 
@@ -299,7 +300,7 @@ def run_client(mode: str, root: Path, env: dict[str, str], server_pid: int,
     """The `kforensics scan` command, handed to the server: its wall time, and the server's peak RSS meanwhile."""
     out = DATA / f"out-server-{root.name}-{mode}"
     cmd = [sys.executable, "-m", "kforensics", "scan", *(str(root / b) for b in brokers), "--json", "--out", str(out)]
-    with _peak_rss(server_pid) as peaks:
+    with _sampled(server_pid) as peaks:
         t = time.perf_counter()
         proc = subprocess.run(cmd + (["--headers-only"] if mode == "headers-only" else []), env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
