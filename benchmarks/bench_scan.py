@@ -153,42 +153,45 @@ def _tree_mb(pid: int, descendants: list[int]) -> tuple[float, float]:
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _tree_cpu(pid: int, descendants: list[int]) -> dict[int, float]:
-    """CPU seconds (user + system, its reaped children's included) of `pid` and of its `descendants`."""
-    cpu = {}
+def _tree_cpu(pid: int, descendants: list[int]) -> float:
+    """CPU seconds (user + system) of `pid` and of its `descendants` that are still there, each with its reaped
+    children's: a process that exited and was reaped counts in its parent's, once."""
+    cpu = 0.0
     for p in (pid, *descendants):
         with contextlib.suppress(OSError, ValueError, IndexError):
             with open(f"/proc/{p}/stat") as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
-            cpu[p] = sum(int(f) for f in fields[11:15]) / _TICKS
+            cpu += sum(int(f) for f in fields[11:15]) / _TICKS
     return cpu
 
 
 @contextlib.contextmanager
 def _sampled(pid: int) -> Iterator[dict[str, float]]:
     """The peak `_tree_mb` of `pid` while the block runs, sampled every 0.2 s, and the CPU seconds its process tree
-    spent meanwhile (`cpu_s`: a process's last sample counts, so up to 0.2 s of a process that exits is missed)."""
+    spent meanwhile (`cpu_s`: the largest sample, since a measured child is gone once it has exited; up to 0.2 s
+    of its end is missed)."""
     peaks = {"driver_mb": 0.0, "workers_mb": 0.0, "cpu_s": 0.0}
     before = _tree_cpu(pid, _descendants(pid))
-    latest = dict(before)
     done = threading.Event()
 
     def sample() -> None:
-        while not done.wait(0.2):
-            descendants = _descendants(pid)
-            driver, workers = _tree_mb(pid, descendants)
-            peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
-            latest.update(_tree_cpu(pid, descendants))
+        descendants = _descendants(pid)
+        driver, workers = _tree_mb(pid, descendants)
+        peaks["driver_mb"], peaks["workers_mb"] = max(peaks["driver_mb"], driver), max(peaks["workers_mb"], workers)
+        peaks["cpu_s"] = max(peaks["cpu_s"], _tree_cpu(pid, descendants) - before)
 
-    thread = threading.Thread(target=sample, daemon=True)
+    def sample_until_done() -> None:
+        while not done.wait(0.2):
+            sample()
+
+    thread = threading.Thread(target=sample_until_done, daemon=True)
     thread.start()
     try:
         yield peaks
     finally:
         done.set()
         thread.join()
-        latest.update(_tree_cpu(pid, _descendants(pid)))  # the server's tree, still running; an exited child's is gone
-        peaks["cpu_s"] = sum(latest.values()) - sum(before.values())
+        sample()  # the server's tree, still running
 
 
 def _cmdline(pid: int) -> str:
