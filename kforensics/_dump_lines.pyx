@@ -35,8 +35,8 @@ cdef class DumpLines:
     def __cinit__(self, bint json, bint print_data, str file):
         self.json = json
         self.print_data = print_data
-        import json as _json
-        self.file_json = _json.dumps(file, ensure_ascii=False).encode("utf-8")
+        from kforensics.render import json_line
+        self.file_json = json_line(file).encode("utf-8")
 
     def __dealloc__(self):
         free(self.buf)
@@ -99,20 +99,34 @@ cdef class DumpLines:
         return self._raw(p, size)
 
     cdef int _json_escaped(self, const unsigned char *p, Py_ssize_t n) except -1:
-        """A JSON string of valid UTF-8 bytes, escaped as json.dumps(ensure_ascii=False) does."""
-        cdef Py_ssize_t i
+        """A JSON string of valid UTF-8 bytes, escaped as kforensics.render.json_line does: json.dumps's escapes, and
+        the characters a terminal would obey or hide as \\u escapes (the same string once decoded)."""
         cdef unsigned char c
         cdef const char *hexdigits = "0123456789abcdef"
         self._reserve(n * 6 + 2)
         cdef char *o = self.buf + self.n
         o[0] = 34
         o += 1
-        for i in range(n):
+        cdef Py_ssize_t i = 0, width
+        cdef unsigned int code
+        while i < n:
             c = p[i]
+            i += 1
             if c == 34 or c == 92:
                 o[0] = 92
                 o[1] = c
                 o += 2
+            elif c >= 0x7f:
+                width = _json_hidden(p + i - 1, n - i + 1, &code)
+                if width:
+                    i += width - 1
+                    o[0] = 92; o[1] = 117
+                    o[2] = hexdigits[code >> 12]; o[3] = hexdigits[(code >> 8) & 15]
+                    o[4] = hexdigits[(code >> 4) & 15]; o[5] = hexdigits[code & 15]
+                    o += 6
+                else:
+                    o[0] = c
+                    o += 1
             elif c >= 0x20:
                 o[0] = c
                 o += 1
@@ -298,6 +312,51 @@ cdef class DumpLines:
                         self._replaced_utf8(c.d + c.value_start, c.value_len, False)
                 self._raw("\n", 1)
         return cursor_end(&c), last_offset, gaps
+
+
+cdef inline Py_ssize_t _json_hidden(const unsigned char *p, Py_ssize_t left, unsigned int *code) noexcept nogil:
+    """The length of the UTF-8 sequence at `p` when it encodes a character that kforensics.render.json_line writes
+    as an escape (DEL, C1 controls, bidirectional and invisible format characters; its code point in `code`),
+    else 0."""
+    cdef unsigned char a = p[0], b, c
+    if a == 0x7f:
+        code[0] = 0x7f
+        return 1
+    if left < 2:
+        return 0
+    b = p[1]
+    if a == 0xc2:
+        if 0x80 <= b <= 0x9f or b == 0xad:
+            code[0] = b
+            return 2
+        return 0
+    if a == 0xd8:
+        if b == 0x9c:
+            code[0] = 0x61c
+            return 2
+        return 0
+    if left < 3:
+        return 0
+    c = p[2]
+    if a == 0xe1:
+        if b == 0xa0 and c == 0x8e:
+            code[0] = 0x180e
+            return 3
+    elif a == 0xe2:
+        if b == 0x80 and (c == 0x8b or c == 0x8e or c == 0x8f or 0xa8 <= c <= 0xae):
+            code[0] = 0x2000 | (c & 0x3f)
+            return 3
+        if b == 0x81 and 0xa0 <= c <= 0xaf:
+            code[0] = 0x2040 | (c & 0x3f)
+            return 3
+    elif a == 0xef:
+        if b == 0xbb and c == 0xbf:
+            code[0] = 0xfeff
+            return 3
+        if b == 0xbf and 0xb9 <= c <= 0xbb:
+            code[0] = 0xffc0 | (c & 0x3f)
+            return 3
+    return 0
 
 
 cdef inline bint _is_ascii(const unsigned char *p, Py_ssize_t n) noexcept nogil:

@@ -7,6 +7,12 @@ runs, so `kforensics --help` and `kforensics dump` never load Spark.
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
 import click
 
 from kforensics import __version__
@@ -27,7 +33,76 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+#: Exit codes beyond 0 (done, nothing wrong), 1 (findings) and 2 (usage error or failure): see docs/output.md.
+EXIT_FAILED, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
+
+
+class Commands(click.Group):
+    """The command group, with one rule for how a command ends: 1 means findings and nothing else; a usage error or
+    any failure (an exception included) exits with 2 after one line on stderr, never a traceback
+    (KFORENSICS_DEBUG=1 adds it); the input's strings in that line are shown, not obeyed (kforensics.render)."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            code = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            _show_click_error(exc)
+            sys.exit(EXIT_FAILED)
+        except (click.Abort, KeyboardInterrupt):
+            _stderr_line(f"kforensics {_command(argv, self)}: interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # the reader of stdout went away (`| head`): end as a tool killed by SIGPIPE does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
+        except Exception as exc:  # noqa: BLE001 - the one place every other failure ends
+            _stderr_line(_failure_line(argv, _command(argv, self), exc))
+            sys.exit(EXIT_FAILED)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _command(argv: list[str], group: click.Group) -> str:
+    return next((a for a in argv if a in group.commands), "").strip() or "-"
+
+
+def _stderr_line(message: str) -> None:
+    from kforensics.render import echo
+
+    echo(message, err=True)
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    from kforensics.render import shown, shown_lines
+
+    exc.message = shown_lines(exc.message)
+    if isinstance(exc, click.FileError):
+        exc.ui_filename = shown(exc.ui_filename)
+    exc.show()
+
+
+def _failure_line(argv: list[str], command: str, exc: BaseException) -> str:
+    """What failed, in one line, and where its traceback is (a file of kforensics' log dir)."""
+    lines = str(exc).strip().splitlines()
+    what = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    trace = "".join(traceback.format_exception(exc))
+    if os.environ.get("KFORENSICS_DEBUG", "").lower() in ("1", "true", "yes", "on"):
+        sys.stderr.write(trace)
+    try:
+        from kforensics.paths import log_dir
+
+        path = log_dir() / f"error-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+        path.write_text(f"kforensics {' '.join(argv)}\n{trace}", encoding="utf-8",
+                        errors="backslashreplace")
+        where = f"; traceback in {path} (KFORENSICS_DEBUG=1 prints it)"
+    except OSError:
+        where = "; KFORENSICS_DEBUG=1 prints the traceback"
+    return f"kforensics {command} failed: {what}{where}"
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and which segment reader runs (compiled or pure-Python), then exit.")
 def main() -> None:

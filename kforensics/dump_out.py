@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from kforensics.parsers.findings import Finding
+from kforensics.render import json_line, shown
 
 if TYPE_CHECKING:
     import mmap
@@ -113,20 +114,22 @@ class Renderer:
 
 
 class TextOut(Renderer):
-    """kafka-dump-log's text templates on stdout; findings on stderr."""
+    """kafka-dump-log's text templates on stdout; findings on stderr (shown, not obeyed: kforensics.render).
+    `escape`: the lines' control and hidden characters shown as escapes too (stdout is a terminal)."""
 
     def __init__(self, stream: IO[str] | None = None, err: IO[str] | None = None, *, iso_time: bool = False,
-                 skip_record_metadata: bool = False) -> None:
+                 skip_record_metadata: bool = False, escape: bool = False) -> None:
         self.stream = stream or sys.stdout
         self.err = err or sys.stderr
         self.iso_time = iso_time
         self.skip_record_metadata = skip_record_metadata
+        self.escape = escape
 
     def _ts(self, ms: int) -> str:
         return iso(ms) if self.iso_time else str(ms)
 
     def line(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write((shown(text) if self.escape else text) + "\n")
 
     def batch(self, b: RecordBatch, file: str) -> None:
         if b.magic >= 2:
@@ -217,7 +220,7 @@ class TextOut(Renderer):
 
     def finding(self, f: Finding) -> None:
         where = f"{f.file}" + (f" at byte {f.position}" if f.position is not None else "")
-        self.err.write(f"{f.effective_severity.upper()} {f.kind}: {where}: {f.message}\n")
+        self.err.write(shown(f"{f.effective_severity.upper()} {f.kind}: {where}: {f.message}") + "\n")
 
 
 class JsonOut(Renderer):
@@ -230,7 +233,7 @@ class JsonOut(Renderer):
         self.iso_time = iso_time
 
     def emit(self, obj: dict[str, Any]) -> None:
-        self.stream.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self.stream.write(json_line(obj, separators=(",", ":")) + "\n")
 
     def line(self, text: str) -> None:  # kafka-dump-log headers ("Dumping ...") have no JSON form
         return None
@@ -369,12 +372,12 @@ Output = TextOut | JsonOut  # the Python renderers: every file type
 
 def log_sink(out: Output, file: str, *, print_data: bool, python_per_record: bool) -> Renderer:
     """The renderer of one segment's batch and record lines: the compiled lines where they write the same bytes
-    as `out` (no --iso-time or --skip-record-metadata, nothing needing Python per record such as --offsets or a
-    decoder, a UTF-8 stream with a byte buffer), else `out` itself."""
+    as `out` (no --iso-time, --skip-record-metadata or escaping for a terminal, nothing needing Python per record
+    such as --offsets or a decoder, a UTF-8 stream with a byte buffer), else `out` itself."""
     module = compiled_dump_lines()
     if module is None or python_per_record or out.iso_time:
         return out
-    if isinstance(out, TextOut) and out.skip_record_metadata:
+    if isinstance(out, TextOut) and (out.skip_record_metadata or out.escape):
         return out
     encoding = (getattr(out.stream, "encoding", None) or "").lower().replace("-", "")
     if encoding != "utf8" or not hasattr(out.stream, "buffer"):

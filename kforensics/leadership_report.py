@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kforensics import scan_output
+from kforensics.render import html_text, plot_text
 
 ELECTION_COLORS = {"initial": "#475467", "clean": "#12b76a", "elr": "#2e90fa", "unclean": "#d92d20",
                    "offline": "#98a2b3", "none": "#475467"}
@@ -92,7 +93,7 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
     ax.invert_yaxis()
     ax.set_xlim(_ts(start), _ts(end))
     ax.set_xlabel("time (UTC, metadata record timestamp)")
-    ax.set_title(f"{topic}-{partition}: leadership from the metadata log")
+    ax.set_title(plot_text(f"{topic}-{partition}: leadership from the metadata log"))
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color="#7a5af8", label="leader (eN @offset: leader epoch, its first data offset)"),
                Patch(color="#f79009", label="leader, recovering"), Patch(color="#12b76a", alpha=0.5, label="in ISR"),
@@ -102,8 +103,8 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
     ax.legend(handles=handles, loc="upper left", fontsize=7, bbox_to_anchor=(1.01, 1.0))
     fig.autofmt_xdate()
     elections = [r for r in rows if r["election"] not in ("none", "initial")]
-    caption = (f"{html.escape(topic)}-{partition}: " + "; ".join(
+    caption = (f"{html_text(topic)}-{partition}: " + "; ".join(
         f"epoch {r['leader_epoch']} {r['election']} (leader {r['leader']}, metadata offset {r['metadata_offset']})"
-        for r in elections) if elections else f"{html.escape(topic)}-{partition}: no leader change")
+        for r in elections) if elections else f"{html_text(topic)}-{partition}: no leader change")
     return (f"<figure class='leadership' data-partition='{html.escape(topic)}-{partition}'>{svg(fig)}"
             f"<figcaption>{caption}</figcaption></figure>")

@@ -18,6 +18,7 @@ from typing import Any
 
 from kforensics import scan_output
 from kforensics.parsers.findings import KINDS, SEQUENCE_KINDS, is_problem
+from kforensics.render import html_text, plot_text, shown
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
@@ -199,23 +200,14 @@ def _timelines(out: str, segments: list[dict], txns: list[dict], findings: list[
 # --- terminal -------------------------------------------------------------------------------------
 
 def render_terminal(report: Report, console: Any) -> None:
-    """The report as rich tables."""
-    from rich.table import Table
+    """The report as rich tables (every string from the scan shown literally: kforensics.render)."""
+    from kforensics import render
 
     def table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
-        t = Table(title=title, title_justify="left")
-        for c in columns:
-            t.add_column(c, overflow="fold")
-        for row in rows:
-            t.add_row(*["" if row.get(c) is None else _text(row.get(c)) for c in columns])
-        console.print(t)
+        console.print(render.table(rows, columns, title, cell=lambda v: render.text(_text(v)), title_justify="left",
+                                   show=False))
 
-    summary = Table(title=f"kforensics report — {report.out}", show_header=False, title_justify="left")
-    summary.add_column("what")
-    summary.add_column("value", justify="right")
-    for label, value in report.summary:
-        summary.add_row(label, f"{value:,}" if isinstance(value, int) else str(value))
-    console.print(summary)
+    console.print(render.facts(f"kforensics report — {report.out}", report.summary, title_justify="left"))
     if report.restart_brokers:  # before anything else: what restarting each broker would throw away
         table("if each broker restarted now (restart_prediction)", report.restart_brokers, RESTART_BROKER_COLUMNS)
     if report.restart_partitions:
@@ -244,8 +236,8 @@ def render_terminal(report: Report, console: Any) -> None:
               ["group_id", "topic", "partition", "committed_offset", "log_start_offset", "log_end_offset", "lag",
                "status"])
     if report.not_in_input:
-        console.print("Partitions named by a coordinator or a group but not in the input (not judged): "
-                      + ", ".join(report.not_in_input))
+        render.line("Partitions named by a coordinator or a group but not in the input (not judged): "
+                    + ", ".join(report.not_in_input), out=console)
     from kforensics import tiered_report
 
     tiered_report.render_terminal(report.tiered, table)
@@ -295,8 +287,8 @@ def render_html(report: Report, path: str) -> None:
     parts: list[str] = []
     w = parts.append
     w(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='generator' content='{GENERATOR}'>")
-    w(f"<title>kforensics report — {html.escape(report.out)}</title><style>{CSS}</style></head><body>")
-    w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html.escape(report.out)}</code>, "
+    w(f"<title>kforensics report — {html.escape(shown(report.out))}</title><style>{CSS}</style></head><body>")
+    w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html_text(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
     w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
       "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a>"
@@ -314,7 +306,7 @@ def render_html(report: Report, path: str) -> None:
     w(_html_table(report.by_kind, ["kind", "severity", "count", "meaning"], css_id="findings-by-kind"))
     if report.not_in_input:
         w("<p>Named by a coordinator or a group but not in the input, so not judged: "
-          + ", ".join(f"<code>{html.escape(p)}</code>" for p in report.not_in_input) + "</p>")
+          + ", ".join(f"<code>{html_text(p)}</code>" for p in report.not_in_input) + "</p>")
 
     w("<h2 id='findings'>Findings by kind and partition</h2>")
     if not report.findings:
@@ -327,7 +319,7 @@ def render_html(report: Report, path: str) -> None:
             by_partition[(f["topic"] or "", f["partition"] if f["partition"] is not None else -1)].append(f)
         for (topic, partition), rows in sorted(by_partition.items()):
             label = f"{topic}-{partition}" if topic else "(broker-level)"
-            w(f"<h4>{html.escape(label)}</h4>")
+            w(f"<h4>{html_text(label)}</h4>")
             w(_html_table(rows, ["broker", "offset", "file", "position", "producer_id", "producer_epoch", "message"],
                           css_class="findings"))
         w("</section>")
@@ -428,7 +420,7 @@ def _cell(column: str, value: Any) -> str:
     if isinstance(value, int | float):
         return f"<td class='num'>{value:,}</td>" if isinstance(value, int) and column not in (
             "partition", "producer_id", "offset", "position", "producer_epoch") else f"<td class='num'>{value}</td>"
-    return f"<td>{html.escape(_text(value))}</td>"
+    return f"<td>{html_text(_text(value))}</td>"
 
 
 def _html_table(rows: list[dict[str, Any]], columns: list[str], css_id: str | None = None,
@@ -501,12 +493,12 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
                    color="#d92d20", label="sequence anomaly", zorder=5)
     ax.set_xlabel("time (UTC, batch max timestamp)")
     ax.set_ylabel("offset")
-    ax.set_title(f"{key[1]}-{key[2]} on {key[0]}")
+    ax.set_title(plot_text(f"{key[1]}-{key[2]} on {key[0]}"))
     ax.grid(alpha=0.3)
     if rows:
         ax.legend(loc="upper left", fontsize=7)
     fig.autofmt_xdate()
-    caption = (f"{html.escape(key[1])}-{key[2]} on {html.escape(key[0])}: {p['batches']:,} batches, LSO "
+    caption = (f"{html_text(key[1])}-{key[2]} on {html_text(key[0])}: {p['batches']:,} batches, LSO "
                f"{p.get('last_stable_offset')}, high watermark {p.get('high_watermark')}, log end "
                f"{p.get('log_end_offset')}, {p['findings']} findings")
     return (f"<figure class='timeline' data-partition='{html.escape(key[1])}-{key[2]}' "
@@ -537,13 +529,13 @@ def _divergence_view(out: str, f: dict[str, Any]) -> str:
     if lost:
         ax.axvspan(lost[0], lost[1] + 1, color="#f04438", alpha=0.15, label=f"lost committed offsets {lost[0]}-{lost[1]}")
     ax.axvline(offset, color="#d92d20", linestyle="--", label=f"divergence at {offset}")
-    ax.set_yticks(range(len(replicas)), [r["broker"] for r in replicas])
+    ax.set_yticks(range(len(replicas)), [plot_text(r["broker"]) for r in replicas])
     ax.set_xlabel("offset (bar colour: partition leader epoch; black tick: high watermark)")
-    ax.set_title(f"{f['topic']}-{f['partition']}: replicas around offset {offset}")
+    ax.set_title(plot_text(f"{f['topic']}-{f['partition']}: replicas around offset {offset}"))
     ax.legend(loc="upper left", fontsize=7)
     table = _html_table(sorted(rows_html, key=lambda r: (r["base_offset"], r["broker"])),
                         ["broker", "base_offset", "last_offset", "partition_leader_epoch", "producer_id", "crc"],
                         css_class="divergence-batches")
     return (f"<figure class='divergence' data-partition='{html.escape(f['topic'])}-{f['partition']}'>{_svg(fig)}"
-            f"<figcaption>{html.escape(f['message'])}</figcaption></figure>"
+            f"<figcaption>{html_text(f['message'])}</figcaption></figure>"
             f"<details><summary>batches around offset {offset}</summary>{table}</details>")

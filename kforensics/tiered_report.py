@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from kforensics.render import html_text, plot_text
+
 STATE_COLORS = {"COPY_SEGMENT_FINISHED": "#12b76a", "COPY_SEGMENT_STARTED": "#f79009",
                 "DELETE_SEGMENT_STARTED": "#98a2b3", "DELETE_SEGMENT_FINISHED": "#e4e7ec"}
 COLUMNS = ["topic", "partition", "broker", "remote_finished", "remote_other", "local", "missing", "findings"]
@@ -106,9 +108,9 @@ def coverage_figure(row: dict[str, Any], svg: Any) -> str:
     for part in filter(None, row["missing"].split(", ")):
         lo, hi = (int(x) for x in part.split("-"))
         ax.axvspan(lo, hi + 1, color="#f04438", alpha=0.2)
-    ax.set_yticks([0, 1], [f"local log ({row['broker']})", "remote tier"])
+    ax.set_yticks([0, 1], [plot_text(f"local log ({row['broker']})"), "remote tier"])
     ax.set_xlabel("offset")
-    ax.set_title(f"{row['topic']}-{row['partition']}: remote and local tiers")
+    ax.set_title(plot_text(f"{row['topic']}-{row['partition']}: remote and local tiers"))
     handles = [Patch(color=c, label=s.lower().replace("_", " ")) for s, c in STATE_COLORS.items()
                if any(r["state"] == s for r in segs)]
     handles += [Patch(color="#475467", label="local segment")]
@@ -116,7 +118,7 @@ def coverage_figure(row: dict[str, Any], svg: Any) -> str:
         handles.append(Patch(color="#f04438", alpha=0.2, label=f"in neither tier: {row['missing']}"))
     ax.legend(handles=handles, loc="upper left", fontsize=7, ncol=3, bbox_to_anchor=(0, -0.35))
     ax.grid(axis="x", alpha=0.3)
-    caption = (f"{html.escape(row['topic'])}-{row['partition']} on {html.escape(row['broker'])}: remote (finished) "
+    caption = (f"{html_text(row['topic'])}-{row['partition']} on {html_text(row['broker'])}: remote (finished) "
                f"{row['remote_finished'] or 'none'}; local {row['local'] or 'none'}"
                + (f"; in neither tier {row['missing']}" if row["missing"] else ""))
     return (f"<figure class='tiered' data-partition='{html.escape(row['topic'])}-{row['partition']}' "

@@ -1546,6 +1546,53 @@ def _truncated_copy(p: PartitionWriter, keep_batches: int) -> PartitionWriter:
     return f
 
 
+# --- a disk whose strings are hostile (issue 42): built by tests into a temporary folder, never committed ----------
+
+#: Strings a client or a disk may hold, each a legal Kafka name: rich markup (a closing tag with nothing to close),
+#: emoji codes, CSI and OSC sequences, a C1 CSI, bidirectional overrides and isolates, NUL, CR and LF.
+HOSTILE_DIR = "notes\x1b[31mRED\x1b[0m[bold]B:x:"
+HOSTILE_TOPIC = "t[bold]\x1b]0;pwned\x07\u202eevil:x:\r"  # a partition dir name: no '/', no NUL, no LF
+HOSTILE_GROUP = "g[/]\x1b[2J\u2066x\x00\n:smile:"
+HOSTILE_TID = "tx[/bold]\x9b31m\u202e\x00"
+HOSTILE_KEY = b"k[/]\x1b[31m\xe2\x80\xae"  # a key, a value and a header: UTF-8 with controls in it
+HOSTILE_HEADER = "h\x1b[1m[/]"
+
+
+def build_hostile_broker(out: Path) -> dict[str, str]:
+    """A small broker disk whose names and ids are hostile strings (the HOSTILE_* constants): a stray folder, a
+    topic whose transactional producer is left open and whose idempotent one skips sequences, the coordinator's
+    records of that transactional id, and a group committing beyond the log end. Returns the strings used."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / HOSTILE_DIR).mkdir()
+    (out / HOSTILE_DIR / "readme.txt").write_text("not a partition\n")
+    data = PartitionWriter(HOSTILE_TOPIC, 0)
+    data.set_leader_epoch(0)
+    ts = BASE_TS
+    for i, base_sequence in enumerate((0, 3, 9)):  # 3 -> 9: a sequence gap
+        recs = [(ts + j, HOSTILE_KEY, HOSTILE_KEY + b"-value", [(HOSTILE_HEADER, HOSTILE_KEY)]) for j in range(3)]
+        data.append(data_batch(recs, producer_id=100, producer_epoch=0, base_sequence=base_sequence), count=3,
+                    max_ts=recs[-1][0], producer_id=100, producer_epoch=0, base_sequence=base_sequence)
+        ts += 1000 * (i + 1)
+    recs = [(ts, HOSTILE_KEY, None, [])]
+    data.append(data_batch(recs, producer_id=200, producer_epoch=0, base_sequence=0, transactional=True), count=1,
+                max_ts=ts, producer_id=200, producer_epoch=0, base_sequence=0, transactional=True)
+    data.open_transactions()
+    data.write(out, active_preallocated=False)
+    parts = [(HOSTILE_TOPIC, [0])]
+    txn = coordinator_partition("__transaction_state", 0, [
+        txn_log_entry(HOSTILE_TID, 200, 0, "Ongoing", parts, ts - 10, ts - 10, timeout_ms=1000)])
+    txn.write(out, active_preallocated=False)
+    offsets = coordinator_partition("__consumer_offsets", 0, [offset_commit(HOSTILE_GROUP, HOSTILE_TOPIC, 0, 10_000,
+                                                                            ts + 5)])
+    offsets.write(out, active_preallocated=False)
+    (out / "meta.properties").write_text("node.id=9\nversion=1\ncluster.id=hostile-cluster\n")
+    ends = [(p.topic, p.partition, p.next_offset) for p in (data, txn, offsets)]
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        write_checkpoint(out / name, ends)
+    write_checkpoint(out / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in ends])
+    return {"dir": HOSTILE_DIR, "topic": HOSTILE_TOPIC, "group": HOSTILE_GROUP, "transactional_id": HOSTILE_TID}
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
     target.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ import click
 from kforensics.dump_out import Decoded, JsonOut, Output, Renderer, TextOut, log_sink
 from kforensics.parsers import log_dir
 from kforensics.parsers.findings import Finding, is_problem
+from kforensics.render import shown
 
 if TYPE_CHECKING:
     from kforensics.parsers.index_check import BatchBounds
@@ -109,11 +110,13 @@ def detect_type(path: Path) -> str | None:
 @click.option("--leader-epoch", type=int, help="Only batches of this partition leader epoch.")
 @click.option("--offsets", "offsets_range", metavar="FROM:TO", help="Only offsets in this inclusive range.")
 @click.option("--iso-time", is_flag=True, help="Human-readable UTC timestamps (JSON: extra *_iso fields).")
+@click.option("--raw", is_flag=True, help="On a terminal too, print keys, values and names as they are (by default a "
+                                          "terminal gets their control characters as escapes, e.g. \\x1b).")
 def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | None, print_data_log: bool,
          deep_iteration: bool, index_sanity_check: bool, verify_index_only: bool, max_bytes: int | None,
          max_message_size: int, skip_record_metadata: bool, offsets_decoder: bool, transaction_log_decoder: bool,
          cluster_metadata_decoder: bool, remote_log_metadata_decoder: bool, share_group_state_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
-         leader_epoch: int | None, offsets_range: str | None, iso_time: bool) -> None:
+         leader_epoch: int | None, offsets_range: str | None, iso_time: bool, raw: bool) -> None:
     """Print broker files: *.log, *.index, *.timeindex, *.txnindex, *.snapshot, checkpoints, metadata.
 
     \b
@@ -142,7 +145,10 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
         pids=pids, producer_epoch=producer_epoch, leader_epoch=leader_epoch,
         offsets=_parse_offsets(offsets_range),
     )
-    out = JsonOut(iso_time=iso_time) if as_json else TextOut(iso_time=iso_time,
+    escape = not as_json and not raw and sys.stdout.isatty()
+    if not escape and hasattr(sys.stdout, "reconfigure"):  # a name's undecodable bytes go out as they are
+        sys.stdout.reconfigure(errors="surrogateescape")
+    out = JsonOut(iso_time=iso_time) if as_json else TextOut(iso_time=iso_time, escape=escape,
                                                               skip_record_metadata=skip_record_metadata)
     state = DumpState()
     try:
@@ -562,10 +568,10 @@ def _print_trailing_reports(state: DumpState, out: TextOut) -> None:
     """kafka-dump-log's stderr epilogue (its lists are built by prepending, so newest first)."""
     err = out.err
     for file_name, pairs in state.index_mismatches.items():
-        err.write(f"Mismatches in :{file_name}\n")
+        err.write(f"Mismatches in :{shown(file_name)}\n")
         for index_offset, log_offset in reversed(pairs):
             err.write(f"  Index offset: {index_offset}, log offset: {log_offset}\n")
     for file_name, pairs in state.non_consecutive.items():
-        err.write(f"Non-consecutive offsets in {file_name}\n")
+        err.write(f"Non-consecutive offsets in {shown(file_name)}\n")
         for first, second in reversed(pairs):
             err.write(f"  {first} is followed by {second}\n")

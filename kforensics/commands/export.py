@@ -114,13 +114,9 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
     show = sys.stderr.isatty()
     try:
         if show:
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
-
-            total = sum(os.path.getsize(p) for p in source.segments)
-            with Progress(TextColumn("exporting"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
-                          transient=True, console=render.console(stderr=True)) as bar:
-                task = bar.add_task("export", total=total)
-                for row in reader.rows(selection, progress=lambda n: bar.advance(task, n)):
+            bar, advance = render.byte_progress("exporting", sum(os.path.getsize(p) for p in source.segments))
+            with bar:
+                for row in reader.rows(selection, progress=advance):
                     writer.write(row)
         else:
             for row in reader.rows(selection):
@@ -140,13 +136,15 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
                            "produces as null")
     _report(writer.rows, skipped, out)
     if fmt == "kcat":
-        click.echo(f"re-produce with: {ex.kcat_command(topic, partition, out)}", err=True)
+        render.echo(f"re-produce with: {ex.kcat_command(topic, partition, out)}", err=True)
     elif fmt == "console-producer":
-        click.echo(f"re-produce with: {ex.console_producer_command(topic, out)}", err=True)
+        render.echo(f"re-produce with: {ex.console_producer_command(topic, out)}", err=True)
     sys.exit(options.EXIT_FINDINGS if skipped else options.EXIT_OK)
 
 
 def _report(rows: int, skipped: list[str], out: str) -> None:
-    click.echo(f"{rows} records written to {out}", err=True)
+    from kforensics import render
+
+    render.echo(f"{rows} records written to {out}", err=True)
     for line in skipped:
-        click.echo(f"left out: {line}", err=True)
+        render.echo(f"left out: {line}", err=True)

@@ -6,9 +6,7 @@ No Spark: a hash and a few directory look-ups.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from typing import Any
 
 import click
@@ -109,17 +107,12 @@ def locate(dirs: tuple[str, ...], groups: tuple[str, ...], transactional_ids: tu
         rows = locate_ids(ids, partitions, inputs, share_state_partitions)
     except OSError as exc:
         raise click.ClickException(str(exc)) from exc
-    if as_json:
-        for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
-        return
-    from rich.console import Console
-    from rich.table import Table
+    from kforensics import render
 
-    table = Table(title=f"coordinator partitions (of {partitions})")
-    for column in ("kind", "id", "topic", "partition", "found"):
-        table.add_column(column, overflow="fold", justify="right" if column == "partition" else "left")
-    for row in rows:
-        found = "\n".join(f"{f['broker']}: {f['path']}" for f in row["found"]) or ("-" if inputs else "")
-        table.add_row(row["kind"], row["id"], row["topic"], str(row["partition"]), found)
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    if as_json:
+        render.json_lines(rows)
+        return
+    shown = [{**row, "found": render.cell_lines(f"{f['broker']}: {f['path']}" for f in row["found"])
+              if row["found"] else ("-" if inputs else "")} for row in rows]
+    render.table(shown, ("kind", "id", "topic", "partition", "found"), f"coordinator partitions (of {partitions})",
+                 justify={"partition": "right"})

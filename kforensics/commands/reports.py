@@ -193,8 +193,7 @@ def report(out: str, html_file: str | None, force: bool, max_plots: int) -> None
       kforensics report ./kforensics-out
       kforensics report ./kforensics-out --html incident.html
     """
-    from kforensics import scan_output
-    from kforensics.render import console
+    from kforensics import render, scan_output
     from kforensics.report import is_report, load_report, render_html, render_terminal
 
     if html_file and os.path.lexists(html_file) and not force and not is_report(html_file):
@@ -206,7 +205,7 @@ def report(out: str, html_file: str | None, force: bool, max_plots: int) -> None
         raise click.BadParameter(str(exc), param_hint="OUT") from exc
     if html_file:
         render_html(loaded, html_file)
-        click.echo(f"wrote {html_file} ({os.path.getsize(html_file):,} bytes)", err=True)
+        render.echo(f"wrote {html_file} ({os.path.getsize(html_file):,} bytes)", err=True)
     else:
-        render_terminal(loaded, console())
+        render_terminal(loaded, render.console())
     sys.exit(options.EXIT_FINDINGS if loaded.has_problems else options.EXIT_OK)

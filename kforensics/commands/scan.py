@@ -76,13 +76,13 @@ def run_scan(dirs: tuple[str, ...], out: str, scan_options: ScanOptions, *, mast
     from kforensics import render, scan_runner
 
     inputs = options.inputs(dirs, out)
-    bar, progress = render.progress_bar(show_progress)
+    bar, progress, note = render.progress_bar(show_progress)
     try:
         with bar:
             return scan_runner.run(inputs, out, scan_options, master=master, spark_conf=spark_conf, verbose=verbose,
                                    ship_env=ship_env,
                                    progress=progress if show_progress else None,
-                                   note=lambda message: bar.console.print(message, style="dim"))
+                                   note=note)
     except scan_runner.ScanFailed as exc:
         if exc.usage:
             raise click.BadParameter(str(exc), param_hint=exc.param) from exc

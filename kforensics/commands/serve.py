@@ -28,6 +28,7 @@ def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
     \b
     Exit codes: 0 recorded, 1 no usable archive could be recorded, 2 usage error or unreadable input.
     """
+    from kforensics import render
     from kforensics.scan_runner import spark_log_path, terminate_as_interrupt, verbose_spark
     from kforensics.spark.jobs import warm_up
     from kforensics.spark.jvm_archive import record
@@ -44,7 +45,7 @@ def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
         raise click.BadParameter(str(exc), param_hint="DIR") from exc
     except RuntimeError as exc:
         raise click.ClickException(str(exc) + (f"; Spark's log: {log_file}" if log_file else "")) from exc
-    click.echo(f"recorded {info['size'] / 1e6:,.0f} MB of class data in {info['seconds']:.0f} s: {info['path']}")
+    render.echo(f"recorded {info['size'] / 1e6:,.0f} MB of class data in {info['seconds']:.0f} s: {info['path']}")
 
 
 @click.command("serve")
@@ -80,7 +81,7 @@ def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket
       kforensics scan /data/kafka --headers-only     # runs on the server
       kforensics serve --stop
     """
-    from kforensics.render import console
+    from kforensics import render
     from kforensics.scan_runner import spark_log_path, verbose_spark
     from kforensics.server import ServerRunning, socket_path, stop_server
     from kforensics.server import serve as run_server
@@ -93,10 +94,10 @@ def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket
         click.echo(f"asked the kforensics server (pid {pid}) to stop")
         return
     warm = options.inputs(warm_dirs)
-    err = console(stderr=True)
+    err = render.console(stderr=True)
 
     def log(message: str) -> None:
-        err.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim] {message}", highlight=False)
+        render.log_line(err, time.strftime('%H:%M:%S'), message)
 
     try:
         run_server(path, idle_timeout_s=idle_timeout * 60 or None, warm=warm, warm_full_scans=warm_scans,
