@@ -198,7 +198,7 @@ def test_a_failed_scan_leaves_an_incomplete_out_that_the_reports_refuse(spark, t
     monkeypatch.setattr(jobs, "analyze", broken)
     out = tmp_path / "out"
     result = _scan(out)
-    assert result.exit_code == 1 and "the scan failed: No space left on device" in result.output
+    assert result.exit_code == 2 and "the scan failed: No space left on device" in result.output
     assert _manifest(out)["completed"] is False
     assert (out / "batches").is_dir()  # the first table was written before the failure
     for command in (["gaps"], ["txns"], ["lso"], ["producers"], ["report"], ["lso", "--progression"]):

@@ -241,7 +241,7 @@ def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
         assert os.path.exists(sock_path), "".join(lines)[-3000:]
         again = subprocess.run([sys.executable, "-m", "kforensics", "serve"], env=env, capture_output=True,
                                text=True, timeout=60)
-        assert again.returncode == 1 and "already listens" in again.stderr
+        assert again.returncode == 2 and "already listens" in again.stderr
         scan = subprocess.run([sys.executable, "-X", "importtime", "-m", "kforensics", "scan", *INPUTS,
                                "--headers-only", "--json", "--out", str(tmp_path / "out")],
                               env=env, capture_output=True, text=True, timeout=600)
@@ -250,7 +250,7 @@ def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
         imported = [line.split("|")[-1].strip() for line in scan.stderr.splitlines() if line.startswith("import time:")]
         assert "kforensics.server" in imported and not any(m.startswith("pyspark") for m in imported)
         assert {"replica_divergence", "sequence_gap"} <= {json.loads(line)["kind"] for line in scan.stdout.splitlines()}
-        # the server's JVM dies: the next scan fails with a message (exit 1), and the server exits by itself
+        # the server's JVM dies: the next scan fails with a message (exit 2), and the server exits by itself
         java = [int(p) for p in subprocess.run(["pgrep", "-P", str(srv.pid), "java"], capture_output=True,
                                                text=True).stdout.split()]
         assert java, "no JVM under the server"
@@ -258,12 +258,12 @@ def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
             os.kill(pid, 9)
         dead = subprocess.run([sys.executable, "-m", "kforensics", "scan", *INPUTS, "--headers-only", "--json",
                                "--out", str(tmp_path / "out2")], env=env, capture_output=True, text=True, timeout=600)
-        assert dead.returncode == 1 and "Spark session is gone" in dead.stderr, dead.stderr[-3000:]
+        assert dead.returncode == 2 and "Spark session is gone" in dead.stderr, dead.stderr[-3000:]
         srv.wait(timeout=120)
         assert not os.path.exists(sock_path)
         stop = subprocess.run([sys.executable, "-m", "kforensics", "serve", "--stop"], env=env, capture_output=True,
                               text=True, timeout=60)
-        assert stop.returncode == 1 and "no kforensics server listens" in stop.stderr
+        assert stop.returncode == 2 and "no kforensics server listens" in stop.stderr
     finally:
         if srv.poll() is None:
             srv.kill()

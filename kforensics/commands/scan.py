@@ -39,8 +39,8 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, ship_env: bool, as
     once every table is written.
 
     \b
-    Exit codes: 0 no warning or error finding, 1 findings (or the scan failed), 2 usage error, unreadable
-    input, or an OUT kforensics may not write.
+    Exit codes: 0 no warning or error finding, 1 findings, 2 usage error, unreadable input, an OUT
+    kforensics may not write, or the scan failed (one line on stderr names Spark's log).
     \b
     Examples:
       kforensics scan sample_logs/broker-1 sample_logs/broker-2

@@ -26,7 +26,7 @@ def warmup(dirs: tuple[str, ...], topic: str | None, verbose: bool) -> None:
     not on the amount of data: a small log dir, or --topic, keeps this short.
 
     \b
-    Exit codes: 0 recorded, 1 no usable archive could be recorded, 2 usage error or unreadable input.
+    Exit codes: 0 recorded, 2 usage error, unreadable input, or no usable archive could be recorded.
     """
     from kforensics import render
     from kforensics.scan_runner import spark_log_path, terminate_as_interrupt, verbose_spark
@@ -73,8 +73,8 @@ def serve(warm_dirs: tuple[str, ...], warm_scans: int, idle_timeout: int, socket
     memory (spark.driver.memory, 3g by default) until it stops. Runs in the foreground; Ctrl-C or SIGTERM stop it.
 
     \b
-    Exit codes: 0 stopped (idle, --stop, signal), 1 another server runs or the socket cannot be used
-    (with --stop: no server runs), 2 usage error.
+    Exit codes: 0 stopped (idle, --stop, signal), 2 usage error, another server runs or the socket cannot be
+    used (with --stop: no server runs).
     \b
     Examples:
       kforensics serve --warm sample_logs/broker-1 &
