@@ -7,6 +7,7 @@ runs, so `kforensics --help` and `kforensics dump` never load Spark.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -53,18 +54,19 @@ class Commands(click.Group):
             _show_click_error(exc)
             sys.exit(EXIT_FAILED)
         except (click.Abort, KeyboardInterrupt):
-            _stderr_line(f"kforensics {_command(argv, self)}: interrupted")
+            _stderr_line(f"kforensics {_command_name(argv, self)}: interrupted")
             sys.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:  # the reader of stdout went away (`| head`): end as a tool killed by SIGPIPE does
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            with contextlib.suppress(OSError, ValueError):  # no more writes to the closed pipe at exit
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_BROKEN_PIPE)
         except Exception as exc:  # noqa: BLE001 - the one place every other failure ends
-            _stderr_line(_failure_line(argv, _command(argv, self), exc))
+            _stderr_line(_failure_line(argv, _command_name(argv, self), exc))
             sys.exit(EXIT_FAILED)
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def _command(argv: list[str], group: click.Group) -> str:
+def _command_name(argv: list[str], group: click.Group) -> str:
     return next((a for a in argv if a in group.commands), "").strip() or "-"
 
 
@@ -75,9 +77,9 @@ def _stderr_line(message: str) -> None:
 
 
 def _show_click_error(exc: click.ClickException) -> None:
-    from kforensics.render import shown, shown_lines
+    from kforensics.render import shown
 
-    exc.message = shown_lines(exc.message)
+    exc.message = shown(exc.message)
     if isinstance(exc, click.FileError):
         exc.ui_filename = shown(exc.ui_filename)
     exc.show()

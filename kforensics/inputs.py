@@ -33,7 +33,14 @@ def input_problem(inputs: list[tuple[str, str]], out: str | None, *, files: bool
     An input is a log dir, or (`files`) a regular file of kafka-dump-log text; a URI may carry pyarrow's query
     parameters (`?endpoint_override=...`) only where `uri_queries` (the scan's executors join file names to it)."""
     what = "directory or file" if files else "directory"
-    for _label, path in inputs:
+    for label, path in inputs:
+        for text in {label, path}:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # the tables name every file by its path, in UTF-8
+                return "DIR", (f"{os.fsencode(text).decode('utf-8', 'backslashreplace')} is not UTF-8: kforensics "
+                               "names files in UTF-8 (give the dir a UTF-8 path, or link to it from one, and label it "
+                               "NAME=DIR)")
         if "://" in path:
             problem = check_uri(path, files=files) or (
                 "a URI query (?...) is not supported: pass the endpoint in the environment "

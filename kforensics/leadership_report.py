@@ -4,12 +4,11 @@ controlled shutdowns. Reads `partition_history`, `broker_history` and `leader_ep
 
 from __future__ import annotations
 
-import html
 from datetime import UTC, datetime
 from typing import Any
 
 from kforensics import scan_output
-from kforensics.render import html_text, plot_text
+from kforensics.render import html_attr, html_text, plot_text
 
 ELECTION_COLORS = {"initial": "#475467", "clean": "#12b76a", "elr": "#2e90fa", "unclean": "#d92d20",
                    "offline": "#98a2b3", "none": "#475467"}
@@ -106,5 +105,5 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
     caption = (f"{html_text(topic)}-{partition}: " + "; ".join(
         f"epoch {r['leader_epoch']} {r['election']} (leader {r['leader']}, metadata offset {r['metadata_offset']})"
         for r in elections) if elections else f"{html_text(topic)}-{partition}: no leader change")
-    return (f"<figure class='leadership' data-partition='{html.escape(topic)}-{partition}'>{svg(fig)}"
+    return (f"<figure class='leadership' data-partition='{html_attr(topic)}-{partition}'>{svg(fig)}"
             f"<figcaption>{caption}</figcaption></figure>")

@@ -27,7 +27,10 @@ _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
 def _escape(match: re.Match[str]) -> str:
-    ch = match.group()
+    return _char_escape(match.group())
+
+
+def _char_escape(ch: str) -> str:
     code = ord(ch)
     if ch in _SHORT:
         return _SHORT[ch]
@@ -38,16 +41,21 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+_PRINTABLE_ASCII = re.compile("[!-~]")
+
+
 def shown(value: Any) -> str:
     """`value` as text a terminal shows and does not obey: each hidden or control character as an escape
-    (`\\x1b`, `\\u202e`, `\\n`); everything else as it is."""
+    (`\\x1b`, `\\u202e`, `\\n`); everything else as it is, but a string that would print as nothing at all (only
+    zero-width characters: combining marks, joiners, emoji modifiers) is escaped whole."""
     text = value if isinstance(value, str) else str(value)
-    return HIDDEN.sub(_escape, text) if HIDDEN.search(text) else text
+    result = HIDDEN.sub(_escape, text) if HIDDEN.search(text) else text
+    if result and not _PRINTABLE_ASCII.search(result):
+        from rich.cells import cell_len
 
-
-def shown_lines(text: str) -> str:
-    """`shown`, but line breaks stay (a message of several lines of the tool's own)."""
-    return "\n".join(shown(line) for line in text.split("\n"))
+        if cell_len(result) == 0:
+            return "".join(_char_escape(c) for c in text)
+    return result
 
 
 def text(value: Any, style: str | None = None) -> Any:
@@ -81,7 +89,7 @@ def line(message: Any, *, style: str | None = None, err: bool = False, out: Any 
 def echo(message: str, *, err: bool = False, file: IO[str] | None = None) -> None:
     """A plain line (no rich) with the input's strings in it shown, not obeyed."""
     stream = file or (sys.stderr if err else sys.stdout)
-    stream.write(shown_lines(message) + "\n")
+    stream.write(shown(message) + "\n")
     stream.flush()
 
 
@@ -218,9 +226,14 @@ def profile(out: str) -> None:
 def html_text(value: Any) -> str:
     """`value` for an HTML page: escaped, hidden characters shown as on a terminal, and isolated (`<bdi>`) so that
     no direction it holds reorders what is around it."""
+    return f"<bdi>{html_attr(value)}</bdi>"
+
+
+def html_attr(value: Any) -> str:
+    """`value` for an HTML attribute or the page's title: escaped, hidden characters shown as on a terminal."""
     import html
 
-    return f"<bdi>{html.escape(shown(value))}</bdi>"
+    return html.escape(shown(value))
 
 
 def plot_text(value: Any) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kforensics import scan_output
 from kforensics.parsers.findings import KINDS, SEQUENCE_KINDS, is_problem
-from kforensics.render import html_text, plot_text, shown
+from kforensics.render import html_attr, html_text, plot_text
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
@@ -287,7 +287,7 @@ def render_html(report: Report, path: str) -> None:
     parts: list[str] = []
     w = parts.append
     w(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='generator' content='{GENERATOR}'>")
-    w(f"<title>kforensics report — {html.escape(shown(report.out))}</title><style>{CSS}</style></head><body>")
+    w(f"<title>kforensics report — {html_attr(report.out)}</title><style>{CSS}</style></head><body>")
     w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html_text(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
     w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
@@ -501,8 +501,8 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
     caption = (f"{html_text(key[1])}-{key[2]} on {html_text(key[0])}: {p['batches']:,} batches, LSO "
                f"{p.get('last_stable_offset')}, high watermark {p.get('high_watermark')}, log end "
                f"{p.get('log_end_offset')}, {p['findings']} findings")
-    return (f"<figure class='timeline' data-partition='{html.escape(key[1])}-{key[2]}' "
-            f"data-broker='{html.escape(key[0])}'>{_svg(fig)}<figcaption>{caption}</figcaption></figure>")
+    return (f"<figure class='timeline' data-partition='{html_attr(key[1])}-{key[2]}' "
+            f"data-broker='{html_attr(key[0])}'>{_svg(fig)}<figcaption>{caption}</figcaption></figure>")
 
 
 def _divergence_view(out: str, f: dict[str, Any]) -> str:
@@ -536,6 +536,6 @@ def _divergence_view(out: str, f: dict[str, Any]) -> str:
     table = _html_table(sorted(rows_html, key=lambda r: (r["base_offset"], r["broker"])),
                         ["broker", "base_offset", "last_offset", "partition_leader_epoch", "producer_id", "crc"],
                         css_class="divergence-batches")
-    return (f"<figure class='divergence' data-partition='{html.escape(f['topic'])}-{f['partition']}'>{_svg(fig)}"
+    return (f"<figure class='divergence' data-partition='{html_attr(f['topic'])}-{f['partition']}'>{_svg(fig)}"
             f"<figcaption>{html_text(f['message'])}</figcaption></figure>"
             f"<details><summary>batches around offset {offset}</summary>{table}</details>")

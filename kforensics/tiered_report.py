@@ -4,13 +4,12 @@ with the ranges neither holds (`remote_log_gap` findings)."""
 
 from __future__ import annotations
 
-import html
 import os
 from typing import Any
 
 import pyarrow.parquet as pq
 
-from kforensics.render import html_text, plot_text
+from kforensics.render import html_attr, html_text, plot_text
 
 STATE_COLORS = {"COPY_SEGMENT_FINISHED": "#12b76a", "COPY_SEGMENT_STARTED": "#f79009",
                 "DELETE_SEGMENT_STARTED": "#98a2b3", "DELETE_SEGMENT_FINISHED": "#e4e7ec"}
@@ -121,5 +120,5 @@ def coverage_figure(row: dict[str, Any], svg: Any) -> str:
     caption = (f"{html_text(row['topic'])}-{row['partition']} on {html_text(row['broker'])}: remote (finished) "
                f"{row['remote_finished'] or 'none'}; local {row['local'] or 'none'}"
                + (f"; in neither tier {row['missing']}" if row["missing"] else ""))
-    return (f"<figure class='tiered' data-partition='{html.escape(row['topic'])}-{row['partition']}' "
-            f"data-broker='{html.escape(row['broker'])}'>{svg(fig)}<figcaption>{caption}</figcaption></figure>")
+    return (f"<figure class='tiered' data-partition='{html_attr(row['topic'])}-{row['partition']}' "
+            f"data-broker='{html_attr(row['broker'])}'>{svg(fig)}<figcaption>{caption}</figcaption></figure>")

@@ -230,13 +230,15 @@ KINDS: dict[str, FindingKind] = _kinds(
                 rule="a file that cannot be read (also a directory, FIFO or device passed to `dump`)"),
     FindingKind("unknown_file", "info", "an entry of a log directory that is not one of the broker's files or "
                 "partition dirs (a folder such as lost+found, a note, a FIFO, a socket, a device, a broken link): "
-                "listed once, never opened, the scan goes on", ("entry", "broker_would_not_start"),
+                "listed once, never opened, the scan goes on", ("entry", "broker_would_not_start", "name_hex"),
                 rule=("an entry of a log or partition dir that is not a broker file or partition dir (see [What a "
                       "log dir may hold](cli.md#what-a-log-dir-may-hold)); a folder is one finding, never read: "
                       "`entry` (`file`, `dir`, `fifo`, `socket`, `device`, `dangling_symlink`, `symlink_loop`, "
                       "`unreadable`, `other`); `broker_would_not_start` (true) on a folder in a log dir that Kafka's "
                       "`LogManager.loadLogs` cannot parse as a topic-partition dir: Kafka 3.9 and 4.x do not start "
-                      "with it there (`remote-log-index-cache`, Kafka's own, is skipped and not listed)")),
+                      "with it there (`remote-log-index-cache`, Kafka's own, is skipped and not listed); `name_hex`: "
+                      "the bytes of a name that is not UTF-8, in hex (its `file` shows those bytes as `\\xNN`; no "
+                      "Kafka file or partition dir has such a name, so it is never read as one)")),
     # a broker restart, replayed (parsers/restart.py, spark/restart.py)
     FindingKind("restart_would_truncate", "error", "a restart of this broker would discard valid data behind "
                 "damage (log recovery truncates at the first invalid batch and deletes the later unflushed segments)",

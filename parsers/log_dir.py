@@ -251,6 +251,18 @@ def list_entries(fs: pafs.FileSystem, path: str) -> list[Entry]:
                    for i in fs.get_file_info(pafs.FileSelector(path))), key=lambda e: e.name)
 
 
+def utf8_name(name: str) -> tuple[str, dict[str, Any]]:
+    """A listed name as the tables can hold it: itself, or, for a name that is not UTF-8 (its undecodable bytes
+    kept by Python as surrogates), the name with those bytes as `\\xNN`, and its bytes in hex for the details (no
+    Kafka name has such bytes: such an entry is never a partition, a segment or a checkpoint)."""
+    try:
+        name.encode("utf-8")
+        return name, {}
+    except UnicodeEncodeError:
+        raw = os.fsencode(name)
+        return raw.decode("utf-8", "backslashreplace"), {"name_hex": raw.hex()}
+
+
 def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "live", *,
                        fs: pafs.FileSystem | None = None, uri: str | None = None) -> tuple[PartitionDir, list[Finding]]:
     """List one `<topic>-<partition>` dir: its segments by base offset and its other files. `path` is on `fs`
@@ -264,13 +276,13 @@ def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "
     findings: list[Finding] = []
     segments: dict[int, Segment] = {}
     for entry in list_entries(fs, path):
-        name = entry.name
+        name, undecodable = utf8_name(entry.name)
         full = join_uri(base, name)
         if entry.kind != "file":
             part.other_files.append(full)
             findings.append(Finding("unknown_file", full, None, f"{name} is {entry.what}, not a file a broker "
                                                                  "writes in a partition dir; never opened",
-                                    {"entry": entry.kind}))
+                                    {"entry": entry.kind, **undecodable}))
             continue
         if entry.size is not None:
             part.sizes[full] = entry.size
@@ -289,7 +301,7 @@ def scan_partition_dir(path: str, topic: str, partition: int, dir_state: str = "
             part.other_files.append(full)
             if not TRANSIENT_FILE.match(name) and not name.endswith((".tmp", ".deleted", ".cleaned", ".swap")):
                 findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes here",
-                                        {"entry": "file"}))
+                                        {"entry": "file", **undecodable}))
     # A snapshot-only offset (no .log) is not a segment.
     part.segments = [s for _, s in sorted(segments.items()) if s.log or s.index or s.timeindex or s.txnindex]
     return part, findings
@@ -317,7 +329,7 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
     log_dir = LogDir(base)
     findings: list[Finding] = []
     for entry in entries:
-        name = entry.name
+        name, undecodable = utf8_name(entry.name)
         full = join_uri(base, name)
         if entry.kind == "dir" and name == REMOTE_INDEX_CACHE_DIR:  # Kafka's own, not a partition
             log_dir.other_files.append(full)
@@ -325,7 +337,7 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
         refused = entry.kind == "dir" and kafka_topic_partition(name) is None
         if refused:
             log_dir.refused_dirs.append(full)
-        parsed = parse_partition_dir_name(name) if entry.kind == "dir" else None
+        parsed = parse_partition_dir_name(name) if entry.kind == "dir" and not undecodable else None
         if parsed is not None:
             try:
                 part, part_findings = scan_partition_dir(entry.path, *parsed, fs=fs, uri=full)
@@ -339,7 +351,10 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
         elif entry.kind != "file":
             log_dir.other_files.append(full)
             what = "a folder that is not a topic-partition directory" if entry.kind == "dir" else entry.what
-            message, details = f"{name} is {what}; the scan leaves it alone (never opened)", {"entry": entry.kind}
+            if undecodable:
+                what = f"{entry.what} whose name is not UTF-8 (no Kafka topic's name has such bytes)"
+            message, details = (f"{name} is {what}; the scan leaves it alone (never opened)",
+                                {"entry": entry.kind, **undecodable})
             if refused:
                 # a fact about this log dir as it is, not damage: often an artifact of the copy (lost+found at the
                 # root of the volume it was copied to), so info like the rest; restart_prediction says it too
@@ -356,5 +371,5 @@ def scan_log_dir(uri: str | os.PathLike[str]) -> tuple[LogDir, list[Finding]]:
         else:
             log_dir.other_files.append(full)
             findings.append(Finding("unknown_file", full, None, f"{name} is not a file a broker writes in a log dir",
-                                    {"entry": "file"}))
+                                    {"entry": "file", **undecodable}))
     return log_dir, findings

@@ -21,6 +21,7 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import random
 import shutil
 import struct
@@ -1556,13 +1557,16 @@ HOSTILE_GROUP = "g[/]\x1b[2J\u2066x\x00\n:smile:"
 HOSTILE_TID = "tx[/bold]\x9b31m\u202e\x00"
 HOSTILE_KEY = b"k[/]\x1b[31m\xe2\x80\xae"  # a key, a value and a header: UTF-8 with controls in it
 HOSTILE_HEADER = "h\x1b[1m[/]"
+HOSTILE_UNDECODABLE = os.fsdecode(b"\xdcbersicht-0")  # a folder named in Latin-1: not UTF-8, so no partition
 
 
 def build_hostile_broker(out: Path) -> dict[str, str]:
     """A small broker disk whose names and ids are hostile strings (the HOSTILE_* constants): a stray folder, a
     topic whose transactional producer is left open and whose idempotent one skips sequences, the coordinator's
-    records of that transactional id, and a group committing beyond the log end. Returns the strings used."""
+    records of that transactional id, a group committing beyond the log end, and a folder whose name is not UTF-8.
+    Returns the strings used and the disk's path."""
     out.mkdir(parents=True, exist_ok=True)
+    (out / HOSTILE_UNDECODABLE).mkdir()
     (out / HOSTILE_DIR).mkdir()
     (out / HOSTILE_DIR / "readme.txt").write_text("not a partition\n")
     data = PartitionWriter(HOSTILE_TOPIC, 0)
@@ -1590,7 +1594,8 @@ def build_hostile_broker(out: Path) -> dict[str, str]:
     for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
         write_checkpoint(out / name, ends)
     write_checkpoint(out / "log-start-offset-checkpoint", [(t, p, 0) for t, p, _ in ends])
-    return {"dir": HOSTILE_DIR, "topic": HOSTILE_TOPIC, "group": HOSTILE_GROUP, "transactional_id": HOSTILE_TID}
+    return {"path": str(out), "dir": HOSTILE_DIR, "topic": HOSTILE_TOPIC, "group": HOSTILE_GROUP,
+            "transactional_id": HOSTILE_TID}
 
 
 if __name__ == "__main__":

@@ -451,3 +451,36 @@ def test_zipped_package_finds_the_installed_core_or_falls_back(tmp_path: Path, w
         assert reader == "pure-python"
     else:
         assert reader == "compiled"
+
+
+#: Every character kforensics.render.json_line writes as a \u escape, and its neighbours that it must not.
+HIDDEN_AND_NEIGHBOURS = ("\x7f\x80\x9b\x9f\xa0\xad\xae\u061b\u061c\u180e\u180f\u200a\u200b\u200c\u200d\u200e\u200f"
+                         "\u2027\u2028\u202e\u202f\u205f\u2060\u206f\u2070\ufeff\ufff8\ufff9\ufffb\ufffc\x1b\x00\n")
+
+
+@compiled
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.sampled_from(HIDDEN_AND_NEIGHBOURS) | st.characters(), max_size=12))
+def test_dump_json_escapes_what_a_terminal_obeys_identically(text: str, tmp_path_factory: pytest.TempPathFactory,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled JSON lines escape exactly the characters json_line escapes (issue 42), in keys, values, header
+    keys and the file name, and the decoded strings are the exact ones."""
+    import json
+
+    from kforensics.render import json_line
+
+    encoded = text.encode("utf-8", "surrogatepass")
+    builder = DefaultRecordBatchBuilder(2, 0, False, 1, 0, 0, 1 << 30)
+    builder.append(0, timestamp=1, key=encoded, value=encoded + b"!", headers=[(text, encoded)])
+    folder = tmp_path_factory.mktemp("json") / ("d" + "".join(c for c in text if c not in "/\x00"))[:200]
+    folder.mkdir()
+    path = folder / "00000000000000000000.log"
+    path.write_bytes(bytes(builder.build()))
+    args = ["--json", "--deep-iteration", "--print-data-log", str(path)]
+    fast, pure = _dump(monkeypatch, "compiled", args), _dump(monkeypatch, "pure-python", args)
+    assert fast == pure
+    batch, record = (json.loads(line) for line in fast[1].splitlines())
+    assert batch["file"] == str(path) and record["header_keys"] == [text]
+    assert record["key"] == encoded.decode("utf-8", "replace") or record["key"].startswith("base64:")
+    for line in fast[1].splitlines():
+        assert line == json_line(json.loads(line), separators=(",", ":"))

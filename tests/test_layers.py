@@ -166,3 +166,20 @@ def test_no_import_cycle() -> None:
 ])
 def test_the_cycle_finder_finds_cycles(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert _cycles(graph) == expected
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_only_render_prints_through_rich() -> None:
+    """One door to the terminal (issue 42): kforensics/render.py shows every input string literally; a module that
+    imported rich itself could hand it markup made of data."""
+    importers = sorted(name for name, path in MODULES.items() if "rich" in _third_party_imports(path))
+    assert importers == ["kforensics.render"]
