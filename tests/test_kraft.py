@@ -166,6 +166,6 @@ def test_html_report_draws_the_leadership_lanes(kraft_scan: Path, tmp_path: Path
     render_html(load_report(str(kraft_scan)), str(page))
     text = page.read_text()
     assert text.count("class='leadership'") == 3
-    assert ("ledger-0: epoch 1 offline (leader -1, metadata offset 30); epoch 2 unclean (leader 2, metadata offset "
-            "31)") in text
-    assert "audit-0: epoch 1 clean (leader 3, metadata offset 24)" in text
+    assert ("<bdi>ledger</bdi>-0: epoch 1 offline (leader -1, metadata offset 30); epoch 2 unclean (leader 2, metadata "
+            "offset 31)") in text
+    assert "<bdi>audit</bdi>-0: epoch 1 clean (leader 3, metadata offset 24)" in text
