@@ -37,7 +37,7 @@ import random
 import shutil
 import struct
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import generate as g
