@@ -181,7 +181,7 @@ class _Section:
 
 
 def _horizon(token: str | None) -> int | None:
-    """`OptionalLong[<ms>]` -> ms; `OptionalLong.empty`, absent (Kafka before 3.1) -> None."""
+    """`OptionalLong[<ms>]` -> ms; `OptionalLong.empty`, or absent (an older Kafka) -> None."""
     found = HORIZON.fullmatch(token or "")
     return _int_or_none(found.group(1)) if found else None
 

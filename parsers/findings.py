@@ -569,7 +569,8 @@ _CREATE_TIME = ("a batch whose baseTimestamp holds its delete horizon (attribute
                 "cleaner kept) has no create time in its header: its max timestamp stands in")
 
 #: How each rule reads a compacted log (the log cleaner's output: Kafka's `Cleaner`, `CleanedTransactionMetadata`,
-#: `MemoryRecords.filterTo`, Kafka 4.2). The cleaned prefix of a partition is the offsets below its
+#: `MemoryRecords.filterTo` in apache/kafka trunk: Cleaner.java at 08528988, CleanedTransactionMetadata.java and
+#: MemoryRecords.java at c4342d76; the same rules in Kafka 4.0's LogCleaner.scala, 1eb76443). The cleaned prefix of a partition is the offsets below its
 #: `cleaner-offset-checkpoint` entry; without one the log is read as uncleaned. docs/findings.md prints it per kind.
 COMPACTED_LOG: dict[str, str] = {
     **dict.fromkeys(("truncated_tail", "zero_filled_tail", "corrupt_crc", "invalid_batch_length", "unknown_magic",

@@ -3,10 +3,10 @@ sample_logs/EXPECTED-compacted.json (deterministic: the same bytes on every run)
 
 The partitions are first appended as their producers wrote them, by generate.py's writers (kafka-python's
 DefaultRecordBatchBuilder for the batches, PartitionWriter for base offsets, indexes, the `.txnindex`, producer
-state and snapshots), then cleaned in rounds by a simulation of Kafka's log cleaner, apache/kafka trunk as of Kafka
-4.2 (storage/.../internals/log/Cleaner.java, CleanedTransactionMetadata.java, LocalLog.replaceSegments,
-UnifiedLog.deleteProducerSnapshots, LogSegment.append; clients/.../record/MemoryRecords.filterTo and
-buildRetainedRecordsInto, MemoryRecordsBuilder, DefaultRecordBatch.writeEmptyHeader):
+state and snapshots), then cleaned in rounds by a simulation of Kafka's log cleaner as apache/kafka trunk has it
+(storage/.../internals/log/Cleaner.java at 08528988; CleanedTransactionMetadata.java and clients/.../record/
+MemoryRecords.filterTo, buildRetainedRecordsInto at c4342d76; MemoryRecordsBuilder, DefaultRecordBatch.writeEmptyHeader,
+LocalLog.replaceSegments, UnifiedLog.deleteProducerSnapshots, LogSegment.append at 1eb76443, 4.0.0-SNAPSHOT):
 
 - buildOffsetMap: key -> latest offset over the dirty section (from the last checkpoint to the first uncleanable
   offset, the active segment's base here), skipping control batches and aborted data (from the `.txnindex`);

@@ -27,7 +27,8 @@ MAX_IN_FLIGHT_BATCHES = 5
 #: A batch's create time as the analysis reads it: the header of a batch whose attributes bit 6 is set holds the
 #: delete horizon in baseTimestamp (KIP-534: MemoryRecordsBuilder writes it there, DefaultRecordBatch.deleteHorizonMs
 #: reads it back), and an empty batch the log cleaner kept (MemoryRecords.filterTo, RETAIN_EMPTY) holds -1 there
-#: (DefaultRecordBatch.writeEmptyHeader); neither is a create time, so their max timestamp stands in (Kafka 4.2).
+#: (DefaultRecordBatch.writeEmptyHeader); neither is a create time, so their max timestamp stands in (apache/kafka
+#: 1eb76443, 4.0.0-SNAPSHOT; unchanged on trunk).
 CREATE_TIME_SQL = ("CASE WHEN delete_horizon_ms IS NOT NULL OR (magic = 2 AND count = 0) THEN max_timestamp "
                    "ELSE base_timestamp END")
 

@@ -186,7 +186,7 @@ def _aborted_joined_sql(with_ends: bool) -> str:
     `{ends}`' cleaner_offset and log_first_offset.
 
     On a compacted log the index is held to the markers (CleanedTransactionMetadata keeps an ABORT marker and the
-    cleaned segment's entry, first offset as written, while it removes the data; Kafka 4.2): an entry whose first
+    cleaned segment's entry, first offset as written, while it removes the data; apache/kafka trunk c4342d76): an entry whose first
     offset, or LSO, lies below the cleaner offset and below what the log still shows names batches the cleaner
     removed, and agrees."""
     ends = ("LEFT JOIN (SELECT broker, topic, partition, cleaner_offset, log_first_offset FROM {ends}) "

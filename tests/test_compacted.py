@@ -1,5 +1,5 @@
 """sample_logs/compacted-1: partitions the log cleaner has cleaned (sample_logs/generate_compacted.py, a simulation of
-Kafka 4.2's cleaner over what an idempotent and a transactional producer appended). The bytes are read as
+Kafka's log cleaner, apache/kafka trunk, over what an idempotent and a transactional producer appended). The bytes are read as
 EXPECTED-compacted.json says by an independent reader (kafka-python); one scan of the broker finds the genuine
 problems planted in the dirty tails and nothing else; dump, the tables, the restart prediction and export read the
 cleaned log as Kafka does."""

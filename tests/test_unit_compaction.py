@@ -1,7 +1,8 @@
 """The log rules on a compacted log, on small inline tables: each shape the log cleaner leaves below its checkpoint
 is silent, and the genuine problem of the same shape in the dirty tail (or in an uncleaned partition) is found.
 
-The shapes follow apache/kafka as of Kafka 4.2: Cleaner.java (batch retention: DELETE_EMPTY, RETAIN_EMPTY),
+The shapes follow apache/kafka trunk (Cleaner.java 08528988, the others c4342d76, unchanged since 4.0's
+LogCleaner.scala): Cleaner.java (batch retention: DELETE_EMPTY, RETAIN_EMPTY),
 CleanedTransactionMetadata.java (a marker goes once no batch of its transaction is left; an ABORT marker kept with its
 AbortedTxn while its data is removed), MemoryRecords.filterTo / buildRetainedRecordsInto (a thinned batch keeps base
 offset, last offset, base sequence; KIP-534 delete horizon in baseTimestamp), DefaultRecordBatch.writeEmptyHeader (an
