@@ -272,9 +272,10 @@ def _iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSeg
         if section is None:
             return
         yield from _flush(section, name)
-        yield DumpSegment(section.file, section.topic, section.partition, section.base_offset,
-                          section.valid_bytes + section.invalid_bytes, section.first, section.last, section.batches,
-                          section.records, section.valid_bytes)
+        # a segment holds at most 2^31 - 1 bytes (FileRecords sizes are Java ints): a text claiming more is clamped
+        size = min(section.valid_bytes + section.invalid_bytes, (1 << 31) - 1)
+        yield DumpSegment(section.file, section.topic, section.partition, section.base_offset, size, section.first,
+                          section.last, section.batches, section.records, section.valid_bytes)
         section = None
 
     for raw, length in _lines(stream):
