@@ -97,9 +97,13 @@ def _wrap(paragraph: str) -> list[str]:
     return lines
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def findings_reference() -> str:
     """One section per registered finding kind, in the registry's order."""
-    from kforensics.parsers.findings import KINDS
+    from kforensics.parsers.findings import COMPACTED_LOG, KINDS
 
     out = ["| kind | severity | meaning |", "|---|---|---|"]
     for kind in KINDS.values():
@@ -112,6 +116,8 @@ def findings_reference() -> str:
             f"**Severity**: {kind.severity}" + (f"; {kind.severity_rule}." if kind.severity_rule else "."),
             f"**Meaning**: {kind.meaning}.",
             *([f"**Rule**: {kind.rule}."] if kind.rule else []),
+            *([f"**On a compacted log**: {_sentence(COMPACTED_LOG[kind.name])}."] if kind.name in COMPACTED_LOG
+              else []),
             f"**Fields**: {fields}.",
             f"**Implemented in**: {modules or '(its name is not found in parsers/ or spark/)'}.",
         ]

@@ -202,6 +202,10 @@ cdef class DumpLines:
             self._raw(",\"last_sequence\":", 17); self._int(t[10])
             self._raw(",\"is_transactional\":", 20); self._bool(t[17])
             self._raw(",\"is_control\":", 14); self._bool(t[18])
+            if t[16] is None:  # KIP-534's delete horizon, as the text's deleteHorizonMs
+                self._raw(",\"delete_horizon_ms\":null", 25)
+            else:
+                self._raw(",\"delete_horizon_ms\":", 21); self._int(t[16])
             self._raw(",\"codec\":", 9); self._json_str(t[12])
             self._raw(",\"timestamp_type\":", 18); self._json_str(t[13])
             self._raw(",\"base_timestamp\":", 18); self._int(t[14])

@@ -252,10 +252,10 @@ class JsonOut(Renderer):
             "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
             "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
             "last_sequence": b.last_sequence, "is_transactional": b.is_transactional,
-            "is_control": b.is_control, "codec": b.codec, "timestamp_type": b.timestamp_type,
-            "base_timestamp": b.base_timestamp, "max_timestamp": b.max_timestamp, "crc": b.crc,
-            "crc_valid": b.crc_valid,
-        }, "base_timestamp", "max_timestamp"))
+            "is_control": b.is_control, "delete_horizon_ms": b.delete_horizon_ms, "codec": b.codec,
+            "timestamp_type": b.timestamp_type, "base_timestamp": b.base_timestamp, "max_timestamp": b.max_timestamp,
+            "crc": b.crc, "crc_valid": b.crc_valid,
+        }, "delete_horizon_ms", "base_timestamp", "max_timestamp"))
 
     def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Decoded | None) -> None:
         obj: dict[str, Any] = {

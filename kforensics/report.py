@@ -473,7 +473,9 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
         if t["first_offset"] is None or t["first_timestamp"] is None:
             continue
         last = t["marker_offset"] if t["marker_offset"] is not None else t["last_data_offset"]
-        t_end = t["first_timestamp"] + (t["duration_ms"] or 0) if t["duration_ms"] is not None else end_ts
+        # no marker: open to the log end, or complete with its marker cleaned away (its end unknown: a point)
+        t_end = t["first_timestamp"] + (t["duration_ms"] or 0) if t["duration_ms"] is not None else \
+            end_ts if t["outcome"] == "OPEN" else t["first_timestamp"]
         label = t["outcome"].lower() if t["outcome"] not in seen else None
         seen.add(t["outcome"])
         ax.plot([_ts(t["first_timestamp"]), _ts(t_end)], [t["first_offset"], last], color=colors[t["outcome"]],

@@ -58,6 +58,7 @@ DIAGNOSTIC = re.compile(
     r"Found timestamp mismatch in :|\s+Index timestamp: |Found out of order timestamp in :|"
     r"The following indexed offsets are not found in the log\.|Indexed offset: |Ignoring unknown file |"
     r"(ERROR|WARNING|INFO) [a-z_]+: )")
+HORIZON = re.compile(r"OptionalLong\[(\S+)\]")
 LOG_HEADER = re.compile(r"^(Log starting offset: -?\d+|Starting offset: -?\d+)$")
 MAX_QUOTED = 200  # characters of an unparseable line quoted in its finding
 MAX_LINE = 1 << 20  # bytes of a line read at most (a record line with --print-data-log can be long)
@@ -93,6 +94,7 @@ class DumpBatch:
     crc_valid: bool
     control_type: str | None = None
     coordinator_epoch: int | None = None
+    delete_horizon_ms: int | None = None  # `deleteHorizonMs: OptionalLong[<ms>]` (KIP-534)
     record_offsets: list[int] = field(default_factory=list)  # the first record offset seen (legacy wrappers)
     records_seen: int = 0
 
@@ -178,6 +180,12 @@ class _Section:
         self.invalid_bytes = 0
 
 
+def _horizon(token: str | None) -> int | None:
+    """`OptionalLong[<ms>]` -> ms; `OptionalLong.empty`, or absent (an older Kafka) -> None."""
+    found = HORIZON.fullmatch(token or "")
+    return _int_or_none(found.group(1)) if found else None
+
+
 def _batch(tokens: dict[str, str], section: _Section, line: int) -> DumpBatch:
     """A batch from a batch line's tokens (ValueError when a field is missing or malformed)."""
     stamp = [k for k in TIMESTAMP_TYPES if k in tokens]
@@ -200,7 +208,8 @@ def _batch(tokens: dict[str, str], section: _Section, line: int) -> DumpBatch:
                          producer_id=_int(tokens["producerId"]), producer_epoch=_int(tokens["producerEpoch"], 32),
                          base_sequence=_int(tokens["baseSequence"], 32),
                          last_sequence=_int(tokens["lastSequence"], 32),
-                         is_transactional=_bool(tokens["isTransactional"]), is_control=_bool(tokens["isControl"]))
+                         is_transactional=_bool(tokens["isTransactional"]), is_control=_bool(tokens["isControl"]),
+                         delete_horizon_ms=_horizon(tokens.get("deleteHorizonMs")))
     if any(k not in tokens for k in LEGACY_KEYS):
         raise ValueError("a batch line without all of its fields")
     last = _int(tokens["offset"])
@@ -263,9 +272,10 @@ def _iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSeg
         if section is None:
             return
         yield from _flush(section, name)
-        yield DumpSegment(section.file, section.topic, section.partition, section.base_offset,
-                          section.valid_bytes + section.invalid_bytes, section.first, section.last, section.batches,
-                          section.records, section.valid_bytes)
+        # a segment holds at most 2^31 - 1 bytes (FileRecords sizes are Java ints): a text claiming more is clamped
+        size = min(section.valid_bytes + section.invalid_bytes, (1 << 31) - 1)
+        yield DumpSegment(section.file, section.topic, section.partition, section.base_offset, size, section.first,
+                          section.last, section.batches, section.records, section.valid_bytes)
         section = None
 
     for raw, length in _lines(stream):

@@ -302,6 +302,16 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "`size_class` (`small`: at most 5 batches of the previous batch's size, a lost in-flight "
                       "window; `large`: more), `leader_epoch_change` (the batch is the first of a new partition "
                       "leader epoch: the signature of an unclean election)")),
+    FindingKind("cleaned_sequence_holes", "info", "a compacted partition's producer sequences have holes the log "
+                "cleaner made below its checkpoint (batches whose records were all superseded are deleted): counted, "
+                "not a gap", ("cleaner_offset", "holes", "sequence_numbers", "producer_epochs"),
+                rule=("once per partition with a `cleaner-offset-checkpoint` entry, where a producer epoch's base "
+                      "sequence jumps past the previous surviving batch's last sequence + 1 and the missing sequence "
+                      "numbers can have stood at offsets below the checkpoint (the previous batch ends more than one "
+                      "offset below it): what `sequence_gap` leaves to compaction (Kafka's `MemoryRecords.filterTo` "
+                      "deletes a batch whose records are all superseded and keeps the survivors' baseSequence and "
+                      "lastOffsetDelta): `cleaner_offset`, `holes`, `sequence_numbers` (missing in all), "
+                      "`producer_epochs`; `offset`/`position` are the first such batch")),
     FindingKind("duplicate_sequence", "error", "the same producer id, epoch and sequence range at more than one "
                 "offset (a duplicate the broker should have rejected)", ("sequence_range", "offsets"),
                 rule=("the same producer id, epoch and sequence range at more than one offset (reported at the "
@@ -536,3 +546,111 @@ class Finding:
         for key, value in self.details.items():
             out.setdefault(key, value)
         return out
+
+
+_FRAMED = ("the same rule: the log cleaner writes whole batches with a valid CRC-32C into the cleaned segment (a "
+           "rewritten batch is built anew, an empty one is a 61-byte header), which is framed like any other")
+_REBUILT = ("the same rule: the cleaned segment's indexes are rebuilt from the batches it keeps (`LogSegment.append`), "
+            "positions and offsets with holes between them, timestamps the batches' max timestamps (which the "
+            "cleaner keeps; a delete horizon goes in baseTimestamp, which no index holds)")
+_SNAPSHOT_FILE = ("unchanged: the log cleaner writes no producer snapshot; it deletes those named for the segments "
+                  "it merges away (`UnifiedLog.deleteProducerSnapshots`)")
+_DUMP_TEXT = ("kafka-dump-log text has no `cleaner-offset-checkpoint`: the cleaned prefix is unknown and the log "
+              "rules read such a log as uncleaned; `deleteHorizonMs: OptionalLong[...]` is read into the batches "
+              "table's `delete_horizon_ms`")
+_REMOTE = "unchanged: tiered storage is not allowed on a compacted topic (KIP-405)"
+_RECOVERY = ("`LogSegment.recover` takes a merged segment (named for its first segment's base offset, below its "
+             "first batch), offset holes and empty batches (count 0) for the valid batches they are, and the "
+             "prediction replays that: only damage counts")
+_CONTROL_PLANE = ("unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its "
+                  "prefix), and a compacted data log keeps its batches' partition leader epochs")
+_COMMITS = ("unchanged: `__consumer_offsets` is compacted (a key's latest commit stays, a tombstone until its "
+            "delete horizon), and the latest commit per group and partition is what is judged; a committed offset "
+            "may fall in a hole the cleaner made in the data log: it is still inside the log")
+_CREATE_TIME = ("a batch whose baseTimestamp holds its delete horizon (attributes bit 6) or -1 (an empty batch the "
+                "cleaner kept) has no create time in its header: its max timestamp stands in")
+
+#: How each rule reads a compacted log (the log cleaner's output: Kafka's `Cleaner`, `CleanedTransactionMetadata`,
+#: `MemoryRecords.filterTo` in apache/kafka trunk: Cleaner.java at 08528988, CleanedTransactionMetadata.java and
+#: MemoryRecords.java at c4342d76; the same rules in Kafka 4.0's LogCleaner.scala, 1eb76443). The cleaned prefix of a partition is the offsets below its
+#: `cleaner-offset-checkpoint` entry; without one the log is read as uncleaned. docs/findings.md prints it per kind.
+COMPACTED_LOG: dict[str, str] = {
+    **dict.fromkeys(("truncated_tail", "zero_filled_tail", "corrupt_crc", "invalid_batch_length", "unknown_magic",
+                     "unknown_codec"), _FRAMED),
+    **dict.fromkeys(("decompression_failed", "invalid_record"),
+                    "the same rule: a batch the cleaner rewrote keeps its codec, and its records keep their offset "
+                    "deltas (with holes where records were removed), which decode like any other"),
+    "record_count_mismatch": ("a batch the cleaner kept empty (count 0, no records section: `MemoryRecords.filterTo` "
+                              "RETAIN_EMPTY, `DefaultRecordBatch.writeEmptyHeader`) declares the none it holds, and a "
+                              "thinned batch the records it kept (its lastOffsetDelta keeps the original span): no "
+                              "mismatch"),
+    **dict.fromkeys(("index_non_monotonic", "index_bad_entry", "index_offset_mismatch", "timeindex_non_monotonic",
+                     "timeindex_bad_entry", "index_partial_entry"), _REBUILT),
+    **dict.fromkeys(("snapshot_corrupt_crc", "snapshot_unsupported_version", "snapshot_truncated"), _SNAPSHOT_FILE),
+    "txnindex_bad_entry": ("the same rule: a cleaned segment's `.txnindex` keeps an entry as first written, its first "
+                           "offset possibly below the segment's base offset (the transaction began in an earlier "
+                           "segment), its last offset the ABORT marker's, inside the segment"),
+    "checkpoint_malformed": "unchanged; a sound `cleaner-offset-checkpoint` gives the cleaned prefix the log rules read",
+    **dict.fromkeys(("internal_record_undecodable", "internal_record_newer_version"),
+                    "unchanged: a tombstone (null value) a compacted internal topic keeps until its delete horizon "
+                    "is read as a deletion"),
+    "cleaner_blocked": ("about compaction itself: a transaction whose data lies below the cleaner offset is complete "
+                        "(see `hanging_transaction`), so only one open in the dirty tail, above the checkpoint, can "
+                        "hold the cleaner"),
+    **dict.fromkeys(("dump_line_unparseable", "marker_outcome_unknown", "dump_section_skipped", "dump_invalid_bytes"),
+                    _DUMP_TEXT),
+    **dict.fromkeys(("remote_log_gap", "remote_segment_stuck", "remote_leader_epoch_mismatch", "remote_overlap"),
+                    _REMOTE),
+    **dict.fromkeys(("unreadable_file", "unknown_file"),
+                    "unchanged: the `.cleaned` and `.swap` files of an interrupted cleaning are broker files"),
+    **dict.fromkeys(("restart_would_truncate", "restart_would_fail", "restart_trims_tail",
+                     "damage_below_recovery_point"), _RECOVERY),
+    "sequence_gap": ("below the cleaner offset a jump between surviving batches of one producer epoch is what "
+                     "compaction does (a batch whose records are all superseded is deleted, `DELETE_EMPTY`; a thinned "
+                     "batch keeps its baseSequence and lastOffsetDelta): silent wherever the missing sequence numbers "
+                     "can have stood below the checkpoint (the previous batch ends more than one offset below it), "
+                     "counted by `cleaned_sequence_holes`; in the dirty tail the rule as written. An empty batch keeps "
+                     "its base sequence and lastOffsetDelta, so it continues its producer's sequence"),
+    "cleaned_sequence_holes": "only on compacted partitions: what `sequence_gap` leaves to compaction",
+    **dict.fromkeys(("duplicate_sequence", "zombie_epoch"),
+                    "unchanged everywhere: the cleaner never rewrites a batch's producer id, epoch or base sequence, "
+                    "nor reorders batches"),
+    "content_duplicate": "unchanged; for the re-send window, " + _CREATE_TIME,
+    "hanging_transaction": ("a transaction without a marker whose data lies below the cleaner offset is complete: the "
+                            "cleaner cleans only below the last stable offset (`LogCleanerManager`), so it was "
+                            "complete when cleaned, and its marker was removed past its delete horizon; it is read "
+                            "as committed (aborted data never survives a cleaning), never open, never hanging, never "
+                            "holding the LSO. Ages are measured on max timestamps, never on a delete horizon"),
+    "txnindex_missing": ("compared against ABORT markers: an aborted transaction whose data the cleaner removed keeps "
+                         "its marker and its entry; a marker with no data left has no entry to miss (the cleaner drops "
+                         "it once the marker may go, `CleanedTransactionMetadata`; an empty transaction never had "
+                         "one, `ProducerAppendInfo.appendEndTxnMarker`)"),
+    "txnindex_orphan": ("compared against ABORT markers, not surviving data: an entry whose marker is in the log is no "
+                        "orphan, whether or not its data was cleaned; `aborted_ranges` takes such a range from its "
+                        "entry"),
+    "txnindex_mismatch": ("an entry's first offset, or LSO, below the cleaner offset and below what the log still "
+                          "shows names batches the cleaner removed: it agrees"),
+    "snapshot_mismatch": ("below the cleaner offset the batch an entry names may have been deleted (all its records "
+                          "superseded): no mismatch when only an earlier batch of the producer, or none, is left below "
+                          "it; a thinned batch keeps its last offset and sequence"),
+    "leader_epoch_mismatch": "unchanged: a rewritten or empty batch keeps its partitionLeaderEpoch",
+    "offset_overlap": "unchanged: offsets only go up in a cleaned segment (holes, never back)",
+    "segment_name_mismatch": ("a merged segment is named for its first segment's base offset, at or below its first "
+                              "batch: legal"),
+    "replica_divergence": "compared from the later of the replicas' log starts and cleaner checkpoints: each cleans "
+                          "on its own schedule",
+    "future_replica_divergence": ("unchanged: Kafka pauses the cleaner on a partition while its replica moves between "
+                                  "log dirs (`ReplicaManager.alterReplicaLogDirs`, `abortAndPauseCleaning`)"),
+    **dict.fromkeys(("unclean_leader_election", "stray_partition", "offline_partition", "leader_epoch_unknown"),
+                    _CONTROL_PLANE),
+    **dict.fromkeys(("marker_missing", "outcome_mismatch"),
+                    "not adapted: the cleaner removes a marker whose transaction has no batch left once past its "
+                    "delete horizon, so a completed transaction the coordinator still records and whose marker was "
+                    "cleaned reads as `marker_missing` (the producer's last marker stays, perhaps as an empty "
+                    "control batch of unknown outcome: found, never a mismatch)"),
+    "unknown_producer": "unchanged: a producer id whose data survives is judged the same",
+    "epoch_fenced_write": "unchanged; " + _CREATE_TIME,
+    **dict.fromkeys(("committed_offset_beyond_log_end", "committed_offset_below_log_start"), _COMMITS),
+    "committed_offset_in_aborted_range": _COMMITS + "; an aborted range whose data the cleaner removed is taken from "
+                                                    "its `.txnindex` entry",
+}

@@ -131,7 +131,8 @@ class Analysis:
 
     @_shared
     def batches(self) -> DataFrame:
-        return self.keep(self.tables["batches"].transform(producers.with_leader_epoch_change))
+        return self.keep(producers.with_leader_epoch_change(self.tables["batches"],
+                                                            self.tables["partition_checkpoints"]))
 
     @_shared
     def data(self) -> DataFrame:
@@ -383,7 +384,8 @@ TABLES: dict[str, Table] = {
     "producers": Table(lambda a: producers.producers_table(a.data)),
     "transactions": Table(lambda a: replicas.with_cluster_id(a.txns.drop("txn_index"), a.tables["brokers"])
                           .join(a.txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id")),
-    "replicas": Table(lambda a: replicas.replicas_table(a.ends_r, a.div).withColumn("dir_state", F.lit("live"))
+    "replicas": Table(lambda a: replicas.replicas_table(a.ends_r, a.div, a.applied if a.kraft else None)
+                      .withColumn("dir_state", F.lit("live"))
                       .unionByName(replicas.special_dir_replicas(a.every_dir["segments"], a.tables["brokers"]))),
     "leader_epoch_lineage": Table(lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"])),
     "coordinator_transactions": Table(lambda a: a.ctx.drop("txn_seq"), _has_transaction_state),

@@ -67,6 +67,9 @@ ORDER = ["metadata_offset", "record_index"]
 PARTITION_RECORD = "PARTITION_RECORD"
 PARTITION_CHANGE_RECORD = "PARTITION_CHANGE_RECORD"
 CLEAR_ELR_RECORD = "CLEAR_ELR_RECORD"
+CONFIG_RECORD = "CONFIG_RECORD"
+#: ConfigResource.Type TOPIC, and the one topic config the analysis reads (the `replicas` table's `compacted`)
+TOPIC_RESOURCE, CLEANUP_POLICY = 2, "cleanup.policy"
 NO_LEADER_CHANGE = -2
 NO_LEADER = -1
 RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
@@ -506,8 +509,9 @@ def elections_of(history: DataFrame) -> DataFrame:
 
 # --- executors: the metadata log's records as rows ------------------------------------------------------------
 
-#: The record types the replay reads; the others (NoOpRecord, ConfigRecord, ...) are not emitted, but a file's last
-#: record is, whatever its type, so that a copy's end offset is known.
+#: The record types the replay reads (and a topic's cleanup.policy ConfigRecord, `_replayed`); the others
+#: (NoOpRecord, other ConfigRecords, ...) are not emitted, but a file's last record is, whatever its type, so that a
+#: copy's end offset is known.
 REPLAYED_TYPES = frozenset({
     PARTITION_RECORD, PARTITION_CHANGE_RECORD, "TOPIC_RECORD", "REMOVE_TOPIC_RECORD", "REGISTER_BROKER_RECORD",
     "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD",
@@ -542,6 +546,8 @@ def metadata_row(type_name: str, version: int, data: dict) -> dict:
         row.update(topic=data.get("topicName"))
     elif type_name == "FEATURE_LEVEL_RECORD":
         row.update(feature=data.get("name"), feature_level=data.get("featureLevel"))
+    elif type_name == CONFIG_RECORD:
+        row.update(topic=data.get("resourceName"), config_name=data.get("name"), config_value=data.get("value"))
     elif type_name in _BROKER_TYPES:
         row.update(broker_id=data.get("brokerId", data.get("id")), broker_epoch=data.get("brokerEpoch",
                                                                                         data.get("epoch")),
@@ -552,6 +558,13 @@ def metadata_row(type_name: str, version: int, data: dict) -> dict:
         elif type_name == "BROKER_REGISTRATION_CHANGE_RECORD":
             row.update(fenced=data.get("fenced", 0), in_controlled_shutdown=data.get("inControlledShutdown", 0))
     return row
+
+
+def _replayed(type_name: str, data: dict) -> bool:
+    """Whether the replay reads a record of `type_name`: a ConfigRecord only for a topic's cleanup.policy."""
+    if type_name == CONFIG_RECORD:
+        return data.get("resourceType") == TOPIC_RESOURCE and data.get("name") == CLEANUP_POLICY
+    return type_name in REPLAYED_TYPES
 
 
 def _unread_consequence(type_name: str) -> str:
@@ -634,7 +647,7 @@ def _metadata_file_rows(task: dict) -> Iterator[dict]:
                                "severity": "warning", "details": json.dumps({"offset": r.offset, "error": str(exc)}),
                                "message": f"metadata record at offset {r.offset} of {uri} could not be decoded: {exc}"}
                         continue
-                    replayed = decoded.type_name in REPLAYED_TYPES
+                    replayed = _replayed(decoded.type_name, decoded.data)
                     if decoded.newer:
                         f = newer.finding(METADATA_TOPIC, uri, b.position, r.offset, decoded.type_name,
                                           decoded.api_key, decoded.version, decoded.known_versions,

@@ -12,7 +12,8 @@ from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql
 def snapshot_mismatch_sql() -> str:
     """Reads {data} (data batches), {snapshots} (snapshot_entries) and {ends} (partition_ends); the
     `snapshot_mismatch` fragment: an entry whose last offset is not below the snapshot offset, or that disagrees with
-    the producer's last data batch below the snapshot offset while the log still holds that part."""
+    the producer's last data batch below the snapshot offset while the log still holds that part (below the
+    cleaner offset, a batch the log cleaner deleted is not held)."""
     below = fmt_sql("its last batch ending at offset %d with sequence %d", "below.last_offset", "below.last_sequence")
     message = fmt_sql("Producer snapshot %s says producer %d last wrote sequence %d at offset %d, but the log below "
                       "offset %d has %s.", "file", "producer_id", "last_sequence", "last_offset", "snapshot_offset",
@@ -45,7 +46,12 @@ def snapshot_mismatch_sql() -> str:
     FROM checked
     WHERE last_offset >= 0 AND (last_offset >= snapshot_offset
                                 OR (covered AND (below IS NULL OR below.last_offset != last_offset
-                                                 OR below.last_sequence != last_sequence)))"""
+                                                 OR below.last_sequence != last_sequence)
+                                    -- the log cleaner deleted the batch the entry names (all its records
+                                    -- superseded, MemoryRecords.filterTo DELETE_EMPTY; a thinned batch keeps its
+                                    -- lastOffset): only an earlier batch of the producer, or none, is left below
+                                    AND NOT coalesce(last_offset < cleaner_offset
+                                                     AND (below IS NULL OR below.last_offset < last_offset), false)))"""
 
 
 def snapshot_mismatches(data: DataFrame, snapshots: DataFrame, ends: DataFrame) -> DataFrame:
@@ -142,8 +148,9 @@ def segment_name_mismatches(segments: DataFrame) -> DataFrame:
 def log_fragments() -> list[str]:
     """The fragments of the log's own checks, over {batches} (the batches table with leader_epoch_change), {data}
     (its data batches), {segments}, {snapshots} (snapshot_entries), {ends} (partition_ends) and {epochs}
-    (leader_epochs): sequence_gap, duplicate_sequence, zombie_epoch, snapshot_mismatch, leader_epoch_mismatch,
-    offset_overlap and segment_name_mismatch."""
-    return [producers.sequence_gap_sql(), producers.duplicate_sequence_sql(), producers.zombie_epoch_sql(),
+    (leader_epochs): sequence_gap, cleaned_sequence_holes, duplicate_sequence, zombie_epoch, snapshot_mismatch,
+    leader_epoch_mismatch, offset_overlap and segment_name_mismatch."""
+    return [producers.sequence_gap_sql(), producers.cleaned_sequence_holes_sql(), producers.duplicate_sequence_sql(),
+            producers.zombie_epoch_sql(),
             snapshot_mismatch_sql(), leader_epoch_mismatch_sql(), offset_overlap_sql(), segment_name_mismatch_sql()]
 

@@ -82,7 +82,8 @@ def _batch_row(broker: str, b: Any) -> dict[str, Any]:
             "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence, "last_sequence": b.last_sequence,
             "is_transactional": b.is_transactional, "is_control": b.is_control, "control_type": b.control_type,
             "coordinator_epoch": b.coordinator_epoch, "codec": b.codec, "timestamp_type": b.timestamp_type,
-            "base_timestamp": None, "max_timestamp": b.max_timestamp, "crc": b.crc, "crc_valid": b.crc_valid}
+            "base_timestamp": None, "max_timestamp": b.max_timestamp, "crc": b.crc, "crc_valid": b.crc_valid,
+            "delete_horizon_ms": b.delete_horizon_ms}
 
 
 def _segment_row(broker: str, s: Any) -> dict[str, Any]:

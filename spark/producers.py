@@ -24,15 +24,33 @@ SEQUENCE_SPACE = 2**31
 MAX_IN_FLIGHT_BATCHES = 5
 
 
-def with_leader_epoch_change(batches: DataFrame) -> DataFrame:
-    """Needs KEY, base_offset, position, partition_leader_epoch; adds `leader_epoch_change` (the batch is the
-    first of a new partition leader epoch in its partition)."""
-    return run_sql("""
-        SELECT *, lag(partition_leader_epoch) OVER w IS NOT NULL
-                  AND lag(partition_leader_epoch) OVER w != partition_leader_epoch AS leader_epoch_change
-        FROM {batches}
+#: A batch's create time as the analysis reads it: the header of a batch whose attributes bit 6 is set holds the
+#: delete horizon in baseTimestamp (KIP-534: MemoryRecordsBuilder writes it there, DefaultRecordBatch.deleteHorizonMs
+#: reads it back), and an empty batch the log cleaner kept (MemoryRecords.filterTo, RETAIN_EMPTY) holds -1 there
+#: (DefaultRecordBatch.writeEmptyHeader); neither is a create time, so their max timestamp stands in (apache/kafka
+#: 1eb76443, 4.0.0-SNAPSHOT; unchanged on trunk).
+CREATE_TIME_SQL = ("CASE WHEN delete_horizon_ms IS NOT NULL OR (magic = 2 AND count = 0) THEN max_timestamp "
+                   "ELSE base_timestamp END")
+
+
+def with_leader_epoch_change(batches: DataFrame, checkpoints: DataFrame | None = None) -> DataFrame:
+    """Needs KEY, base_offset, position, partition_leader_epoch, magic, count, base_timestamp, max_timestamp,
+    delete_horizon_ms, and the partition_checkpoints table (cleaner_offset) when given; adds `leader_epoch_change`
+    (the batch is the first of a new partition leader epoch in its partition) and `cleaner_offset` (the partition's
+    cleaner-offset-checkpoint entry: offsets below it were compacted by the log cleaner; null: none), and reads
+    `base_timestamp` as a create time (CREATE_TIME_SQL): every check downstream takes it for one."""
+    columns = ", ".join(f"{CREATE_TIME_SQL} AS base_timestamp" if name == "base_timestamp" else f"`{name}`"
+                        for name in batches.columns if name != "cleaner_offset")
+    cleaned = ("LEFT JOIN (SELECT broker, topic, partition, cleaner_offset FROM {checkpoints}) "
+               "USING (broker, topic, partition)") if checkpoints is not None else ""
+    cleaner_offset = "cleaner_offset" if checkpoints is not None else "CAST(NULL AS BIGINT) AS cleaner_offset"
+    return run_sql(f"""
+        SELECT {columns}, lag(partition_leader_epoch) OVER w IS NOT NULL
+                  AND lag(partition_leader_epoch) OVER w != partition_leader_epoch AS leader_epoch_change,
+               {cleaner_offset}
+        FROM {{batches}} {cleaned}
         WINDOW w AS (PARTITION BY broker, topic, partition ORDER BY base_offset, segment_base_offset, position)""",
-        batches=batches)
+        batches=batches, **({"checkpoints": checkpoints} if checkpoints is not None else {}))
 
 
 def data_batches(batches: DataFrame) -> DataFrame:
@@ -49,28 +67,63 @@ def _producer_window(order: str = "base_offset, segment_base_offset, position") 
     return f"PARTITION BY broker, topic, partition, producer_id ORDER BY {order}"
 
 
+def _sequence_holes_ctes() -> str:
+    """CTEs `previous` and `holes` over {data} (data batches with leader_epoch_change and cleaner_offset): per
+    producer, each batch against the previous one (prev_epoch, prev_count, prev_base_offset, prev_last_offset,
+    expected_sequence), and the batches whose base sequence jumps past it (gap mod 2^31, size_class, `cleaned`: the
+    missing sequence numbers may have stood at offsets the log cleaner has compacted)."""
+    return f"""
+    previous AS (
+      SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
+             lag(base_offset) OVER w AS prev_base_offset, lag(last_offset) OVER w AS prev_last_offset,
+             (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % {SEQUENCE_SPACE} AS expected_sequence
+      FROM {{data}} WINDOW w AS ({_producer_window()})),
+    holes AS (
+      SELECT *, CASE WHEN gap <= prev_count * {MAX_IN_FLIGHT_BATCHES} THEN 'small' ELSE 'large' END AS size_class,
+             -- the cleaner deletes a batch whose records are all superseded (MemoryRecords.filterTo, DELETE_EMPTY)
+             -- and keeps the survivors' baseSequence and lastOffsetDelta: below its checkpoint a jump is compaction
+             coalesce(prev_last_offset + 1 < cleaner_offset, false) AS cleaned
+      FROM (SELECT *, pmod(base_sequence - expected_sequence, {SEQUENCE_SPACE}) AS gap FROM previous)
+      WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < {SEQUENCE_SPACE // 2})"""
+
+
 def sequence_gap_sql() -> str:
-    """Reads {data} (data batches with leader_epoch_change); the `sequence_gap` fragment: per producer, each batch
-    against the previous one (prev_epoch, prev_count, prev_base_offset, expected_sequence, gap mod 2^31)."""
+    """Reads {data} (data batches with leader_epoch_change and cleaner_offset); the `sequence_gap` fragment: per
+    producer epoch, a batch whose base sequence is not the previous batch's last + 1, unless the missing sequences
+    can have stood below the partition's cleaner offset (`cleaned_sequence_holes` counts those)."""
     message = fmt_sql(
         "Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).",
         "producer_id", "producer_epoch", "expected_sequence - 1", "base_sequence", "base_offset", "gap", "size_class",
         "CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END")
     return f"""
-    WITH previous AS (
-      SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
-             lag(base_offset) OVER w AS prev_base_offset,
-             (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % {SEQUENCE_SPACE} AS expected_sequence
-      FROM {{data}} WINDOW w AS ({_producer_window()})),
-    gaps AS (
-      SELECT *, CASE WHEN gap <= prev_count * {MAX_IN_FLIGHT_BATCHES} THEN 'small' ELSE 'large' END AS size_class
-      FROM (SELECT *, pmod(base_sequence - expected_sequence, {SEQUENCE_SPACE}) AS gap FROM previous)
-      WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < {SEQUENCE_SPACE // 2})
+    WITH {_sequence_holes_ctes()}
     SELECT {finding_columns("sequence_gap", message=message, details={
         "expected_sequence": "expected_sequence", "found_sequence": "base_sequence", "gap_size": "gap",
         "size_class": "size_class", "leader_epoch_change": "leader_epoch_change",
         "previous_batch_offset": "prev_base_offset"})}
-    FROM gaps"""
+    FROM holes WHERE NOT cleaned"""
+
+
+def cleaned_sequence_holes_sql() -> str:
+    """Reads {data} as sequence_gap_sql does; the `cleaned_sequence_holes` fragment (info): per compacted
+    partition, the sequence holes between surviving batches of one producer epoch that the log cleaner made below
+    its checkpoint, counted, located at the first of them."""
+    message = fmt_sql(
+        "The log cleaner has compacted %s-%d below offset %d: %d sequence holes (%d sequence numbers) between the "
+        "surviving batches of %d producer epochs, as compaction leaves them.", "topic", "partition",
+        "cleaner_offset", "holes", "sequence_numbers", "producer_epochs")
+    return f"""
+    WITH {_sequence_holes_ctes()}
+    SELECT {finding_columns("cleaned_sequence_holes", message=message, details={
+        "cleaner_offset": "cleaner_offset", "holes": "holes", "sequence_numbers": "sequence_numbers",
+        "producer_epochs": "producer_epochs"})}
+    FROM (SELECT broker, topic, partition, max(cleaner_offset) AS cleaner_offset, count(1) AS holes,
+                 CAST(sum(gap) AS BIGINT) AS sequence_numbers,
+                 count(DISTINCT producer_id, producer_epoch) AS producer_epochs,
+                 min(base_offset) AS base_offset, min_by(file, base_offset) AS file,
+                 min_by(position, base_offset) AS position, min_by(producer_id, base_offset) AS producer_id,
+                 min_by(producer_epoch, base_offset) AS producer_epoch
+          FROM holes WHERE cleaned GROUP BY broker, topic, partition)"""
 
 
 def sequence_gaps(data: DataFrame) -> DataFrame:

@@ -47,7 +47,8 @@ def with_cluster_id(df: DataFrame, brokers: DataFrame, *also: str) -> DataFrame:
 
 def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> DataFrame:
     """Needs partition_ends, the brokers and leader_epochs tables; per partition and broker: cluster_id,
-    log_start_offset, log_end_offset, high_watermark, cleaner_offset, latest_leader_epoch, leader_epoch_checkpoint
+    log_start_offset, log_end_offset, high_watermark, cleaned_up_to (the cleaner-offset-checkpoint entry, null when
+    none), cleaner_offset (0 when none), latest_leader_epoch, leader_epoch_checkpoint
     ("epoch@start_offset, ..."), log_end_timestamp and replica_count (brokers of the cluster holding it)."""
     return run_sql(f"""
     WITH lineage AS (
@@ -58,7 +59,8 @@ def replica_ends(ends: DataFrame, brokers: DataFrame, epochs: DataFrame) -> Data
       FROM {{epochs}} GROUP BY {_KEY})
     SELECT {_KEY}, cluster_id,
            greatest(log_first_offset, coalesce(log_start_offset, log_first_offset)) AS log_start_offset,
-           log_end_offset, high_watermark, coalesce(cleaner_offset, 0) AS cleaner_offset, latest_leader_epoch,
+           log_end_offset, high_watermark, cleaner_offset AS cleaned_up_to,
+           coalesce(cleaner_offset, 0) AS cleaner_offset, latest_leader_epoch,
            leader_epoch_checkpoint, log_end_timestamp, count(1) OVER (PARTITION BY {_TP}) AS replica_count
     FROM ({with_cluster_id_sql("{ends}")}) LEFT JOIN lineage USING ({_KEY})""",
     ends=ends, brokers=brokers, epochs=epochs)
@@ -251,11 +253,28 @@ def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFr
     return findings_sql([replica_divergence_sql(elections is not None)], **tables)
 
 
-def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
-    """Needs replica_ends and divergences; per partition and broker: log_start_offset, log_end_offset,
-    high_watermark, latest_leader_epoch, leader_epoch_checkpoint, replica_count, longest_broker, lag (offsets
-    behind the longest replica, null when diverged), diverged_at (first offset differing from the longest
-    replica) and in_sync (a prefix of the longest replica and as long)."""
+#: SQL over {applied} (control_plane.applied_records): per cluster_id and topic, its cleanup.policy as the
+#: metadata log leaves it: the latest ConfigRecord since the topic's latest TopicRecord (ConfigurationControlManager
+#: drops a deleted topic's configs; a null value is a deleted config, the broker's default then).
+_POLICY_SQL = """
+      SELECT cluster_id, topic, max_by(config_value, struct(metadata_offset, record_index)) AS cleanup_policy
+      FROM (SELECT *, max(CASE WHEN record_type = 'TOPIC_RECORD' THEN metadata_offset END)
+                        OVER (PARTITION BY cluster_id, topic) AS created_offset
+            FROM {applied} WHERE record_type IN ('TOPIC_RECORD', 'CONFIG_RECORD'))
+      WHERE record_type = 'CONFIG_RECORD' AND metadata_offset >= coalesce(created_offset, metadata_offset)
+      GROUP BY cluster_id, topic"""
+
+
+def replicas_table(ends: DataFrame, div: DataFrame, applied: DataFrame | None = None) -> DataFrame:
+    """Needs replica_ends and divergences, and the KRaft metadata log's applied_records where there is one; per
+    partition and broker: log_start_offset, log_end_offset, high_watermark, latest_leader_epoch,
+    leader_epoch_checkpoint, replica_count, longest_broker, lag (offsets behind the longest replica, null when
+    diverged), diverged_at (first offset differing from the longest replica), in_sync (a prefix of the longest
+    replica and as long), compacted (the topic's cleanup.policy in the metadata log names `compact`; without one,
+    the partition has a cleaner-offset-checkpoint entry) and cleaned_up_to (that entry: the log cleaner has
+    compacted the offsets below it)."""
+    policy = (f"LEFT JOIN ({_POLICY_SQL}) USING (cluster_id, topic)" if applied is not None
+              else "LEFT JOIN (SELECT CAST(NULL AS STRING) AS cleanup_policy) ON true")
     # each divergence seen from both replicas: `broker` diverged from `longest_broker` at `diverged_at`
     return run_sql(f"""
     WITH vs AS (
@@ -265,11 +284,15 @@ def replicas_table(ends: DataFrame, div: DataFrame) -> DataFrame:
     SELECT {_KEY}, cluster_id, log_start_offset, log_end_offset, high_watermark,
            latest_leader_epoch, leader_epoch_checkpoint, replica_count, longest_broker,
            CASE WHEN diverged_at IS NULL THEN longest_log_end_offset - log_end_offset END AS lag, diverged_at,
-           diverged_at IS NULL AND log_end_offset = longest_log_end_offset AS in_sync
+           diverged_at IS NULL AND log_end_offset = longest_log_end_offset AS in_sync,
+           CASE WHEN cleanup_policy IS NOT NULL THEN exists(split(cleanup_policy, ','), p -> trim(p) = 'compact')
+                ELSE cleaned_up_to IS NOT NULL END AS compacted,
+           cleaned_up_to
     FROM {{ends}}
          JOIN (SELECT {_TP}, longest_broker, log_end_offset AS longest_log_end_offset FROM ({_longest_sql()}))
          USING ({_TP})
-         LEFT JOIN vs USING ({_TP}, broker, longest_broker)""", ends=ends, div=div)
+         LEFT JOIN vs USING ({_TP}, broker, longest_broker)
+         {policy}""", ends=ends, div=div, **({"applied": applied} if applied is not None else {}))
 
 
 def leader_epoch_lineage(batches: DataFrame, epochs: DataFrame) -> DataFrame:
@@ -301,7 +324,8 @@ def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
            CAST(NULL AS BIGINT) AS high_watermark, CAST(NULL AS INT) AS latest_leader_epoch,
            CAST(NULL AS STRING) AS leader_epoch_checkpoint, CAST(NULL AS BIGINT) AS replica_count,
            CAST(NULL AS STRING) AS longest_broker, CAST(NULL AS BIGINT) AS lag, CAST(NULL AS BIGINT) AS diverged_at,
-           CAST(NULL AS BOOLEAN) AS in_sync, dir_state
+           CAST(NULL AS BOOLEAN) AS in_sync, CAST(NULL AS BOOLEAN) AS compacted, CAST(NULL AS BIGINT) AS cleaned_up_to,
+           dir_state
     FROM ({with_cluster_id_sql(special)})""", segments=segments, brokers=brokers)
 
 

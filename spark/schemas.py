@@ -22,6 +22,8 @@ BATCH_FIELDS = [
     ("is_control", pa.bool_()), ("control_type", pa.string()), ("coordinator_epoch", pa.int32()),
     ("codec", pa.string()), ("timestamp_type", pa.string()), ("base_timestamp", pa.int64()),
     ("max_timestamp", pa.int64()), ("crc", pa.int64()), ("crc_valid", pa.bool_()),
+    # KIP-534: attributes bit 6 set, baseTimestamp holds the delete horizon the log cleaner wrote (null: not set)
+    ("delete_horizon_ms", pa.int64()),
 ]
 
 _FINDING_TYPES = {"kind": pa.string(), "severity": pa.string(), "broker": pa.string(), "topic": pa.string(),
@@ -132,6 +134,8 @@ METADATA_RECORD_FIELDS = [
     ("broker_id", pa.int32()), ("broker_epoch", pa.int64()), ("incarnation_id", pa.string()), ("rack", pa.string()),
     ("log_dirs", pa.list_(pa.string())), ("fenced", pa.int32()), ("in_controlled_shutdown", pa.int32()),
     ("feature", pa.string()), ("feature_level", pa.int32()), ("file", pa.string()), ("position", pa.int64()),
+    # a ConfigRecord of a topic's cleanup.policy (`topic` its ResourceName): Name and Value (null: deleted)
+    ("config_name", pa.string()), ("config_value", pa.string()),
 ]
 METADATA_RECORDS = _schema(METADATA_RECORD_FIELDS)
 #: What one `__cluster_metadata` task emits: a record row or a finding row (`row_kind`).
@@ -205,7 +209,8 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
     "replicas": _schema([*PARTITION_KEY, ("cluster_id", pa.string()), ("log_start_offset", pa.int64()),
         ("log_end_offset", pa.int64()), ("high_watermark", pa.int64()), ("latest_leader_epoch", pa.int32()),
         ("leader_epoch_checkpoint", pa.string()), ("replica_count", pa.int64()), ("longest_broker", pa.string()),
-        ("lag", pa.int64()), ("diverged_at", pa.int64()), ("in_sync", pa.bool_()), ("dir_state", pa.string())]),
+        ("lag", pa.int64()), ("diverged_at", pa.int64()), ("in_sync", pa.bool_()), ("compacted", pa.bool_()),
+        ("cleaned_up_to", pa.int64()), ("dir_state", pa.string())]),
     "leader_epoch_lineage": _schema([*PARTITION_KEY, ("epoch", pa.int32()), ("checkpoint_start_offset", pa.int64()),
         ("batch_start_offset", pa.int64()), ("agrees", pa.bool_())]),
     "coordinator_transactions": _schema([("cluster_id", pa.string()), ("coordinator_partition", pa.string()),

@@ -33,14 +33,20 @@ def with_transaction_index(batches: DataFrame) -> DataFrame:
 
 
 def transactions_table(indexed: DataFrame) -> DataFrame:
-    """Needs with_transaction_index's output; one row per transaction: producer_id, producer_epoch,
-    first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN|UNKNOWN), coordinator_epoch,
-    batch_count, record_count, first_timestamp, duration_ms, file and position of the first batch."""
-    # a marker whose control record was not read (kafka-dump-log text without record lines): UNKNOWN
+    """Needs with_transaction_index's output (with cleaner_offset); one row per transaction: producer_id,
+    producer_epoch, first_offset, last_data_offset, marker_offset, outcome (COMMIT|ABORT|OPEN|UNKNOWN),
+    coordinator_epoch, batch_count, record_count, first_timestamp, duration_ms, file and position of the first
+    batch. A transaction without a marker whose data lies below the cleaner offset is complete (COMMIT, no marker):
+    the log cleaner cleans only below the last stable offset (LogCleanerManager), so it was complete when cleaned, its
+    marker since removed past its delete horizon, and its data survived, so it committed (Cleaner: aborted data never
+    survives a cleaning)."""
+    # a marker whose control record was not read (kafka-dump-log text without record lines, or an empty control
+    # batch the log cleaner kept: MemoryRecords.filterTo, RETAIN_EMPTY): UNKNOWN
     return run_sql("""
         SELECT broker, topic, partition, producer_id, coalesce(data_epoch, marker_epoch) AS producer_epoch,
                first_offset, last_data_offset, marker_offset,
-               CASE WHEN marker_offset IS NULL THEN 'OPEN' ELSE coalesce(outcome, 'UNKNOWN') END AS outcome,
+               CASE WHEN marker_offset IS NULL AND last_data_offset < cleaner_offset THEN 'COMMIT'
+                    WHEN marker_offset IS NULL THEN 'OPEN' ELSE coalesce(outcome, 'UNKNOWN') END AS outcome,
                coordinator_epoch, CAST(coalesce(batch_count, 0) AS BIGINT) AS batch_count,
                CAST(coalesce(record_count, 0) AS BIGINT) AS record_count, first_timestamp,
                marker_timestamp - first_timestamp AS duration_ms, coalesce(file, marker_file) AS file,
@@ -50,7 +56,7 @@ def transactions_table(indexed: DataFrame) -> DataFrame:
                    max(last_offset) AS last_data_offset, max_by(producer_epoch, base_offset) AS data_epoch,
                    count(1) AS batch_count, CAST(sum(`count`) AS BIGINT) AS record_count,
                    min(max_timestamp) AS first_timestamp, min_by(file, base_offset) AS file,
-                   min_by(`position`, base_offset) AS `position`
+                   min_by(`position`, base_offset) AS `position`, max(cleaner_offset) AS cleaner_offset
             FROM {indexed} WHERE NOT is_control
             GROUP BY broker, topic, partition, producer_id, txn_index)
         FULL OUTER JOIN (
@@ -114,15 +120,22 @@ def _sweep(txns: pd.DataFrame) -> pd.DataFrame:
     """
     key = txns.iloc[0][["broker", "topic", "partition"]].tolist()
     events: list[tuple[int, int, int, int, str]] = []  # (offset, order, first_offset, producer_id, outcome)
+    out: list[list] = []
     for row in txns.itertuples(index=False):
-        if pd.notna(row.first_offset):
+        if pd.isna(row.marker_offset):
+            if pd.notna(row.first_offset) and row.outcome == "OPEN":  # not one complete without its marker
+                events.append((int(row.first_offset), 0, int(row.first_offset), int(row.producer_id), "start"))
+        elif pd.notna(row.first_offset):
             events.append((int(row.first_offset), 0, int(row.first_offset), int(row.producer_id), "start"))
-        if pd.notna(row.marker_offset) and pd.notna(row.first_offset):
             events.append((int(row.marker_offset), 1, int(row.first_offset), int(row.producer_id), row.outcome))
+        elif row.outcome == "ABORT":
+            # an ABORT whose data the log cleaner removed (its .txnindex entry stays, CleanedTransactionMetadata), or
+            # an empty transaction (no entry, ProducerAppendInfo.appendEndTxnMarker): its range and LSO are the index's
+            marker = int(row.marker_offset)
+            out.append(["aborted", *key, marker, None, int(row.producer_id), None, marker])
     events.sort()
     open_heap: list[tuple[int, int]] = []
     closed: set[tuple[int, int]] = set()
-    out: list[list] = []
     current: int | None = None  # first offset of the transaction holding the LSO, None: LSO follows the log end
     for offset, order, first, pid, what in events:
         if order == 0:
@@ -166,23 +179,41 @@ def lso_table(txns: DataFrame, ends: DataFrame) -> DataFrame:
         USING (broker, topic, partition)""", txns=txns, ends=ends)
 
 
-#: The aborted ranges of lso_sweep's output `{sweep}` full-outer-joined with the `{txnindex}` entries (first offset,
-#: LSO and file as index_first_offset, index_last_stable_offset, index_file), and whether both agree.
-ABORTED_JOINED_SQL = """
+def _aborted_joined_sql(with_ends: bool) -> str:
+    """The CTE `joined`: the aborted ranges of lso_sweep's output `{sweep}` (`marked`: an ABORT marker is there)
+    full-outer-joined with the `{txnindex}` entries (first offset, LSO and file as index_first_offset,
+    index_last_stable_offset, index_file) on producer and marker offset, and whether both agree; `with_ends`: with
+    `{ends}`' cleaner_offset and log_first_offset.
+
+    On a compacted log the index is held to the markers (CleanedTransactionMetadata keeps an ABORT marker and the
+    cleaned segment's entry, first offset as written, while it removes the data; apache/kafka trunk c4342d76): an entry whose first
+    offset, or LSO, lies below the cleaner offset and below what the log still shows names batches the cleaner
+    removed, and agrees."""
+    ends = ("LEFT JOIN (SELECT broker, topic, partition, cleaner_offset, log_first_offset FROM {ends}) "
+            "USING (broker, topic, partition)") if with_ends else ""
+    cleaner = "cleaner_offset" if with_ends else "CAST(NULL AS BIGINT)"
+    return f"""
     joined AS (
-        SELECT *, first_offset = index_first_offset AND last_stable_offset = index_last_stable_offset AS agrees
-        FROM (SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset
-              FROM {sweep} WHERE row_kind = 'aborted')
+        SELECT *, (first_offset IS NULL OR first_offset = index_first_offset
+                   OR coalesce(index_first_offset < first_offset AND index_first_offset < {cleaner}, false))
+                  AND (last_stable_offset IS NULL OR last_stable_offset = index_last_stable_offset
+                       OR coalesce(index_last_stable_offset < last_stable_offset
+                                   AND index_last_stable_offset < {cleaner}, false)) AS agrees
+        FROM (SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset,
+                     true AS marked
+              FROM {{sweep}} WHERE row_kind = 'aborted')
         FULL OUTER JOIN (SELECT broker, topic, partition, producer_id, last_offset,
                                 first_offset AS index_first_offset,
                                 last_stable_offset AS index_last_stable_offset, file AS index_file
-                         FROM {txnindex})
-        USING (broker, topic, partition, producer_id, last_offset))"""
+                         FROM {{txnindex}})
+        USING (broker, topic, partition, producer_id, last_offset)
+        {ends})"""
 
 
 def _txnindex_findings_sql(with_ends: bool) -> str:
-    """The txnindex_missing / txnindex_orphan / txnindex_mismatch findings over ABORTED_JOINED_SQL; `with_ends`:
-    reads `{ends}` (partition_ends: log_first_offset) to skip the orphans below the log's first offset."""
+    """The txnindex_missing / txnindex_orphan / txnindex_mismatch findings over _aborted_joined_sql; `with_ends`:
+    reads `{ends}` (partition_ends: log_first_offset, cleaner_offset) to skip the orphans below the log's first
+    offset and to read what the log cleaner removed."""
     common = {"first_offset": "coalesce(first_offset, index_first_offset)", "last_offset": "last_offset",
               "last_stable_offset": "coalesce(last_stable_offset, index_last_stable_offset)"}
     missing = finding_columns(
@@ -203,36 +234,37 @@ def _txnindex_findings_sql(with_ends: bool) -> str:
                         "index_last_stable_offset", "first_offset", "last_stable_offset"),
         details={**common, "index_first_offset": "index_first_offset",
                  "index_last_stable_offset": "index_last_stable_offset"})
-    orphans = "SELECT * FROM joined WHERE first_offset IS NULL"
+    orphans = "marked IS NULL"
     if with_ends:
-        orphans = f"""
-            SELECT * FROM ({orphans})
-            LEFT JOIN (SELECT broker, topic, partition, log_first_offset FROM {{ends}}) USING (broker, topic, partition)
-            WHERE log_first_offset IS NULL OR index_first_offset >= log_first_offset"""
+        orphans += " AND (log_first_offset IS NULL OR index_first_offset >= log_first_offset)"
+    # an ABORT marker without data has no entry to miss: an empty transaction gets none
+    # (ProducerAppendInfo.appendEndTxnMarker), nor does a marker the cleaner will remove (CleanedTransactionMetadata)
     return f"""
-        WITH {ABORTED_JOINED_SQL}
-        SELECT {missing} FROM joined WHERE index_first_offset IS NULL
+        WITH {_aborted_joined_sql(with_ends)}
+        SELECT {missing} FROM joined WHERE marked AND first_offset IS NOT NULL AND index_first_offset IS NULL
         UNION ALL
-        SELECT {orphan} FROM ({orphans})
+        SELECT {orphan} FROM joined WHERE {orphans}
         UNION ALL
-        SELECT {mismatch} FROM joined
-        WHERE first_offset IS NOT NULL AND index_first_offset IS NOT NULL AND NOT agrees"""
+        SELECT {mismatch} FROM joined WHERE marked AND index_first_offset IS NOT NULL AND NOT agrees"""
 
 
 def aborted_ranges(sweep: DataFrame, txnindex: DataFrame,
                    ends: DataFrame | None = None) -> tuple[DataFrame, DataFrame]:
-    """Needs lso_sweep's output, the txnindex table and (optionally) partition_ends for log_first_offset; returns
-    (aborted_ranges with `txnindex_agrees`, txnindex_missing / txnindex_orphan / txnindex_mismatch findings).
+    """Needs lso_sweep's output, the txnindex table and (optionally) partition_ends for log_first_offset and
+    cleaner_offset; returns (aborted_ranges with `txnindex_agrees`, txnindex_missing / txnindex_orphan /
+    txnindex_mismatch findings). An ABORT marker whose data the log cleaner removed is an aborted range as its
+    `.txnindex` entry gives it (first offset and LSO).
 
     An index entry whose transaction began below the log's first offset is not an orphan: retention deletes
     segments up to the high watermark, not the LSO, so an aborted transaction's data can be gone while its
     marker and its .txnindex entry are still there; nothing in the log can confirm or deny such an entry."""
-    table = run_sql(f"""
-        WITH {ABORTED_JOINED_SQL}
-        SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset,
-               coalesce(agrees, false) AS txnindex_agrees
-        FROM joined WHERE first_offset IS NOT NULL""", sweep=sweep, txnindex=txnindex)
     tables = {"sweep": sweep, "txnindex": txnindex, **({"ends": ends} if ends is not None else {})}
+    table = run_sql(f"""
+        WITH {_aborted_joined_sql(ends is not None)}
+        SELECT broker, topic, partition, producer_id, coalesce(first_offset, index_first_offset) AS first_offset,
+               last_offset, coalesce(last_stable_offset, index_last_stable_offset) AS last_stable_offset,
+               coalesce(agrees, false) AS txnindex_agrees
+        FROM joined WHERE marked AND (first_offset IS NOT NULL OR index_first_offset IS NOT NULL)""", **tables)
     return table, run_sql(_txnindex_findings_sql(ends is not None), **tables)
 
 

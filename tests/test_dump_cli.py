@@ -102,8 +102,8 @@ def test_batch_and_record_lines_follow_kafka_dump_log_templates() -> None:
 JSON_FIELDS = {
     "batch": ["type", "file", "position", "size", "magic", "base_offset", "last_offset", "count",
               "partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence", "last_sequence",
-              "is_transactional", "is_control", "codec", "timestamp_type", "base_timestamp", "max_timestamp", "crc",
-              "crc_valid"],
+              "is_transactional", "is_control", "delete_horizon_ms", "codec", "timestamp_type", "base_timestamp",
+              "max_timestamp", "crc", "crc_valid"],
     "record": ["type", "offset", "timestamp", "sequence", "key_size", "value_size", "header_keys", "control_type",
                "coordinator_epoch"],
     "index_entry": ["type", "offset", "position"],

@@ -319,6 +319,26 @@ def _mutations():
     return mutated()
 
 
+def test_a_position_past_two_gib_still_fits_the_segment_row_and_a_delete_horizon_is_read() -> None:
+    """A segment's size in the segments table is an int (as Kafka's FileRecords sizes are): a text whose batch sits
+    at a position no segment can hold (found by the mutation test below) gives a clamped row, not a failed scan. A
+    `deleteHorizonMs: OptionalLong[...]` (KIP-534) is the batch's delete horizon."""
+    import pyarrow as pa
+
+    from kforensics.spark import schemas as S
+    from kforensics.spark.dump_input import _batch_row, _segment_row
+
+    horizon = V2.format(b=0, l=0, c=1, s=0, t="false", ctl="false", p=0, z=90).replace(
+        "OptionalLong.empty", "OptionalLong[1763649000000]")
+    far = V2.format(b=1, l=1, c=1, s=1, t="false", ctl="false", p=21474836481503, z=125)
+    items = _parse(f"Dumping /d/t-0/{0:020d}.log\n{horizon}\n{far}\n", "m.txt")
+    (segment,) = [i for i in items if isinstance(i, DumpSegment)]
+    batches = [i for i in items if isinstance(i, DumpBatch)]
+    assert segment.size == 2**31 - 1 and [b.delete_horizon_ms for b in batches] == [1763649000000, None]
+    pa.RecordBatch.from_pylist([_segment_row("b", segment), *[_batch_row("b", b) for b in batches]],
+                               schema=S.SEGMENT_ROWS)
+
+
 def test_mutated_dump_text_never_raises_and_always_fits_the_tables() -> None:
     """Whatever the text holds, the parser never raises, and every row it gives converts to the Arrow schema the
     executors emit (a value that did not would fail the whole scan)."""

@@ -71,3 +71,13 @@ def test_every_field_a_scan_reports_is_registered(full_scan: Path) -> None:
         extra = set(json.loads(f["details"] or "{}")) - set(kind.fields)
         assert not extra, f"{kind.name} reports unregistered fields {extra}"
     assert len(seen) >= 20
+
+
+def test_every_kind_says_how_it_reads_a_compacted_log() -> None:
+    """Issue 43: docs/findings.md says, per kind, how its rule reads the log cleaner's output (COMPACTED_LOG)."""
+    from kforensics.parsers.findings import COMPACTED_LOG
+
+    assert set(COMPACTED_LOG) == set(KINDS)
+    assert all(text and not text.endswith(".") for text in COMPACTED_LOG.values())
+    for kind, (_severity, section) in documented_kinds().items():
+        assert "**On a compacted log**:" in section, kind

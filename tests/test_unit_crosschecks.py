@@ -39,8 +39,9 @@ def test_snapshot_mismatches(spark):
         dict(partition=1, file="t-1/00000000000000000060.snapshot", snapshot_offset=60, producer_id=6,
              last_offset=56, last_sequence=4),
     ], broker="b1", topic="t", partition=0, file=SNAP, snapshot_offset=20, producer_epoch=0)
-    ends = spark.createDataFrame([("b1", "t", 0, 0), ("b1", "t", 1, 50)],
-                                 "broker string, topic string, partition int, log_first_offset bigint")
+    ends = spark.createDataFrame([("b1", "t", 0, 0, None), ("b1", "t", 1, 50, None)],
+                                 "broker string, topic string, partition int, log_first_offset bigint, "
+                                 "cleaner_offset bigint")
     out = crosschecks.snapshot_mismatches(batches(spark, rows), snapshots, ends)
 
     def found(pid, last, seq, log_last, log_seq):

@@ -47,11 +47,12 @@ def test_replica_ends(spark):
         dict(broker="b2", epoch=10, start_offset=100), dict(broker="b2", epoch=9, start_offset=20),
     ], topic="t", partition=0, file="t-0/leader-epoch-checkpoint")
     expected = spark.createDataFrame([
-        ("b1", "t", 0, "c", 5, 10, 10, 0, 2, "0@0, 2@6", 100, 2),
-        ("b2", "t", 0, "c", 3, 8, 8, 4, 2, "9@20, 10@100", 90, 2),   # in offset order, not text order
-        ("b3", "t", 0, "d", 0, 10, None, 0, 1, None, 100, 1),
+        ("b1", "t", 0, "c", 5, 10, 10, None, 0, 2, "0@0, 2@6", 100, 2),
+        ("b2", "t", 0, "c", 3, 8, 8, 4, 4, 2, "9@20, 10@100", 90, 2),   # in offset order, not text order
+        ("b3", "t", 0, "d", 0, 10, None, None, 0, 1, None, 100, 1),
     ], "broker string, topic string, partition int, cluster_id string, log_start_offset bigint, "
-       "log_end_offset bigint, high_watermark bigint, cleaner_offset bigint, latest_leader_epoch int, "
+       "log_end_offset bigint, high_watermark bigint, cleaned_up_to bigint, cleaner_offset bigint, "
+       "latest_leader_epoch int, "
        "leader_epoch_checkpoint string, log_end_timestamp bigint, replica_count bigint")
     assertDataFrameEqual(replicas.replica_ends(ends, brokers, epochs), expected)
 
@@ -181,7 +182,7 @@ def test_replica_divergence_within_one_leader_epoch_claims_no_lost_commits(spark
 
 def test_replicas_table(spark):
     def end(broker, partition, leo, count, epoch=1):
-        return (broker, "t", partition, "c", 0, leo, leo, epoch, f"0@0, {epoch}@1", count, 0)
+        return (broker, "t", partition, "c", 0, leo, leo, epoch, f"0@0, {epoch}@1", count, 0, None)
 
     ends = spark.createDataFrame([
         end("b1", 0, 10, 2), end("b2", 0, 7, 2),                      # b2 lags by 3
@@ -191,12 +192,12 @@ def test_replicas_table(spark):
         end("b1", 4, 10, 2, epoch=1), end("b2", 4, 10, 2, epoch=2),   # as long as the longest: in sync
     ], "broker string, topic string, partition int, cluster_id string, log_start_offset bigint, "
        "log_end_offset bigint, high_watermark bigint, latest_leader_epoch int, leader_epoch_checkpoint string, "
-       "replica_count bigint, log_end_timestamp bigint")
+       "replica_count bigint, log_end_timestamp bigint, cleaned_up_to bigint")
     div = spark.createDataFrame([("c", "t", 1, "b1", "b2", 5, 5), ("c", "t", 3, "b2", "b3", 4, 4)], DIV)
 
     def row(broker, partition, leo, count, longest, lag, diverged_at, in_sync, epoch=1):
         return (broker, "t", partition, "c", 0, leo, leo, epoch, f"0@0, {epoch}@1", count, longest, lag, diverged_at,
-                in_sync)
+                in_sync, False, None)
 
     expected = spark.createDataFrame([
         row("b1", 0, 10, 2, "b1", 0, None, True), row("b2", 0, 7, 2, "b1", 3, None, False),
@@ -207,7 +208,8 @@ def test_replicas_table(spark):
         row("b1", 4, 10, 2, "b2", 0, None, True), row("b2", 4, 10, 2, "b2", 0, None, True, epoch=2),
     ], "broker string, topic string, partition int, cluster_id string, log_start_offset bigint, "
        "log_end_offset bigint, high_watermark bigint, latest_leader_epoch int, leader_epoch_checkpoint string, "
-       "replica_count bigint, longest_broker string, lag bigint, diverged_at bigint, in_sync boolean")
+       "replica_count bigint, longest_broker string, lag bigint, diverged_at bigint, in_sync boolean, "
+       "compacted boolean, cleaned_up_to bigint")
     assertDataFrameEqual(replicas.replicas_table(ends, div), expected)
 
 

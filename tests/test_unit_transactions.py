@@ -38,7 +38,8 @@ def test_transactions_table(spark):
         # KIP-890: the marker carries the bumped epoch; the transaction is the data's epoch.
         {**marker(2, 9, "ABORT", epoch=8, coordinator_epoch=5, max_timestamp=2700), "txn_index": 0},
     ]
-    out = transactions.transactions_table(frame(spark, [*BATCHES, ("txn_index", pa.int64())], indexed))
+    out = transactions.transactions_table(frame(spark, [*BATCHES, ("cleaner_offset", pa.int64()),
+                                                        ("txn_index", pa.int64())], indexed))
     cols = ("broker string, topic string, partition int, producer_id bigint, producer_epoch int, first_offset bigint, "
             "last_data_offset bigint, marker_offset bigint, outcome string, coordinator_epoch int, batch_count bigint, "
             "record_count bigint, first_timestamp bigint, duration_ms bigint, file string, position bigint, "
@@ -115,22 +116,26 @@ def test_lso_sweep(spark):
     txns = _sweep_input(spark, {
         0: [(1, 0, 4, "COMMIT"), (2, 2, 6, "ABORT")],      # the holder commits, the next one holds, then aborts
         1: [(1, 0, None, "OPEN"), (2, 1, 3, "ABORT")],     # an abort while an earlier transaction is open
-        2: [(1, None, 0, "ABORT"), (2, None, 1, "COMMIT")],  # empty transactions: no range, the LSO never held
+        # empty transactions: the LSO never held; an ABORT's range (if any) is its .txnindex entry's: the log
+        # cleaner removes an aborted transaction's data and keeps the marker and the entry
+        2: [(1, None, 0, "ABORT"), (2, None, 1, "COMMIT")],
         3: [(1, 0, 3, "COMMIT")],                          # held, then released by its marker
         4: [(1, 5, None, "OPEN")],                         # held to the end
         5: [(1, 0, 6, "COMMIT"), (2, 2, 4, "ABORT")],      # a later transaction ends first: the LSO stays put
         6: [(1, 0, 2, "ABORT"), (1, 3, 5, "ABORT")],       # one producer, two aborts in a row
+        7: [(1, 0, None, "COMMIT"), (2, 4, None, "OPEN")],  # complete, its marker removed by the log cleaner
     })
     change, aborted = "change", "aborted"
     expected = [
         (change, 0, 0, 0, 1, 0, None), (change, 0, 4, 2, 2, 2, None), (aborted, 0, 6, 7, 2, 2, 6),
         (change, 0, 6, 7, None, None, None),
-        (change, 1, 0, 0, 1, 0, None), (aborted, 1, 3, 0, 2, 1, 3),
+        (change, 1, 0, 0, 1, 0, None), (aborted, 1, 3, 0, 2, 1, 3), (aborted, 2, 0, None, 1, None, 0),
         (change, 3, 0, 0, 1, 0, None), (change, 3, 3, 4, None, None, None),
         (change, 4, 5, 5, 1, 5, None),
         (change, 5, 0, 0, 1, 0, None), (aborted, 5, 4, 0, 2, 2, 4), (change, 5, 6, 7, None, None, None),
         (change, 6, 0, 0, 1, 0, None), (aborted, 6, 2, 3, 1, 0, 2), (change, 6, 2, 3, None, None, None),
         (change, 6, 3, 3, 1, 3, None), (aborted, 6, 5, 6, 1, 3, 5), (change, 6, 5, 6, None, None, None),
+        (change, 7, 4, 4, 2, 4, None),
     ]
     assertDataFrameEqual(transactions.lso_sweep(txns), spark.createDataFrame(
         [(kind, "b1", "t", p, *rest) for kind, p, *rest in expected], transactions.SWEEP_SCHEMA))
@@ -218,8 +223,8 @@ def test_an_index_entry_whose_data_retention_deleted_is_no_orphan(spark):
         dict(producer_id=7, first_offset=90, last_offset=103, last_stable_offset=90),    # data below the log start
         dict(producer_id=8, first_offset=105, last_offset=108, last_stable_offset=105),  # inside the log
     ], broker="b1", topic="t", partition=0, file=INDEX, version=0)
-    ends = spark.createDataFrame([("b1", "t", 0, 100)], "broker string, topic string, partition int, "
-                                                         "log_first_offset bigint")
+    ends = spark.createDataFrame([("b1", "t", 0, 100, None)], "broker string, topic string, partition int, "
+                                                               "log_first_offset bigint, cleaner_offset bigint")
     _table, found = transactions.aborted_ranges(sweep, index, ends)
     assertDataFrameEqual(findings_view(found, *ABORT_DETAILS), expected_findings(spark, [
         ("txnindex_orphan", "error", "b1", "t", 0, INDEX, None, 105, 8, None, "105", "108", "105", None, None),
