@@ -249,10 +249,9 @@ def unknown_producer_sql(expected_partitions: int) -> str:
     columns = finding_columns(
         "unknown_producer", severity="CASE WHEN missing = 0 THEN 'error' ELSE 'warning' END", offset="first_offset",
         message=fmt_sql("Producer %d holds a transaction open since offset %d (%d batches), but no __transaction_state "
-                        "record in the input names it (partitions present: %s; %d of %d not in the input): no "
-                        "coordinator will ever write its marker, so the last stable offset stays at %d for good.",
-                        "producer_id", "first_offset", "batch_count", "array_join(present, ', ')", "missing",
-                        str(expected), "first_offset"),
+                        "record in the input names it (%d of its %d partitions in the input): no coordinator will ever "
+                        "write its marker, so the last stable offset stays at %d for good.",
+                        "producer_id", "first_offset", "batch_count", "size(present)", str(expected), "first_offset"),
         details={"batches": "batch_count", "transaction_state_partitions_present": "present",
                  "transaction_state_partitions_missing": "missing"})
     return f"""
