@@ -55,7 +55,8 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
     coordinator broker / partition / first and last offset, file and position of the last record,
     transaction_version (the highest ClientTransactionVersion of its records) and marker_producer_id /
     marker_producer_epoch: what its markers carry (the Prepare* record's id and epoch; without one, a TV2
-    CompleteCommit at epoch 0 naming another PreviousProducerId was a rotation: that id at epoch 32767)."""
+    CompleteCommit at epoch 0 naming another PreviousProducerId was a rotation: that id at epoch 32767; a TV2
+    transaction still Ongoing will have its markers at its epoch + 1)."""
     # TransactionMetadata.prepareComplete (apache/kafka 38666db4): under TV2 with a NextProducerId the Complete*
     # record names the new id at epoch 0 and PreviousProducerId the one whose markers were sent
     rotated = (f"coalesce(transaction_version, 0) >= 2 AND last_state IN ({_COMPLETE}) AND producer_epoch = 0 "
@@ -71,8 +72,10 @@ def coordinator_transactions(log: DataFrame) -> DataFrame:
                coordinator_first_offset, coordinator_last_offset, file, position, txn_seq, transaction_version,
                coalesce(prepare_producer_id, CASE WHEN {rotated} THEN last_previous_producer_id ELSE producer_id END)
                    AS marker_producer_id,
-               coalesce(prepare_producer_epoch, CASE WHEN {rotated} THEN {EXHAUSTED_EPOCH} ELSE producer_epoch END)
-                   AS marker_producer_epoch
+               coalesce(prepare_producer_epoch, CASE WHEN {rotated} THEN {EXHAUSTED_EPOCH}
+                                                     WHEN coalesce(transaction_version, 0) >= 2
+                                                          AND last_state = 'Ongoing' THEN producer_epoch + 1
+                                                     ELSE producer_epoch END) AS marker_producer_epoch
         FROM (
             SELECT broker, cluster_id, topic, partition, transactional_id, txn_seq,
                    max(client_transaction_version) AS transaction_version, max_by(state, offset) AS last_state,
