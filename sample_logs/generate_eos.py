@@ -27,9 +27,9 @@ Batches are kafka-python's and generate.py's (imported, not copied); the __trans
 v1 with its tagged fields, as TransactionLog.valueToBytes writes them for transaction.version 2) and everything else
 only a broker writes are written here with struct. Rules followed (apache/kafka): TransactionMetadata
 prepareAbortOrCommit / prepareComplete / prepareIncrementProducerEpoch (transaction-coordinator 38666db4),
-TransactionCoordinator.endTransaction (core bb126f2d), TransactionLog.valueToBytes (014bd42a), CoordinatorRuntime and
-OffsetMetadataManager (TxnOffsetCommit batches: the producer's id and epoch, base sequence 0; group-coordinator
-2d7df031).
+TransactionCoordinator.endTransaction (core bb126f2d), TransactionLog.valueToBytes (014bd42a), CoordinatorRuntime
+(TxnOffsetCommit batches carry the producer's id and epoch and base sequence 0; coordinator-common 1eb76443) and
+OffsetMetadataManager (group-coordinator 2d7df031).
 
     python sample_logs/generate_eos.py [OUT_DIR]      (default: the folder this script is in)
 """
