@@ -36,10 +36,30 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
         txns = spark.createDataFrame([], "broker string, topic string, partition int, producer_id bigint, "
                                          "first_offset bigint, last_data_offset bigint, outcome string, "
                                          "first_timestamp bigint")
-    if remote is None:
-        remote = spark.createDataFrame([], "cluster_id string, topic string, partition int, start_offset bigint")
-    if checkpoints is None:
-        checkpoints = spark.createDataFrame([], "broker string, topic string, partition int, log_start_offset bigint")
+    tables = {"commits": commits, "longest": longest, "aborted": aborted, "txns": txns}
+    if remote is None:  # no remote tier in the input: the local log start (no join planned for it)
+        tiered_ctes, log_start = "", "local_log_start_offset AS log_start_offset"
+        tiered_joins = ""
+    else:
+        if checkpoints is None:
+            checkpoints = spark.createDataFrame([], "broker string, topic string, partition int, "
+                                                    "log_start_offset bigint")
+        tables.update(remote=remote, checkpoints=checkpoints)
+        # a tiered partition starts in the remote tier (its finished copies), not at its first local segment; the
+        # log-start-offset-checkpoint (the broker's logStartOffset) bounds it from below
+        tiered_ctes = """
+        tiered AS (
+            SELECT cluster_id, topic, partition, min(start_offset) AS remote_log_start_offset FROM {remote}
+            GROUP BY cluster_id, topic, partition),"""
+        log_start = """CASE WHEN remote_log_start_offset IS NULL THEN local_log_start_offset
+                        ELSE least(local_log_start_offset, greatest(remote_log_start_offset,
+                                   coalesce(checkpoint_log_start_offset, remote_log_start_offset))) END
+                       AS log_start_offset"""
+        tiered_joins = """
+            LEFT JOIN tiered USING (cluster_id, topic, partition)
+            LEFT JOIN (SELECT broker AS data_broker, topic, partition,
+                              log_start_offset AS checkpoint_log_start_offset FROM {checkpoints})
+                USING (data_broker, topic, partition)"""
     return run_sql(f"""
         WITH {COMMIT_FATES_SQL},
         latest AS (
@@ -59,26 +79,15 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
                    last_offset AS aborted_last_offset, producer_id AS aborted_producer_id
             FROM (SELECT * EXCEPT (broker), broker AS data_broker FROM {{aborted}})
             JOIN (SELECT cluster_id, topic, partition, broker AS data_broker FROM pick)
-            USING (topic, partition, data_broker)),
-        -- a tiered partition starts in the remote tier (its finished copies), not at its first local segment; the
-        -- log-start-offset-checkpoint (the broker's logStartOffset) bounds it from below
-        tiered AS (
-            SELECT cluster_id, topic, partition, min(start_offset) AS remote_log_start_offset FROM {{remote}}
-            GROUP BY cluster_id, topic, partition),
+            USING (topic, partition, data_broker)),{tiered_ctes}
         t AS (
-            SELECT * EXCEPT (local_log_start_offset, remote_log_start_offset, checkpoint_log_start_offset),
-                   CASE WHEN remote_log_start_offset IS NULL THEN local_log_start_offset
-                        ELSE least(local_log_start_offset, greatest(remote_log_start_offset,
-                                   coalesce(checkpoint_log_start_offset, remote_log_start_offset))) END
-                       AS log_start_offset
+            SELECT * EXCEPT (local_log_start_offset{", remote_log_start_offset, checkpoint_log_start_offset"
+                                                    if tiered_ctes else ""}),
+                   {log_start}
             FROM latest LEFT JOIN (
                 SELECT cluster_id, topic, partition, longest_broker AS data_broker,
                        log_start_offset AS local_log_start_offset, log_end_offset FROM {{longest}})
-                USING (cluster_id, topic, partition)
-            LEFT JOIN tiered USING (cluster_id, topic, partition)
-            LEFT JOIN (SELECT broker AS data_broker, topic, partition,
-                              log_start_offset AS checkpoint_log_start_offset FROM {{checkpoints}})
-                USING (data_broker, topic, partition)),
+                USING (cluster_id, topic, partition){tiered_joins}),
         inside AS (
             SELECT group_id, cluster_id, topic, partition, min(aborted_first_offset) AS aborted_first_offset,
                    min_by(aborted_last_offset, aborted_first_offset) AS aborted_last_offset,
@@ -96,8 +105,7 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
                     WHEN committed_offset >= 0 AND committed_offset < log_start_offset THEN 'below_log_start'
                     WHEN aborted_first_offset IS NOT NULL THEN 'in_aborted_range' ELSE 'ok' END AS status,
                producer_id, transactional, transaction_outcome
-        FROM t LEFT JOIN inside USING (group_id, cluster_id, topic, partition)""",
-        commits=commits, longest=longest, aborted=aborted, txns=txns, remote=remote, checkpoints=checkpoints)
+        FROM t LEFT JOIN inside USING (group_id, cluster_id, topic, partition)""", **tables)
 
 
 def committed_offset_fragments() -> list[str]:

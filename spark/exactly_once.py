@@ -35,6 +35,8 @@ def producer_lineage(log: DataFrame, batches: DataFrame) -> DataFrame:
     partition, offset and timestamp (its transactional data batches, by timestamp), and `source`: `coordinator`
     (a record names it) or `data` (no record does: an id whose last marker is at epoch 32767, followed in a partition
     it wrote by the epoch-0 batches of a producer id the coordinator names, is that id's previous one)."""
+    # one aggregation over every mention of a producer id (a record's ProducerId, PreviousProducerId, NextProducerId,
+    # and the rotations the data shows), joined once with its data
     return run_sql(f"""
     WITH named AS (
         SELECT cluster_id, transactional_id, producer_id, producer_epoch, offset, timestamp,
@@ -43,56 +45,52 @@ def producer_lineage(log: DataFrame, batches: DataFrame) -> DataFrame:
                     THEN previous_producer_id END AS prev,
                CASE WHEN next_producer_id >= 0 AND next_producer_id != producer_id THEN next_producer_id END AS next
         FROM {{log}}),
-    mentions AS (
-        SELECT cluster_id, transactional_id, producer_id, producer_epoch, offset, timestamp,
-               client_transaction_version, coordinator_partition FROM named
-        UNION ALL
-        SELECT cluster_id, transactional_id, prev, NULL, offset, timestamp, NULL, coordinator_partition
-        FROM named WHERE prev IS NOT NULL
-        UNION ALL
-        SELECT cluster_id, transactional_id, next, NULL, offset, timestamp, NULL, coordinator_partition
-        FROM named WHERE next IS NOT NULL),
-    coord AS (
-        SELECT cluster_id, transactional_id, producer_id, min(producer_epoch) AS c_first_epoch,
-               max(producer_epoch) AS c_last_epoch, max(client_transaction_version) AS transaction_version,
-               min(coordinator_partition) AS coordinator_partition, min(offset) AS first_coordinator_offset,
-               max(offset) AS last_coordinator_offset, min(timestamp) AS first_coordinator_timestamp,
-               max(timestamp) AS last_coordinator_timestamp
-        FROM mentions GROUP BY cluster_id, transactional_id, producer_id),
-    known AS (SELECT DISTINCT cluster_id, producer_id, transactional_id FROM coord),
+    known AS (
+        SELECT DISTINCT cluster_id, transactional_id, explode(array_compact(array(producer_id, prev, next)))
+               AS producer_id FROM named),
     txn AS (
         SELECT *, format_string('%s-%d', topic, partition) AS tp FROM {{batches}} WHERE {_TXN_BATCH}),
-    data AS (
-        SELECT cluster_id, producer_id, min(producer_epoch) AS d_first_epoch, max(producer_epoch) AS d_last_epoch,
-               min(CASE WHEN NOT is_control THEN struct(max_timestamp, tp, base_offset) END) AS first_data,
-               max(CASE WHEN NOT is_control THEN struct(max_timestamp, tp, base_offset) END) AS last_data
-        FROM txn GROUP BY cluster_id, producer_id),
     -- a rotation the compacted coordinator log no longer shows: the old id's last marker at epoch 32767, then in
     -- the same partition the first batch of a producer id the coordinator names, at epoch 0
     exhausted AS (
         SELECT cluster_id, broker, topic, partition, producer_id AS a, max(base_offset) AS a_marker
         FROM txn WHERE is_control AND producer_epoch = {EXHAUSTED_EPOCH}
         GROUP BY cluster_id, broker, topic, partition, producer_id),
-    started AS (
-        SELECT cluster_id, broker, topic, partition, producer_id AS b, min(base_offset) AS b_first
-        FROM txn WHERE NOT is_control AND producer_epoch = 0
-        GROUP BY cluster_id, broker, topic, partition, producer_id),
     data_links AS (
         SELECT cluster_id, transactional_id, a, b FROM (
             SELECT cluster_id, a, b, k.transactional_id,
                    row_number() OVER (PARTITION BY cluster_id, a ORDER BY b_first - a_marker, b) AS rank
-            FROM exhausted JOIN started USING (cluster_id, broker, topic, partition)
+            FROM exhausted JOIN (
+                SELECT cluster_id, broker, topic, partition, producer_id AS b, min(base_offset) AS b_first
+                FROM txn WHERE NOT is_control AND producer_epoch = 0
+                GROUP BY cluster_id, broker, topic, partition, producer_id) USING (cluster_id, broker, topic, partition)
             JOIN (SELECT cluster_id, producer_id AS b, transactional_id FROM known) k USING (cluster_id, b)
             LEFT ANTI JOIN (SELECT cluster_id, producer_id AS a FROM known) USING (cluster_id, a)
             WHERE b_first > a_marker)
         WHERE rank = 1),
-    links AS (
-        SELECT cluster_id, transactional_id, prev AS a, producer_id AS b FROM named WHERE prev IS NOT NULL
-        UNION SELECT cluster_id, transactional_id, producer_id, next FROM named WHERE next IS NOT NULL
-        UNION SELECT cluster_id, transactional_id, a, b FROM data_links),
+    mentions AS (
+        SELECT cluster_id, transactional_id, producer_id, producer_epoch, offset, timestamp,
+               client_transaction_version, coordinator_partition, prev AS previous_producer_id,
+               next AS next_producer_id, true AS named FROM named
+        UNION ALL
+        SELECT cluster_id, transactional_id, prev, NULL, offset, timestamp, NULL, coordinator_partition, NULL,
+               producer_id, true FROM named WHERE prev IS NOT NULL
+        UNION ALL
+        SELECT cluster_id, transactional_id, next, NULL, offset, timestamp, NULL, coordinator_partition, producer_id,
+               NULL, true FROM named WHERE next IS NOT NULL
+        UNION ALL
+        SELECT cluster_id, transactional_id, a, NULL, NULL, NULL, NULL, NULL, NULL, b, false FROM data_links
+        UNION ALL
+        SELECT cluster_id, transactional_id, b, NULL, NULL, NULL, NULL, NULL, a, NULL, false FROM data_links),
     ids AS (
-        SELECT cluster_id, transactional_id, producer_id, 'coordinator' AS source FROM coord
-        UNION ALL SELECT cluster_id, transactional_id, a, 'data' FROM data_links)
+        SELECT cluster_id, transactional_id, producer_id, min(producer_epoch) AS c_first_epoch,
+               max(producer_epoch) AS c_last_epoch, max(previous_producer_id) AS previous_producer_id,
+               max(next_producer_id) AS next_producer_id, max(client_transaction_version) AS transaction_version,
+               min(coordinator_partition) AS coordinator_partition, min(offset) AS first_coordinator_offset,
+               max(offset) AS last_coordinator_offset, min(timestamp) AS first_coordinator_timestamp,
+               max(timestamp) AS last_coordinator_timestamp,
+               CASE WHEN max(CAST(named AS INT)) = 1 THEN 'coordinator' ELSE 'data' END AS source
+        FROM mentions GROUP BY cluster_id, transactional_id, producer_id)
     SELECT cluster_id, transactional_id, producer_id,
            CAST(least(c_first_epoch, d_first_epoch) AS INT) AS first_epoch,
            CAST(greatest(c_last_epoch, d_last_epoch) AS INT) AS last_epoch,
@@ -101,14 +99,11 @@ def producer_lineage(log: DataFrame, batches: DataFrame) -> DataFrame:
            last_coordinator_timestamp, first_data.tp AS first_data_partition, first_data.base_offset AS first_data_offset,
            first_data.max_timestamp AS first_data_timestamp, last_data.tp AS last_data_partition,
            last_data.base_offset AS last_data_offset, last_data.max_timestamp AS last_data_timestamp, source
-    FROM ids
-    LEFT JOIN coord USING (cluster_id, transactional_id, producer_id)
-    LEFT JOIN data USING (cluster_id, producer_id)
-    LEFT JOIN (SELECT cluster_id, transactional_id, b AS producer_id, max(a) AS previous_producer_id FROM links
-               GROUP BY cluster_id, transactional_id, b) USING (cluster_id, transactional_id, producer_id)
-    LEFT JOIN (SELECT cluster_id, transactional_id, a AS producer_id, max(b) AS next_producer_id FROM links
-               GROUP BY cluster_id, transactional_id, a) USING (cluster_id, transactional_id, producer_id)""",
-                   log=log, batches=batches)
+    FROM ids LEFT JOIN (
+        SELECT cluster_id, producer_id, min(producer_epoch) AS d_first_epoch, max(producer_epoch) AS d_last_epoch,
+               min(CASE WHEN NOT is_control THEN struct(max_timestamp, tp, base_offset) END) AS first_data,
+               max(CASE WHEN NOT is_control THEN struct(max_timestamp, tp, base_offset) END) AS last_data
+        FROM txn GROUP BY cluster_id, producer_id) USING (cluster_id, producer_id)""", log=log, batches=batches)
 
 
 def with_coordinator_timeouts(txns: DataFrame, txn_ids: DataFrame) -> DataFrame:
