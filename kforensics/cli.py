@@ -18,6 +18,7 @@ import click
 
 from kforensics import __version__
 from kforensics.commands.dump import dump
+from kforensics.commands.eos import eos
 from kforensics.commands.export import export
 from kforensics.commands.locate import locate
 from kforensics.commands.reports import gaps, leaders, lso, producers, report, txns
@@ -115,6 +116,7 @@ def main() -> None:
       kforensics dump /var/lib/kafka/orders-0/00000000000000000000.log --deep-iteration
       kforensics scan broker-1=/var/lib/kafka broker-2=/mnt/copy-of-broker-2/kafka
       kforensics txns ./kforensics-out --pid 4000
+      kforensics eos ./kforensics-out --transactional-id wordcount-a-1
       kforensics locate --transactional-id payments-app-1 /var/lib/kafka
       kforensics leaders ./kforensics-out --topic orders
       kforensics report ./kforensics-out --html incident.html
@@ -122,5 +124,5 @@ def main() -> None:
     """
 
 
-for _command in (dump, scan, locate, export, serve, warmup, gaps, txns, lso, producers, leaders, report):
+for _command in (dump, scan, locate, export, serve, warmup, gaps, txns, lso, producers, leaders, eos, report):
     main.add_command(_command)

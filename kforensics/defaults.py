@@ -7,6 +7,11 @@ DEFAULT_OUT = "./kforensics-out"
 #: How long a transaction may stay open before it is hanging: the broker's default transaction.max.timeout.ms
 #: (15 min), the longest timeout a producer may ask for.
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
+#: How far a client's clock may run ahead of the transaction coordinator's before a batch stamped after the
+#: coordinator fenced its epoch is taken for a write after the fence (epoch_fenced_write). Under Transactions V2 every
+#: end of a transaction bumps the epoch, so a client whose clock runs a few ms ahead stamps its last batches "after"
+#: its own PrepareCommit; hosts kept by NTP are within a few ms of each other, 200 ms leaves room for worse.
+DEFAULT_CLOCK_SKEW_MS = 200
 #: The broker's default transaction.state.log.num.partitions (how many __transaction_state partitions exist).
 DEFAULT_TRANSACTION_STATE_PARTITIONS = 50
 #: The broker's default offsets.topic.num.partitions (how many __consumer_offsets partitions exist).

@@ -53,6 +53,7 @@ class Report:
     restart_partitions: list[dict[str, Any]] = field(default_factory=list)  # the partitions that lose data
     #: (topic, partition) -> KRaft leadership history (kforensics/leadership_report.py)
     leadership: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    eos: Any = None  # the exactly-once audit (kforensics/eos_report.py)
 
     @property
     def has_problems(self) -> bool:
@@ -101,6 +102,9 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     from kforensics import leadership_report
 
     r.leadership = leadership_report.load_leadership(out)
+    from kforensics import eos_report
+
+    r.eos = eos_report.load_audit(out)
     return r
 
 
@@ -241,6 +245,10 @@ def render_terminal(report: Report, console: Any) -> None:
     from kforensics import tiered_report
 
     tiered_report.render_terminal(report.tiered, table)
+    from kforensics import eos_report
+
+    if report.eos is not None:
+        eos_report.render_terminal(report.eos, table)
     elections = [r for p in report.leadership.values() for r in p["history"] if r["election"] not in ("none",
                                                                                                         "initial")]
     if elections:
@@ -291,7 +299,7 @@ def render_html(report: Report, path: str) -> None:
     w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html_text(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
     w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
-      "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a>"
+      "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a><a href='#eos'>exactly-once</a>"
       "<a href='#tiered'>tiered storage</a><a href='#timelines'>timelines</a></nav>")
     w("<h2 id='summary'>Summary</h2>")
     w(_html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
@@ -356,8 +364,11 @@ def render_html(report: Report, path: str) -> None:
     else:
         w("<p>No <code>__consumer_offsets</code> partition in the input.</p>")
 
-    from kforensics import tiered_report
+    from kforensics import eos_report, tiered_report
 
+    w("<h2 id='eos'>Exactly-once</h2>")
+    if report.eos is not None:
+        w(eos_report.html_section(report.eos, _html_table))
     w("<h2 id='tiered'>Tiered storage</h2>")
     if report.tiered:
         w("<p class='muted'>Per tiered partition: the offsets the remote tier holds (COPY_SEGMENT_FINISHED segments, "

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from kforensics.defaults import (
+    DEFAULT_CLOCK_SKEW_MS,
     DEFAULT_REMOTE_STUCK_AFTER_MS,
     DEFAULT_RESEND_MIN_RECORDS,
     DEFAULT_RESEND_TAIL,
@@ -80,6 +81,13 @@ class ScanOptions:
     resend_window_ms: int = _option(DEFAULT_RESEND_WINDOW_MS, "--resend-window", "duration",
                                     "content_duplicate: the longest time between an earlier producer id's last write "
                                     "and the new one's first (1h, 90m, 45s, or ms; 0: no limit).", shown="15m")
+    resend_aborted: bool = _option(False, "--resend-aborted", "flag",
+                                   "content_duplicate: also compare the records of aborted transactions (left out by "
+                                   "default: a fenced producer's aborted copy re-written by its successor is "
+                                   "exactly-once at work).")
+    clock_skew_ms: int = _option(DEFAULT_CLOCK_SKEW_MS, "--clock-skew", "duration",
+                                 "epoch_fenced_write: how far a client's clock may run ahead of the transaction "
+                                 "coordinator's (200ms, 1s, or ms).", shown="200ms")
     profile: bool = _option(False, "--profile", "flag",
                             "Print where the scan's seconds went (each step's wall time, Spark jobs and tasks); the "
                             "manifest records it in any case.")

@@ -38,7 +38,8 @@ MANIFEST_FORMAT = 1
 #: Parquet tables a scan writes under OUT, in the order they are listed to an operator.
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
-                 "coordinator_records", "coordinator_transactions", "offset_commits", "consumer_offsets",
+                 "coordinator_records", "coordinator_transactions", "producer_lineage", "offset_commits",
+                 "consumer_offsets",
                  "remote_segments", "remote_partition_deletes", "partition_history", "broker_history", "topics",
                  "features", "restart_prediction", "findings")
 

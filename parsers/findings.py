@@ -164,7 +164,9 @@ KINDS: dict[str, FindingKind] = _kinds(
                                                                              "bytes_behind"),
                 rule=("compaction held back by a transaction: the partition has a `cleaner-offset-checkpoint` entry"
                       " (it is compacted), and its LSO is held below the log end by a transaction open longer than "
-                      "`--txn-timeout` (the earliest open one; the log cleaner never cleans past the LSO, so the "
+                      "its timeout (its transactional id's `txnTimeoutMs` where a `__transaction_state` record in the "
+                      "input names the producer id, else `--txn-timeout`; never a two-phase-commit one, see "
+                      "`prepared_transaction`) (the earliest open one; the log cleaner never cleans past the LSO, so the "
                       "partition grows without bound, KIP-664): `cleaner_offset`, `last_stable_offset`, "
                       "`held_by_producer_id`, `txn_first_offset`, `bytes_behind` (bytes of the batches from the one"
                       " holding the LSO to the log end); `offset`/`position` are the transaction's first batch")),
@@ -317,9 +319,11 @@ KINDS: dict[str, FindingKind] = _kinds(
                 rule=("the same producer id, epoch and sequence range at more than one offset (reported at the "
                       "second copy): `sequence_range`, `offsets`")),
     FindingKind("zombie_epoch", "error", "data written with a producer epoch lower than one already written "
-                "(a fenced producer still writing)", ("newer_epoch", "newer_epoch_first_offset"),
+                "(a fenced producer still writing)", ("newer_epoch", "newer_epoch_first_offset", "evidence"),
                 rule=("data written with an epoch lower than one already written (data or marker) for that producer"
-                      " id: `newer_epoch`, `newer_epoch_first_offset`")),
+                      " id in the partition, by log order (no clock involved; under Transactions V2 the marker carries"
+                      " the epoch above its data's and the next transaction writes with it, so a healthy producer "
+                      "never goes back): `newer_epoch`, `newer_epoch_first_offset`, `evidence` (`log_order`)")),
     FindingKind("content_duplicate", "warning", "a new producer id re-sent records another producer id had "
                 "written (a producer restarted without idempotence across the restart)",
                 ("producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between"),
@@ -330,16 +334,31 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "0: no limit) of the earlier one's last write, and after its last record in the log. A run "
                       "whose first `--resend-min-records` records stand more than once in the earlier tail is the "
                       "stream's own repetition (heartbeats, status and changelog topics), never a re-send. "
+                      "Records of aborted transactions are left out (`--resend-aborted` brings them back): when a "
+                      "Streams task moves, its new producer re-writes what the fenced one wrote in a transaction the "
+                      "coordinator aborted, which no read_committed consumer saw. "
                       "`producer_ids` ([earlier, new]), `matches` (re-sent records: never more than either producer"
                       " wrote), `original_offsets` and `resent_offsets` ([first, last] on each side), `ms_between` "
                       "(the new producer's first write after the earlier one's last)")),
     # transactions (spark/transactions.py)
     FindingKind("hanging_transaction", "error", "a transaction open at the log end for longer than the "
                 "transaction timeout: the LSO is stuck", ("first_offset", "lso_stuck_at", "age_ms_at_log_end",
-                                                         "last_data_offset"),
-                rule=("a transaction open at the log end and older than `--txn-timeout` (15 min) measured against "
-                      "the newest timestamp in the log: `first_offset`, `lso_stuck_at`, `age_ms_at_log_end`, "
-                      "`last_data_offset`")),
+                                                         "last_data_offset", "transaction_timeout_ms"),
+                rule=("a transaction open at the log end and older than its timeout, measured against the newest "
+                      "timestamp in the log: its transactional id's `txnTimeoutMs` (the coordinator aborts a "
+                      "transaction after it: TransactionStateManager.timedOutTransactions) where a "
+                      "`__transaction_state` record in the input names the producer id, else `--txn-timeout` (15 "
+                      "min); never a two-phase-commit transaction (timeout Integer.MAX_VALUE: `prepared_transaction`)"
+                      ": `first_offset`, `lso_stuck_at`, `age_ms_at_log_end`, `last_data_offset`, "
+                      "`transaction_timeout_ms` (the timeout it was judged by)")),
+    FindingKind("prepared_transaction", "info", "a two-phase-commit transaction (KIP-939) open at the log end: it "
+                "holds the last stable offset until its transaction manager commits or aborts it",
+                ("transactional_id", "first_offset", "last_data_offset", "age_ms_at_log_end", "holds_lso_at"),
+                rule=("a transaction open at the log end whose transactional id's timeout is Integer.MAX_VALUE (a "
+                      "KIP-939 two-phase-commit transaction, which the coordinator never aborts: "
+                      "TransactionMetadata.isDistributedTwoPhaseCommitTxn): not hanging, prepared; it holds the LSO "
+                      "of its partition: `transactional_id`, `first_offset`, `last_data_offset`, `age_ms_at_log_end`, "
+                      "`holds_lso_at`")),
     FindingKind("txnindex_missing", "error", "an aborted transaction the .txnindex does not list", _TXNINDEX_FIELDS,
                 rule=("an aborted range (an ABORT marker in the log) that the `.txnindex` lacks: `first_offset`, "
                       "`last_offset`, `last_stable_offset`")),
@@ -451,54 +470,90 @@ KINDS: dict[str, FindingKind] = _kinds(
     FindingKind("marker_missing", "error", "the coordinator completed a transaction, but a partition it names "
                 "holds no marker for it", _MARKER_FIELDS,
                 rule=("the coordinator completed a transaction (CompleteCommit/CompleteAbort) naming a partition in"
-                      " the input, but that replica (whose log reaches the completion time) holds no marker of the "
-                      "producer id between the transaction's start and the producer's next transaction there: "
+                      " the input, but that replica (whose log reaches the completion time) holds no marker of it. "
+                      "The marker carries the producer id and epoch of the transaction's PrepareCommit/PrepareAbort "
+                      "record (a transaction completed at a rotation is the old producer id's, at epoch 32767). Under "
+                      "Transactions V2 (ClientTransactionVersion 2) that epoch is one above the data's and unique to "
+                      "the transaction: the marker is the one of that producer id and epoch; under V1 it is the first "
+                      "marker of the producer id between the transaction's start and the producer's next transaction "
+                      "there. `producer_id`/`producer_epoch` are the marker's: "
                       "`transactional_id`, `coordinator_partition`, `coordinator_offset`, `coordinator_broker`, "
                       "`coordinator_outcome`, `txn_start_timestamp`, `completed_at`, `partitions_not_in_input`, "
                       "`expected_coordinator_partition`; `offset`/`position` are the transaction's first data batch")),
     FindingKind("outcome_mismatch", "error", "a partition's marker says the other outcome than the coordinator",
                 (*_MARKER_FIELDS, "marker_outcome", "marker_offset"),
                 rule=("the coordinator completed a transaction naming a partition in the input, and that replica's "
-                      "marker says the other outcome (COMMIT vs ABORT); matched as for `marker_missing`: the same "
+                      "marker says the other outcome (COMMIT vs ABORT); matched as for `marker_missing` (Transactions "
+                      "V1 and V2, across a rotation): the same "
                       "fields (`transactional_id`, `coordinator_partition`, `coordinator_offset`, "
                       "`coordinator_broker`, `coordinator_outcome`, `txn_start_timestamp`, `completed_at`, "
                       "`partitions_not_in_input`, `expected_coordinator_partition`) plus `marker_outcome`, "
                       "`marker_offset`")),
-    FindingKind("unknown_producer", "error", "transactional data from a producer id no __transaction_state record "
-                "names", ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing"),
+    FindingKind("unknown_producer", "error", "a transaction open at the log end whose producer id no "
+                "__transaction_state record names: no coordinator will ever end it",
+                ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing"),
                 severity_rule="warning unless every __transaction_state partition is in the input",
-                rule=("transactional data from a producer id no `__transaction_state` record in the input names "
-                      "(judged only when some are in the input): `batches`, `transaction_state_partitions_present`,"
-                      " `transaction_state_partitions_missing`")),
+                rule=("a transaction open at the log end (no marker) whose producer id no `__transaction_state` "
+                      "record in the input names as ProducerId, PreviousProducerId or NextProducerId: no coordinator "
+                      "can abort it, so the LSO is stuck for good. Judged only where some `__transaction_state` "
+                      "partition dir is in the input (with or without records). Marker-closed transactions of a "
+                      "producer id no record names are what a compacted `__transaction_state` leaves (only the newest "
+                      "record of a transactional id survives; rotations, `transactional.id.expiration.ms`, restarts "
+                      "change producer ids): silent. `offset`/`file`/`position` are the transaction's first batch: "
+                      "`batches` (of the open transaction), `transaction_state_partitions_present`, "
+                      "`transaction_state_partitions_missing`")),
     FindingKind("epoch_fenced_write", "error", "a transactional batch written after the coordinator fenced its "
                 "producer epoch", ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches",
-                                   "expected_coordinator_partition"),
-                rule=("a transactional batch created (base timestamp) after the coordinator recorded a higher epoch"
-                      " for its producer id: `transactional_id`, `fenced_at`, `fencing_epoch`, `written_at`, "
-                      "`batches`, `expected_coordinator_partition`")),
+                                   "expected_coordinator_partition", "evidence", "clock_skew_ms"),
+                rule=("a transactional batch created (base timestamp, the client's clock) more than `--clock-skew` "
+                      "(200 ms) after the coordinator recorded a higher epoch for its producer id (the record's "
+                      "timestamp, the coordinator's clock). Under Transactions V2 every end of a transaction bumps the "
+                      "epoch, so a client whose clock runs a few ms ahead stamps its last batches after its own "
+                      "PrepareCommit: the tolerance is for that. Within a partition, `zombie_epoch` judges by log "
+                      "order and needs no clock. `transactional_id`, `fenced_at`, `fencing_epoch`, `written_at`, "
+                      "`batches`, `expected_coordinator_partition`, `evidence` (`coordinator_clock`), "
+                      "`clock_skew_ms`")),
     # consumer groups (spark/consumer_offsets.py)
     FindingKind("committed_offset_beyond_log_end", "error", "a group's committed offset is above the partition's "
                 "log end", _COMMIT_FIELDS,
-                rule=("a group's latest committed offset is above the partition's log end (longest replica): the "
+                rule=("a group's committed offset is above the partition's log end (longest replica): the "
                       "group resets or skips. `broker` is the one holding the commit, `topic`/`partition` the "
                       "committed partition, `file`/`position` the commit record: `group`, `committed_offset`, "
                       "`coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, "
                       "`log_end_offset`, `reference_broker`")),
     FindingKind("committed_offset_below_log_start", "error", "a group's committed offset is below the partition's "
                 "log start", _COMMIT_FIELDS,
-                rule=("a group's latest committed offset is below the partition's log start (retention deleted "
-                      "records the group never read); `broker`, `topic`/`partition` and `file`/`position` as for "
+                rule=("a group's committed offset is below the partition's log start (retention deleted records the "
+                      "group never read); a tiered partition's log start is in the remote tier (its earliest finished "
+                      "copy, not below `log-start-offset-checkpoint`), so a group reading from the remote tier is "
+                      "sound; `broker`, `topic`/`partition` and `file`/`position` as for "
                       "`committed_offset_beyond_log_end`; the same fields: `group`, `committed_offset`, "
                       "`coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, "
                       "`log_end_offset`, `reference_broker`")),
     FindingKind("committed_offset_in_aborted_range", "warning", "a group's committed offset lies inside an aborted "
                 "transaction", (*_COMMIT_FIELDS, "aborted_first_offset", "aborted_last_offset",
                                 "aborted_producer_id"),
-                rule=("a group's latest committed offset lies strictly inside an aborted transaction (after its "
+                rule=("a group's committed offset lies strictly inside an aborted transaction (after its "
                       "first offset, up to its marker): the same fields as `committed_offset_beyond_log_end` "
                       "(`group`, `committed_offset`, `coordinator_partition`, `coordinator_offset`, "
                       "`commit_timestamp`, `log_start_offset`, `log_end_offset`, `reference_broker`) plus "
-                      "`aborted_first_offset`, `aborted_last_offset`, `aborted_producer_id`")),
+                      "`aborted_first_offset`, `aborted_last_offset`, `aborted_producer_id`. The committed offset "
+                      "of all three is the one the group coordinator serves: commits apply in log order, a "
+                      "transactional one (TxnOffsetCommit) once its COMMIT marker follows, never an aborted or pending"
+                      " one (OffsetMetadataManager)")),
+    FindingKind("offset_commit_pending", "warning", "a group's offset commits sit in a transaction still open longer "
+                "than its timeout: the group's consumers get UNSTABLE_OFFSET_COMMIT until it ends",
+                ("group", "transactional_id", "partitions", "committed_offsets", "txn_first_offset",
+                 "age_ms_at_log_end", "transaction_timeout_ms"),
+                rule=("a group's transactional offset commits (TxnOffsetCommit) in `__consumer_offsets` whose "
+                      "transaction has no marker at the log end, open for longer than its timeout (its transactional "
+                      "id's, else `--txn-timeout`; a younger one is a transaction in flight, a two-phase-commit one a "
+                      "`prepared_transaction`): the group coordinator keeps them pending, and OffsetFetch answers "
+                      "UNSTABLE_OFFSET_COMMIT for those partitions until a marker ends the transaction (the \"group "
+                      "stuck after a crash\"). One finding per group and transaction, on the `__consumer_offsets` "
+                      "partition (its longest replica) at its first pending commit: `group`, `transactional_id`, "
+                      "`partitions` (the committed partitions), `committed_offsets`, `txn_first_offset`, "
+                      "`age_ms_at_log_end`, `transaction_timeout_ms`")),
 )
 
 #: The findings about producers' sequences and epochs (`kforensics gaps`).
@@ -616,6 +671,10 @@ COMPACTED_LOG: dict[str, str] = {
                     "unchanged everywhere: the cleaner never rewrites a batch's producer id, epoch or base sequence, "
                     "nor reorders batches"),
     "content_duplicate": "unchanged; for the re-send window, " + _CREATE_TIME,
+    "prepared_transaction": ("as `hanging_transaction`: a transaction whose data lies below the cleaner offset is "
+                             "complete, never prepared"),
+    "offset_commit_pending": ("a commit whose transactional batch lies below `__consumer_offsets`' cleaner offset is "
+                              "complete (the cleaner cleans only below the last stable offset): never pending"),
     "hanging_transaction": ("a transaction without a marker whose data lies below the cleaner offset is complete: the "
                             "cleaner cleans only below the last stable offset (`LogCleanerManager`), so it was "
                             "complete when cleaned, and its marker was removed past its delete horizon; it is read "

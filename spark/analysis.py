@@ -27,6 +27,7 @@ from kforensics.spark import (
     control_plane,
     coordinator,
     crosschecks,
+    exactly_once,
     producers,
     remote_storage,
     replicas,
@@ -183,6 +184,17 @@ class Analysis:
                                                              self.options.transaction_state_partitions))
 
     @_shared
+    def timed_txns(self) -> DataFrame:
+        """The transactions with cluster_id, transactional_id, expected_coordinator_partition and their id's own
+        transaction_timeout_ms (the `transactions` table, the timeout checks, unknown_producer)."""
+        return self.keep(exactly_once.with_coordinator_timeouts(
+            replicas.with_cluster_id(self.txns, self.tables["brokers"]), self.txn_ids))
+
+    @_shared
+    def lineage(self) -> DataFrame:
+        return exactly_once.producer_lineage(self.log, self.clustered)
+
+    @_shared
     def ctx(self) -> DataFrame:
         return self.keep(coordinator.with_partitions_not_in_input(
             with_expected_coordinator_partition(coordinator.coordinator_transactions(self.log),
@@ -191,9 +203,10 @@ class Analysis:
 
     @_shared
     def offsets(self) -> DataFrame:
-        return self.keep.only_if(consumer_offsets.consumer_offsets_table(self.tables["offset_commits"], self.longest,
-                                                                         self.aborted[0]),
-                                 self.facts.has_consumer_offsets)
+        remote = self.finished if self.facts.has_remote_log_metadata and "remote_log_events" in self.tables else None
+        return self.keep.only_if(consumer_offsets.consumer_offsets_table(
+            self.tables["offset_commits"], self.longest, self.aborted[0], self.txns, remote,
+            self.tables["partition_checkpoints"]), self.facts.has_consumer_offsets)
 
     # Tiered storage: the remote segments (from __remote_log_metadata) against the local logs.
     @_shared
@@ -251,7 +264,8 @@ class Analysis:
     # the heads and tails they compare.
     @_shared
     def resend_data(self) -> DataFrame:
-        return self.data.filter("crc_valid")
+        data = self.data.filter("crc_valid")
+        return data if self.options.resend_aborted else exactly_once.without_aborted(data, self.txns)
 
     @_shared
     def resend_pairs(self) -> DataFrame:
@@ -337,8 +351,10 @@ CHECKS: list[Check] = [
     Check("log", sql=lambda a: crosschecks.log_fragments(), inputs=lambda a: {
         "batches": a.batches, "data": a.data, "segments": a.tables["segments"],
         "snapshots": a.tables["snapshot_entries"], "ends": a.ends, "epochs": a.tables["leader_epochs"]}),
-    Check("transactions", sql=lambda a: cleaner.transaction_fragments(a.options.txn_timeout_ms),
-          inputs=lambda a: {"txns": a.txns, "ends": a.ends, "batches": a.batches}),
+    # hanging_transaction and cleaner_blocked (each transaction by its id's own timeout), prepared_transaction
+    Check("transactions", sql=lambda a: [*cleaner.transaction_fragments(a.options.txn_timeout_ms),
+                                         exactly_once.prepared_transaction_sql()],
+          inputs=lambda a: {"txns": a.timed_txns, "ends": a.ends, "batches": a.batches}),
     Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
     Check("replica_divergence", sql=lambda a: [replicas.replica_divergence_sql(a.kraft)],
           inputs=lambda a: {"batches": a.clustered, "ends": a.ends_r, "div": a.div,
@@ -354,11 +370,15 @@ CHECKS: list[Check] = [
         a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
                                                     a.tables["brokers"], a.tables["partition_topic_ids"]),
         a.reference), _kraft),
-    Check("coordinator", sql=lambda a: coordinator.coordinator_fragments(a.options.transaction_state_partitions),
-          inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids},
+    Check("coordinator", sql=lambda a: coordinator.coordinator_fragments(a.options.transaction_state_partitions,
+                                                                         a.options.clock_skew_ms),
+          inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids,
+                            "txns": a.timed_txns, "dirs": a.tables["partition_dirs"], "brokers": a.tables["brokers"]},
           applies=_has_transaction_state),
-    Check("committed_offset", sql=lambda a: consumer_offsets.committed_offset_fragments(),
-          inputs=lambda a: {"offsets": a.offsets}, applies=_has_consumer_offsets),
+    Check("committed_offset", sql=lambda a: [*consumer_offsets.committed_offset_fragments(),
+                                             exactly_once.offset_commit_pending_sql(a.options.txn_timeout_ms)],
+          inputs=lambda a: {"offsets": a.offsets, "commits": a.tables["offset_commits"], "longest": a.longest,
+                            "txns": a.txns, "txn_ids": a.txn_ids}, applies=_has_consumer_offsets),
     Check("future_replica_divergence", sql=lambda a: [replicas.future_replica_divergence_sql()],
           inputs=lambda a: {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]},
           applies=lambda a: a.facts.has_future_replicas),
@@ -382,13 +402,13 @@ class Table:
 #: Every facts table of a scan (the findings table is the union of CHECKS): name in OUT -> how it is built.
 TABLES: dict[str, Table] = {
     "producers": Table(lambda a: producers.producers_table(a.data)),
-    "transactions": Table(lambda a: replicas.with_cluster_id(a.txns.drop("txn_index"), a.tables["brokers"])
-                          .join(a.txn_ids, ["cluster_id", "producer_id"], "left").drop("cluster_id")),
+    "transactions": Table(lambda a: a.timed_txns.select(*S.OUTPUT_TABLES["transactions"].names)),
     "replicas": Table(lambda a: replicas.replicas_table(a.ends_r, a.div, a.applied if a.kraft else None)
                       .withColumn("dir_state", F.lit("live"))
                       .unionByName(replicas.special_dir_replicas(a.every_dir["segments"], a.tables["brokers"]))),
     "leader_epoch_lineage": Table(lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"])),
     "coordinator_transactions": Table(lambda a: a.ctx.drop("txn_seq"), _has_transaction_state),
+    "producer_lineage": Table(lambda a: a.lineage, _has_transaction_state),
     "consumer_offsets": Table(lambda a: a.offsets, _has_consumer_offsets),
     "lso": Table(lambda a: transactions.lso_table(a.txns, a.ends)),
     "lso_changes": Table(lambda a: transactions.lso_changes(a.sweep)),

@@ -11,11 +11,16 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql
-from kforensics.spark.transactions import hanging_transaction_sql
+from kforensics.spark.transactions import (
+    TWO_PHASE_COMMIT_TIMEOUT_MS,
+    hanging_transaction_sql,
+    timeout_sql,
+    with_timeouts,
+)
 from kforensics.spark.views import run_sql
 
 HOLDS_COLUMNS = ("broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id, producer_epoch, "
-                 "txn_first_offset, age_ms_at_log_end, bytes_behind, file, position")
+                 "txn_first_offset, age_ms_at_log_end, bytes_behind, file, position, timeout_ms")
 
 
 def _holds_ctes(txn_timeout_ms: int) -> str:
@@ -26,7 +31,8 @@ def _holds_ctes(txn_timeout_ms: int) -> str:
                    min_by(producer_id, first_offset) AS held_by_producer_id,
                    min_by(producer_epoch, first_offset) AS producer_epoch,
                    min_by(first_timestamp, first_offset) AS first_timestamp,
-                   min_by(file, first_offset) AS file, min_by(position, first_offset) AS position
+                   min_by(file, first_offset) AS file, min_by(position, first_offset) AS position,
+                   min_by({timeout_sql(txn_timeout_ms)}, first_offset) AS timeout_ms
             FROM {{txns}} WHERE outcome = 'OPEN' AND first_offset IS NOT NULL
             GROUP BY broker, topic, partition),
         held AS (
@@ -37,7 +43,7 @@ def _holds_ctes(txn_timeout_ms: int) -> str:
                 JOIN first_open USING (broker, topic, partition))
             -- held by the transaction itself (not by a high watermark below it), below the log end, for too long
             WHERE last_stable_offset = txn_first_offset AND last_stable_offset < log_end_offset
-              AND age_ms_at_log_end > {int(txn_timeout_ms)}),
+              AND age_ms_at_log_end > timeout_ms AND timeout_ms != {TWO_PHASE_COMMIT_TIMEOUT_MS}),
         behind AS (
             SELECT broker, topic, partition, CAST(sum(size) AS BIGINT) AS bytes_behind
             FROM {{batches}} JOIN (SELECT broker, topic, partition, last_stable_offset FROM held)
@@ -47,7 +53,7 @@ def _holds_ctes(txn_timeout_ms: int) -> str:
         holds AS (
             SELECT broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id,
                    producer_epoch, txn_first_offset, age_ms_at_log_end, coalesce(bytes_behind, 0) AS bytes_behind,
-                   file, position
+                   file, position, timeout_ms
             FROM held LEFT JOIN behind USING (broker, topic, partition))"""
 
 
@@ -60,7 +66,7 @@ def _blocked_columns(txn_timeout_ms: int) -> str:
                         "%d) leaves the %d bytes from there to the log end uncleaned and the partition keeps "
                         "growing.",
                         "topic", "partition", "last_stable_offset", "held_by_producer_id", "txn_first_offset",
-                        "age_ms_at_log_end", str(int(txn_timeout_ms)), "cleaner_offset", "bytes_behind"),
+                        "age_ms_at_log_end", "timeout_ms", "cleaner_offset", "bytes_behind"),
         details={"cleaner_offset": "cleaner_offset", "last_stable_offset": "last_stable_offset",
                  "held_by_producer_id": "held_by_producer_id", "txn_first_offset": "txn_first_offset",
                  "bytes_behind": "bytes_behind"})
@@ -76,11 +82,12 @@ def cleaner_holds(txns: DataFrame, ends: DataFrame, batches: DataFrame, txn_time
     """Needs transactions_table (producer_id, producer_epoch, first_offset, first_timestamp, outcome, file,
     position), partition_ends (cleaner_offset, high_watermark, log_end_offset, log_end_timestamp) and the batches
     table (last_offset, size); one row per partition with a cleaner-offset-checkpoint entry whose LSO an open
-    transaction older than `txn_timeout_ms` holds below the log end: cleaner_offset, last_stable_offset,
-    held_by_producer_id, producer_epoch, txn_first_offset, age_ms_at_log_end, bytes_behind (the sizes of the
-    batches from the one holding the LSO to the log end), file and position of the transaction's first batch."""
+    transaction older than its timeout (its transactional id's, else `txn_timeout_ms`; never a two-phase-commit
+    one) holds below the log end: cleaner_offset, last_stable_offset, held_by_producer_id, producer_epoch,
+    txn_first_offset, age_ms_at_log_end, bytes_behind (the sizes of the batches from the one holding the LSO to the
+    log end), file and position of the transaction's first batch, timeout_ms (the timeout it was judged by)."""
     return run_sql(f"WITH {_holds_ctes(txn_timeout_ms)} SELECT {HOLDS_COLUMNS} FROM holds",
-                   txns=txns, ends=ends, batches=batches)
+                   txns=with_timeouts(txns), ends=ends, batches=batches)
 
 
 def cleaner_blocked(holds: DataFrame, txn_timeout_ms: int) -> DataFrame:

@@ -175,7 +175,8 @@ def zombie_epoch_sql() -> str:
              min(base_offset) AS newer_epoch_first_offset
       FROM producer_batches GROUP BY broker, topic, partition, producer_id, producer_epoch)
     SELECT {finding_columns("zombie_epoch", message=message, details={
-        "newer_epoch": "newer_epoch", "newer_epoch_first_offset": "newer_epoch_first_offset"})}
+        "newer_epoch": "newer_epoch", "newer_epoch_first_offset": "newer_epoch_first_offset",
+        "evidence": "'log_order'"})}
     FROM zombies LEFT JOIN first_of_epoch USING (broker, topic, partition, producer_id, newer_epoch)"""
 
 

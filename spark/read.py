@@ -309,7 +309,9 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                                     finding = _newer_row(where, decoded, newer)
                                     if finding is not None:
                                         yield from out.add(finding)
-                                row = _internal_row(where, decoded, is_txn)
+                                row = _internal_row(where, decoded, is_txn, {
+                                    "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
+                                    "transactional": b.is_transactional})
                                 if row is not None:
                                     yield from out.add(row)
             except OSError:
@@ -334,7 +336,8 @@ def _newer_row(where: dict[str, Any], decoded: dict[str, Any], seen: Any) -> dic
             "details": json.dumps(dict(f.details))}
 
 
-def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) -> dict[str, Any] | None:
+def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool,
+                  batch: dict[str, Any] | None = None) -> dict[str, Any] | None:
     if "error" in decoded:
         return {"row_kind": "finding", **where, "kind": "internal_record_undecodable", "severity": severity_of("internal_record_undecodable"),
                 "message": f"record at offset {where['offset']} of {where['topic']}-{where['partition']} could not be "
@@ -349,12 +352,18 @@ def _internal_row(where: dict[str, Any], decoded: dict[str, Any], is_txn: bool) 
             row.update(producer_id=v["producer_id"], producer_epoch=v["producer_epoch"], state=v["state"],
                        transaction_timeout_ms=v["transaction_timeout_ms"],
                        txn_partitions=",".join(sorted(f"{t}-{p}" for t, ps in parts.items() for p in ps or [])),
-                       last_update_timestamp=v["last_update_timestamp_ms"], start_timestamp=v["start_timestamp_ms"])
+                       last_update_timestamp=v["last_update_timestamp_ms"], start_timestamp=v["start_timestamp_ms"],
+                       # v1's tagged fields, absent where equal to their defaults (-1, -1, -1, 0)
+                       previous_producer_id=v.get("previous_producer_id", -1),
+                       next_producer_id=v.get("next_producer_id", -1),
+                       next_producer_epoch=v.get("next_producer_epoch", -1),
+                       client_transaction_version=v.get("client_transaction_version", 0))
         return row
     if k.get("type") != "offset_commit" or (v is not None and "offset" not in v):
         return None
     row = {"row_kind": "commit", **where, "group_id": k["group"], "commit_topic": k["topic"],
            "commit_partition": k["partition"], "tombstone": v is None}
+    row.update(batch or {})  # the producer of its batch: a TxnOffsetCommit is pending until its transaction's marker
     if v is not None:
         row.update(committed_offset=v["offset"], committed_leader_epoch=v.get("leaderEpoch"),
                    commit_timestamp=v["commitTimestamp"])
@@ -633,11 +642,9 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         internal = internal.limit(0)  # nothing to decode: no job
     internal = internal.cache()
     tables["coordinator_records"] = internal.filter(F.col("row_kind") == "txn").select(
-        *key, "file", "position", "offset", "timestamp", "transactional_id", "producer_id", "producer_epoch", "state",
-        "transaction_timeout_ms", "txn_partitions", "last_update_timestamp", "start_timestamp", "tombstone")
+        *S.INPUT_TABLES["coordinator_records"].names)
     tables["offset_commits"] = internal.filter(F.col("row_kind") == "commit").select(
-        *key, "file", "position", "offset", "timestamp", "group_id", "commit_topic", "commit_partition",
-        "committed_offset", "committed_leader_epoch", "commit_timestamp", "tombstone")
+        *S.INPUT_TABLES["offset_commits"].names)
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         first_newer_version(internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)))
     if listing_findings:

@@ -105,6 +105,10 @@ INTERNAL_ROW_FIELDS = [
     ("committed_offset", pa.int64()), ("committed_leader_epoch", pa.int32()), ("commit_timestamp", pa.int64()),
     ("tombstone", pa.bool_()), ("kind", pa.string()), ("severity", pa.string()), ("message", pa.string()),
     ("details", pa.string()),
+    # TransactionLogValue v1's tagged fields (Kafka 4.x); an offset commit's batch: its producer and whether it is
+    # transactional (a TxnOffsetCommit, applied only once its COMMIT marker follows)
+    ("previous_producer_id", pa.int64()), ("next_producer_id", pa.int64()), ("next_producer_epoch", pa.int32()),
+    ("client_transaction_version", pa.int32()), ("transactional", pa.bool_()),
 ]
 INTERNAL_ROWS = _schema(INTERNAL_ROW_FIELDS)
 INTERNAL_TOPICS = ("__transaction_state", "__consumer_offsets")
@@ -175,11 +179,12 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "coordinator_records": _schema([
         *PARTITION_KEY, *_POSITION, *[(n, t) for n, t in INTERNAL_ROW_FIELDS if n in (
             "transactional_id", "producer_id", "producer_epoch", "state", "transaction_timeout_ms", "txn_partitions",
-            "last_update_timestamp", "start_timestamp", "tombstone")]]),
+            "last_update_timestamp", "start_timestamp", "tombstone", "previous_producer_id", "next_producer_id",
+            "next_producer_epoch", "client_transaction_version")]]),
     "offset_commits": _schema([
         *PARTITION_KEY, *_POSITION, *[(n, t) for n, t in INTERNAL_ROW_FIELDS if n in (
             "group_id", "commit_topic", "commit_partition", "committed_offset", "committed_leader_epoch",
-            "commit_timestamp", "tombstone")]]),
+            "commit_timestamp", "tombstone", "producer_id", "producer_epoch", "transactional")]]),
     "remote_log_events": _schema([(f.name, f.type) for f in REMOTE_EVENT_ROWS if f.name != "row_kind"]),
     "partition_topic_ids": _schema([*PARTITION_KEY, ("topic_id", pa.string()), DIR_STATE]),
     "metadata_records": METADATA_RECORDS,
@@ -219,8 +224,17 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
         ("partitions", pa.list_(pa.string())), ("transaction_timeout_ms", pa.int32()),
         ("txn_start_timestamp", pa.int64()), ("completed_at", pa.int64()), ("coordinator_broker", pa.string()),
         ("coordinator_first_offset", pa.int64()), ("coordinator_last_offset", pa.int64()), ("file", pa.string()),
-        ("position", pa.int64()), ("expected_coordinator_partition", pa.string()),
+        ("position", pa.int64()), ("transaction_version", pa.int32()), ("marker_producer_id", pa.int64()),
+        ("marker_producer_epoch", pa.int32()), ("expected_coordinator_partition", pa.string()),
         ("partitions_not_in_input", pa.list_(pa.string()))]),
+    "producer_lineage": _schema([("cluster_id", pa.string()), ("transactional_id", pa.string()),
+        ("producer_id", pa.int64()), ("first_epoch", pa.int32()), ("last_epoch", pa.int32()),
+        ("previous_producer_id", pa.int64()), ("next_producer_id", pa.int64()), ("transaction_version", pa.int32()),
+        ("coordinator_partition", pa.string()), ("first_coordinator_offset", pa.int64()),
+        ("last_coordinator_offset", pa.int64()), ("first_coordinator_timestamp", pa.int64()),
+        ("last_coordinator_timestamp", pa.int64()), ("first_data_partition", pa.string()),
+        ("first_data_offset", pa.int64()), ("first_data_timestamp", pa.int64()), ("last_data_partition", pa.string()),
+        ("last_data_offset", pa.int64()), ("last_data_timestamp", pa.int64()), ("source", pa.string())]),
     "consumer_offsets": _schema([("group_id", pa.string()), ("cluster_id", pa.string()), ("topic", pa.string()),
         ("partition", pa.int32()), ("committed_offset", pa.int64()), ("committed_leader_epoch", pa.int32()),
         ("commit_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
@@ -228,7 +242,8 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
         ("position", pa.int64()), ("in_input", pa.bool_()), ("data_broker", pa.string()),
         ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()), ("lag", pa.int64()),
         ("aborted_first_offset", pa.int64()), ("aborted_last_offset", pa.int64()),
-        ("aborted_producer_id", pa.int64()), ("status", pa.string())]),
+        ("aborted_producer_id", pa.int64()), ("status", pa.string()), ("producer_id", pa.int64()),
+        ("transactional", pa.bool_()), ("transaction_outcome", pa.string())]),
     "lso": _schema([*PARTITION_KEY, ("last_stable_offset", pa.int64()), ("high_watermark", pa.int64()),
         ("log_end_offset", pa.int64()), ("held_by_producer_id", pa.int64()), ("stuck", pa.bool_())]),
     "lso_changes": _schema([*PARTITION_KEY, ("offset", pa.int64()), ("last_stable_offset", pa.int64()),

@@ -13,6 +13,7 @@ import heapq
 
 import pandas as pd
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
 from kforensics.spark.views import run_sql
@@ -82,30 +83,51 @@ def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
         USING (broker, topic, partition)""", batches=batches, checkpoints=checkpoints)
 
 
+#: Integer.MAX_VALUE: the timeout of a KIP-939 two-phase-commit transaction, which the coordinator never aborts
+#: (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4).
+TWO_PHASE_COMMIT_TIMEOUT_MS = 2**31 - 1
+
+
+def timeout_sql(txn_timeout_ms: int) -> str:
+    """A transaction's own timeout (`transaction_timeout_ms`, its transactional id's txnTimeoutMs) or the global one."""
+    return f"coalesce(transaction_timeout_ms, {int(txn_timeout_ms)})"
+
+
+def with_timeouts(txns: DataFrame) -> DataFrame:
+    """transactions_table as the timeout checks read it: with `transaction_timeout_ms` (null where not known)."""
+    if "transaction_timeout_ms" in txns.columns:
+        return txns
+    return txns.withColumn("transaction_timeout_ms", F.lit(None).cast("int"))
+
+
 def hanging_transaction_sql(txn_timeout_ms: int) -> str:
-    """The `hanging_transaction` fragment: reads `{txns}` (transactions_table: producer_id, producer_epoch,
-    outcome, first_offset, last_data_offset, first_timestamp, file, position) and `{ends}` (partition_ends:
-    log_end_timestamp); an open transaction older than the timeout at the log end."""
-    timeout = int(txn_timeout_ms)
+    """The `hanging_transaction` fragment: reads `{txns}` (transactions_table with transaction_timeout_ms:
+    producer_id, producer_epoch, outcome, first_offset, last_data_offset, first_timestamp, file, position) and
+    `{ends}` (partition_ends: log_end_timestamp); an open transaction older than its timeout at the log end (its
+    transactional id's txnTimeoutMs, which TransactionStateManager.timedOutTransactions aborts after, else
+    `txn_timeout_ms`; never a two-phase-commit one)."""
+    timeout = timeout_sql(txn_timeout_ms)
     columns = finding_columns(
         "hanging_transaction", offset="first_offset",
         message=fmt_sql("Producer %d's transaction opened at offset %d is still open at the log end, %d ms later "
                         "(timeout %d ms): read_committed consumers are stuck at offset %d.", "producer_id",
-                        "first_offset", "age_ms_at_log_end", str(timeout), "first_offset"),
+                        "first_offset", "age_ms_at_log_end", timeout, "first_offset"),
         details={"first_offset": "first_offset", "lso_stuck_at": "first_offset",
-                 "age_ms_at_log_end": "age_ms_at_log_end", "last_data_offset": "last_data_offset"})
+                 "age_ms_at_log_end": "age_ms_at_log_end", "last_data_offset": "last_data_offset",
+                 "transaction_timeout_ms": timeout})
     return f"""
         SELECT {columns} FROM (
             SELECT *, log_end_timestamp - first_timestamp AS age_ms_at_log_end
             FROM {{txns}} JOIN {{ends}} USING (broker, topic, partition)
             WHERE outcome = 'OPEN' AND first_offset IS NOT NULL)
-        WHERE age_ms_at_log_end > {timeout}"""
+        WHERE age_ms_at_log_end > {timeout} AND {timeout} != {TWO_PHASE_COMMIT_TIMEOUT_MS}"""
 
 
 def hanging_transactions(txns: DataFrame, ends: DataFrame, txn_timeout_ms: int) -> DataFrame:
-    """Needs transactions_table and partition_ends; `hanging_transaction` findings: still open at the log
-    end and older than the transaction timeout (age measured against the newest timestamp in the log)."""
-    return findings_sql([hanging_transaction_sql(txn_timeout_ms)], txns=txns, ends=ends)
+    """Needs transactions_table (and, where known, each transaction's transaction_timeout_ms) and partition_ends;
+    `hanging_transaction` findings: still open at the log end and older than the transaction's timeout (age measured
+    against the newest timestamp in the log)."""
+    return findings_sql([hanging_transaction_sql(txn_timeout_ms)], txns=with_timeouts(txns), ends=ends)
 
 
 SWEEP_SCHEMA = ("row_kind string, broker string, topic string, partition int, offset long, "

@@ -144,12 +144,18 @@ def test_unknown_producer_severity_follows_coverage(spark, full_scan: Path) -> N
     from kforensics.spark import coordinator
 
     cluster = F.lit("kforensics-sample-cluster").alias("cluster_id")
-    batches = spark.read.parquet(str(full_scan / "batches")).select("*", cluster)
-    log = spark.read.parquet(str(full_scan / "coordinator_records")).select("*", cluster)
+    txns = spark.read.parquet(str(full_scan / "transactions")).select("*", cluster)
+    known = coordinator.transactional_ids(spark.read.parquet(str(full_scan / "coordinator_records")).select("*", cluster))
+    # the __transaction_state partition dirs in the input (broker-1's -0, broker-2's -1)
+    dirs = spark.createDataFrame([("broker-1", "__transaction_state", 0, "p", "live"),
+                                  ("broker-2", "__transaction_state", 1, "p", "live")],
+                                 "broker string, topic string, partition int, path string, dir_state string")
+    brokers = spark.createDataFrame([(b, "kforensics-sample-cluster", n) for n, b in enumerate(("broker-1", "broker-2"))],
+                                    "broker string, cluster_id string, node_id int")
     for partitions, severity in ((2, "error"), (50, "warning")):
-        rows = coordinator.unknown_producers(batches, log, partitions).collect()
+        rows = coordinator.unknown_producers(txns, known, dirs, brokers, partitions).collect()
         assert [(r["producer_id"], r["severity"]) for r in rows] == [(8002, severity)]
-    assert coordinator.unknown_producers(batches, log.limit(0), 2).count() == 0  # no coordinator: not judged
+    assert coordinator.unknown_producers(txns, known, dirs.limit(0), brokers, 2).count() == 0  # no coordinator: not judged
 
 
 # --- consumer offsets -------------------------------------------------------------------------------

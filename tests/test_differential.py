@@ -34,7 +34,7 @@ from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_
 compiled = pytest.mark.skipif(core.COMPILED is None, reason="the compiled core is not built")
 
 SAMPLE_SEGMENTS = sorted(p for p in SAMPLE_LOGS.rglob("*") if p.suffix in (".log", ".checkpoint")
-                         and p.name[0].isdigit())
+                         and p.name[0].isdigit() and p.stat().st_size)  # eos-2's empty active segments hold nothing
 REAL_SEGMENTS = realdata_files("*.log") + realdata_files("*.checkpoint") + realdata_files("*.recordset.bin")
 
 

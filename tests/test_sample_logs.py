@@ -109,8 +109,9 @@ def _all_batches(segments: dict[str, tuple[list[Batch], int]]) -> list[Batch]:
     return [b for batches, _tail in segments.values() for b in batches]
 
 
-#: Samples written by generators of their own (tests/test_compacted.py holds them), not by generate.py.
-OTHER_SAMPLES = ("compacted-1", "generate_compacted.py", "EXPECTED-compacted.json")
+#: Samples written by generators of their own (each has its test), not by generate.py.
+OTHER_SAMPLES = ("compacted-1", "generate_compacted.py", "EXPECTED-compacted.json",  # tests/test_compacted.py
+                 "eos-1", "eos-2", "EXPECTED_EOS.json", "generate_eos.py")  # tests/test_eos.py
 
 
 def _sha256_tree(root: Path) -> dict[str, str]:

@@ -15,17 +15,18 @@ CO = "__consumer_offsets"
 CO_LOG = "__consumer_offsets-0/00000000000000000000.log"
 COMMIT_COLUMNS = ["broker", "topic", "partition", "file", "position", "offset", "timestamp", "group_id",
                   "commit_topic", "commit_partition", "committed_offset", "committed_leader_epoch", "commit_timestamp",
-                  "tombstone"]
+                  "tombstone", "producer_id", "producer_epoch", "transactional"]
 COMMITS = [(n, t) for n, t in INTERNAL_ROW_FIELDS if n in COMMIT_COLUMNS]
 
 
 def _commit(offset: int, group: str, partition: int, committed: int | None, *, broker: str = "b1",
-            tombstone: bool = False, ts: int | None = None) -> dict:
+            tombstone: bool = False, ts: int | None = None, pid: int = -1) -> dict:
+    """An offset commit record; with `pid` a TxnOffsetCommit in a transactional batch of that producer."""
     ts = offset if ts is None else ts
     return dict(broker=broker, offset=offset, position=offset * 10, timestamp=ts, group_id=group,
                 commit_topic="d", commit_partition=partition, committed_offset=committed,
                 committed_leader_epoch=None if tombstone else 0, commit_timestamp=None if tombstone else ts,
-                tombstone=tombstone)
+                tombstone=tombstone, producer_id=pid, producer_epoch=0 if pid >= 0 else -1, transactional=pid >= 0)
 
 
 def test_consumer_offsets_table(spark):
@@ -93,7 +94,7 @@ def test_committed_offset_findings(spark):
        "aborted_producer_id bigint, status string").selectExpr(
         "*", "'c' AS cluster_id", "'d' AS topic", "'b1' AS coordinator_broker", f"'{CO}-0' AS coordinator_partition",
         f"'{CO_LOG}' AS file", "coordinator_offset * 10 AS position", "CAST(coordinator_offset AS BIGINT) "
-        "AS commit_timestamp", "'b2' AS data_broker")
+        "AS commit_timestamp", "'b2' AS data_broker", "CAST(NULL AS STRING) AS transaction_outcome")
     expected = expected_findings(spark, [
         ("committed_offset_beyond_log_end", "error", "b1", "d", 1, CO_LOG, 30, 150, None, None,
          "g", "150", "10", "100", "b2", None, None, None),

@@ -15,7 +15,8 @@ LOG = "t-0/00000000000000000000.log"
 TS_LOG = "__transaction_state-3/00000000000000000000.log"
 RECORD_COLUMNS = ["broker", "topic", "partition", "file", "position", "offset", "timestamp", "transactional_id",
                   "producer_id", "producer_epoch", "state", "transaction_timeout_ms", "txn_partitions",
-                  "last_update_timestamp", "start_timestamp", "tombstone"]
+                  "last_update_timestamp", "start_timestamp", "tombstone", "previous_producer_id", "next_producer_id",
+                  "next_producer_epoch", "client_transaction_version"]
 RECORDS = [(n, t) for n, t in INTERNAL_ROW_FIELDS if n in RECORD_COLUMNS]
 
 
@@ -39,10 +40,13 @@ def test_coordinator_log_reads_the_longest_replica(spark):
 
 
 def _txn_record(offset: int, txn_id: str, pid: int, epoch: int, state: str, parts: str | None, start: int,
-                update: int, timeout: int = 60_000) -> dict:
+                update: int, timeout: int = 60_000, *, prev: int = -1, next_pid: int = -1, tv: int = 0) -> dict:
+    """A __transaction_state record; `tv` its ClientTransactionVersion (2: Transactions V2), `prev`/`next_pid` its
+    PreviousProducerId / NextProducerId (v1 tagged fields, -1 when absent)."""
     return dict(offset=offset, position=offset * 10, timestamp=update, transactional_id=txn_id, producer_id=pid,
                 producer_epoch=epoch, state=state, txn_partitions=parts, start_timestamp=start,
-                last_update_timestamp=update, transaction_timeout_ms=timeout)
+                last_update_timestamp=update, transaction_timeout_ms=timeout, previous_producer_id=prev,
+                next_producer_id=next_pid, next_producer_epoch=-1, client_transaction_version=tv)
 
 
 def test_coordinator_transactions(spark):
@@ -63,26 +67,34 @@ def test_coordinator_transactions(spark):
     tsp = "__transaction_state-3"
     expected = spark.createDataFrame([
         ("c", "a", 10, 0, 0, "COMMIT", ["Empty", "Ongoing", "PrepareCommit", "CompleteCommit"], ["t-0", "t-1"],
-         60_000, 1000, 3000, "b1", tsp, 0, 3, TS_LOG, 30, 0),
+         60_000, 1000, 3000, "b1", tsp, 0, 3, TS_LOG, 30, 0, 0, 10, 0),
         ("c", "a", 10, 0, 0, "ABORT", ["Ongoing", "PrepareAbort", "CompleteAbort"], ["t-0"], 60_000, 4000, 6000,
-         "b1", tsp, 4, 6, TS_LOG, 60, 1),
-        ("c", "a", 10, 1, 1, "ONGOING", ["Ongoing"], ["u-0"], 30_000, 7000, None, "b1", tsp, 7, 7, TS_LOG, 70, 2),
-        ("c", "b", 20, 0, 0, "NONE", ["Empty"], [], 60_000, None, None, "b1", tsp, 8, 8, TS_LOG, 80, 0),
+         "b1", tsp, 4, 6, TS_LOG, 60, 1, 0, 10, 0),
+        ("c", "a", 10, 1, 1, "ONGOING", ["Ongoing"], ["u-0"], 30_000, 7000, None, "b1", tsp, 7, 7, TS_LOG, 70, 2, 0,
+         10, 1),
+        ("c", "b", 20, 0, 0, "NONE", ["Empty"], [], 60_000, None, None, "b1", tsp, 8, 8, TS_LOG, 80, 0, 0, 20, 0),
         ("c", "c", 30, 6, 5, "PREPARE_ABORT", ["Ongoing", "PrepareAbort"], ["t-2"], 60_000, 9000, None, "b1", tsp, 9,
-         10, TS_LOG, 100, 0),
+         10, TS_LOG, 100, 0, 0, 30, 6),
     ], "cluster_id string, transactional_id string, producer_id bigint, producer_epoch int, "
        "first_producer_epoch int, outcome string, states array<string>, partitions array<string>, "
        "transaction_timeout_ms int, txn_start_timestamp bigint, completed_at bigint, coordinator_broker string, "
        "coordinator_partition string, coordinator_first_offset bigint, coordinator_last_offset bigint, file string, "
-       "position bigint, txn_seq bigint")
+       "position bigint, txn_seq bigint, transaction_version int, marker_producer_id bigint, "
+       "marker_producer_epoch int")
     assertDataFrameEqual(coordinator.coordinator_transactions(log), expected)
 
 
 def test_transactional_ids_takes_the_latest_name(spark):
-    log = spark.createDataFrame([("c", 10, "a", 100), ("c", 10, "z", 200), ("c", 20, "b", 50), ("d", 10, "q", 10)],
-                                "cluster_id string, producer_id bigint, transactional_id string, timestamp bigint")
-    expected = spark.createDataFrame([("c", 10, "z"), ("c", 20, "b"), ("d", 10, "q")],
-                                     "cluster_id string, producer_id bigint, transactional_id string")
+    # 30 is named only as the PreviousProducerId of 20's record (a rotation, the old id's records compacted away)
+    log = spark.createDataFrame([("c", 10, -1, -1, "a", 100, 1000), ("c", 10, -1, -1, "z", 200, 2000),
+                                 ("c", 20, 30, -1, "b", 50, 500), ("d", 10, 10, -1, "q", 10, 100)],
+                                "cluster_id string, producer_id bigint, previous_producer_id bigint, "
+                                "next_producer_id bigint, transactional_id string, timestamp bigint, "
+                                "transaction_timeout_ms int")
+    expected = spark.createDataFrame([("c", 10, "z", 2000), ("c", 20, "b", 500), ("c", 30, "b", 500),
+                                      ("d", 10, "q", 100)],
+                                     "cluster_id string, producer_id bigint, transactional_id string, "
+                                     "transaction_timeout_ms int")
     assertDataFrameEqual(coordinator.transactional_ids(log), expected)
 
 
@@ -108,6 +120,9 @@ CTX = ("cluster_id string, transactional_id string, producer_id bigint, producer
        "partitions array<string>, txn_start_timestamp bigint, completed_at bigint, coordinator_broker string, "
        "coordinator_partition string, coordinator_last_offset bigint, txn_seq bigint, "
        "partitions_not_in_input array<string>")
+#: A coordinator_transactions row of Transactions V1 as CTX's tuple, with what the marker check also reads.
+V1 = ("CAST(0 AS INT) AS first_producer_epoch", "CAST(0 AS INT) AS transaction_version",
+      "producer_id AS marker_producer_id", "producer_epoch AS marker_producer_epoch")
 
 
 def test_marker_checks_match_markers_by_time(spark):
@@ -117,7 +132,7 @@ def test_marker_checks_match_markers_by_time(spark):
         ("c", "a", 10, 0, "ABORT", ["t-0"], 5000, 6500, "b9", tsp, 6, 1, []),
         ("c", "a", 10, 0, "COMMIT", ["t-9"], 8000, 8500, "b9", tsp, 9, 2, ["t-9"]),   # not in the input: not judged
         ("c", "a", 10, 0, "PREPARE_COMMIT", ["t-0"], 9000, None, "b9", tsp, 11, 3, []),  # not completed
-    ], CTX)
+    ], CTX).selectExpr("*", *V1)
     rows = [
         txn_data(10, 0, max_timestamp=1100), marker(10, 1, "COMMIT", max_timestamp=2000),
         txn_data(10, 2, max_timestamp=5100), marker(10, 3, "ABORT", max_timestamp=6000),
@@ -174,24 +189,32 @@ def test_marker_findings(spark):
 UNKNOWN_DETAILS = ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing")
 
 
+TXNS = ("broker string, topic string, partition int, cluster_id string, producer_id bigint, producer_epoch int, "
+        "first_offset bigint, outcome string, batch_count bigint, file string, position bigint")
+
+
 @pytest.mark.parametrize("expected_partitions, severity, missing", [(2, "error", "0"), (50, "warning", "48")])
-def test_unknown_producers(spark, expected_partitions, severity, missing):
-    log = spark.createDataFrame([("c", 10, 0), ("c", 10, 1)], "cluster_id string, producer_id bigint, partition int")
-    rows = [txn_data(10, 0), txn_data(20, 5, epoch=2), txn_data(20, 7, epoch=2), marker(20, 8, "COMMIT", epoch=2),
-            batch_idempotent(30, 9),
-            # A cluster with no __transaction_state partition in the input: not judged.
-            {**txn_data(40, 0, broker="b3"), "cluster_id": "d"}]
-    data = batches(spark, [{"cluster_id": "c", **r} for r in rows], clustered=True)
-    out = coordinator.unknown_producers(data, log, expected_partitions)
+def test_unknown_producers_only_open_transactions_matter(spark, expected_partitions, severity, missing):
+    """A compacted __transaction_state keeps only each id's newest record: the marker-closed transactions of a
+    producer id no record names are silent; an open one is stuck for good. __transaction_state-1's dir is in the
+    input with no record yet: it counts as present."""
+    known = spark.createDataFrame([("c", 10)], "cluster_id string, producer_id bigint")
+    txns = spark.createDataFrame([
+        ("b1", "t", 0, "c", 10, 0, 0, "OPEN", 1, LOG, 0),       # known: an open transaction in flight
+        ("b1", "t", 0, "c", 20, 2, 5, "COMMIT", 2, LOG, 500),   # forgotten after compaction, closed: silent
+        ("b1", "t", 0, "c", 20, 2, 9, "ABORT", 1, LOG, 900),
+        ("b1", "t", 0, "c", 21, 3, 12, "OPEN", 3, LOG, 1200),   # open, no coordinator knows it: found
+        ("b1", "t", 0, "c", 22, 0, None, "OPEN", 0, LOG, 1300),  # nothing open (no first offset)
+        ("b3", "t", 0, "d", 40, 0, 0, "OPEN", 1, LOG, 0),       # a cluster with no __transaction_state dir
+    ], TXNS)
+    dirs = spark.createDataFrame([("b1", "__transaction_state", 0, "p0", "live"),
+                                  ("b2", "__transaction_state", 1, "p1", "live"), ("b1", "t", 0, "t0", "live")],
+                                 "broker string, topic string, partition int, path string, dir_state string")
+    brokers = spark.createDataFrame([("b1", "c", 1), ("b2", "c", 2), ("b3", "d", 3)],
+                                    "broker string, cluster_id string, node_id int")
+    out = coordinator.unknown_producers(txns, known, dirs, brokers, expected_partitions)
     assertDataFrameEqual(findings_view(out, *UNKNOWN_DETAILS), expected_findings(spark, [
-        ("unknown_producer", severity, "b1", "t", 0, LOG, 500, 5, 20, 2, "2", "[0,1]", missing)], *UNKNOWN_DETAILS))
-
-
-def batch_idempotent(pid: int, offset: int) -> dict:
-    """An idempotent (non-transactional) data batch."""
-    row = txn_data(pid, offset)
-    row["is_transactional"] = False
-    return row
+        ("unknown_producer", severity, "b1", "t", 0, LOG, 1200, 12, 21, 3, "3", "[0,1]", missing)], *UNKNOWN_DETAILS))
 
 
 FENCE_DETAILS = ("transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches",
@@ -213,7 +236,7 @@ def test_epoch_fenced_writes(spark):
             txn_data(20, 0, partition=1, base_timestamp=9999),       # no record names it: not judged here
             txn_data(30, 0, partition=2, base_timestamp=150), txn_data(30, 1, partition=2, base_timestamp=300)]
     data = batches(spark, [{"cluster_id": "c", **r} for r in rows], clustered=True)
-    out = coordinator.epoch_fenced_writes(data, log, txn_ids)
+    out = coordinator.epoch_fenced_writes(data, log, txn_ids, clock_skew_ms=0)
     assertDataFrameEqual(findings_view(out, *FENCE_DETAILS), expected_findings(spark, [
         ("epoch_fenced_write", "error", "b1", "t", 0, LOG, 300, 3, 10, 0, "a", "5000", "1", "6000", "2",
          "__transaction_state-7"),
