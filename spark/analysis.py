@@ -27,10 +27,12 @@ from kforensics.spark import (
     control_plane,
     coordinator,
     crosschecks,
+    groups,
     producers,
     remote_storage,
     replicas,
     restart,
+    share_groups,
     transactions,
 )
 from kforensics.spark import schemas as S
@@ -194,6 +196,35 @@ class Analysis:
                                                                          self.aborted[0]),
                                  self.facts.has_consumer_offsets)
 
+    # Groups (issue 41): __consumer_offsets' group records and __share_group_state replayed (spark/groups.py,
+    # spark/share_groups.py); nothing is planned where the parse kept no group record.
+    def input_table(self, name: str) -> DataFrame:
+        """An input table, or an empty one of its declared schema when the caller gave none."""
+        if name in self.tables:
+            return self.tables[name]
+        return self.share(S.frame(self.tables["batches"].sparkSession, S.INPUT_TABLES[name], []))
+
+    @_shared
+    def group_events(self) -> DataFrame:
+        return self.keep.only_if(groups.group_events(self.input_table("group_records"), self.longest),
+                                 self.facts.has_group_records)
+
+    @_shared
+    def group_members(self) -> DataFrame:
+        return self.keep.only_if(groups.group_members_table(self.group_events), self.facts.has_group_records)
+
+    @_shared
+    def group_assignments(self) -> DataFrame:
+        return self.keep.only_if(groups.group_assignments_table(
+            self.group_events, self.tables["partition_topic_ids"], self.input_table("metadata_records")),
+            self.facts.has_group_records)
+
+    @_shared
+    def share_state(self) -> DataFrame:
+        return self.keep.only_if(share_groups.share_state_table(
+            self.input_table("share_state_records"), self.longest, self.tables["partition_topic_ids"],
+            self.input_table("metadata_records"), self.group_events), self.facts.has_share_state_records)
+
     # Tiered storage: the remote segments (from __remote_log_metadata) against the local logs.
     @_shared
     def remote(self) -> DataFrame:
@@ -317,6 +348,21 @@ def _has_consumer_offsets(a: Analysis) -> bool:
     return a.facts.has_consumer_offsets
 
 
+def _has_group_records(a: Analysis) -> bool:
+    return a.facts.has_group_records
+
+
+def _has_share_state_records(a: Analysis) -> bool:
+    return a.facts.has_share_state_records
+
+
+def _committed_offsets(a: Analysis) -> DataFrame:
+    found = findings_sql(consumer_offsets.committed_offset_fragments(), offsets=a.offsets)
+    # issue 41: each names the member that owned the partition at the commit (a join of its own, after the check)
+    return groups.with_commit_owners(found, a.group_assignments, a.group_members) if a.facts.has_group_records \
+        else found
+
+
 def _kraft(a: Analysis) -> bool:
     return a.kraft
 
@@ -356,8 +402,14 @@ CHECKS: list[Check] = [
     Check("coordinator", sql=lambda a: coordinator.coordinator_fragments(a.options.transaction_state_partitions),
           inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids},
           applies=_has_transaction_state),
-    Check("committed_offset", sql=lambda a: consumer_offsets.committed_offset_fragments(),
-          inputs=lambda a: {"offsets": a.offsets}, applies=_has_consumer_offsets),
+    Check("committed_offset", _committed_offsets, applies=_has_consumer_offsets),
+    # groups replayed: partition_owned_twice; the share partitions' state against their logs
+    Check("groups", sql=lambda a: groups.group_fragments(), inputs=lambda a: {"assignments": a.group_assignments},
+          applies=_has_group_records),
+    Check("share_groups", sql=lambda a: share_groups.share_fragments(), inputs=lambda a: {
+        "state": a.share_state, "longest": a.longest, "records": a.input_table("share_state_records"),
+        "topic_ids": a.tables["partition_topic_ids"], "metadata": a.input_table("metadata_records"),
+        "events": a.group_events}, applies=_has_share_state_records),
     Check("future_replica_divergence", sql=lambda a: [replicas.future_replica_divergence_sql()],
           inputs=lambda a: {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]},
           applies=lambda a: a.facts.has_future_replicas),
@@ -391,6 +443,12 @@ TABLES: dict[str, Table] = {
     "lso": Table(lambda a: transactions.lso_table(a.txns, a.ends)),
     "lso_changes": Table(lambda a: transactions.lso_changes(a.sweep)),
     "aborted_ranges": Table(lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers)),
+    "group_members": Table(lambda a: a.group_members, _has_group_records),
+    "group_assignments": Table(lambda a: a.group_assignments, _has_group_records),
+    "consumer_lag": Table(lambda a: groups.consumer_lag_table(
+        a.offsets, transactions.lso_table(a.txns, a.ends), a.group_assignments, a.group_members),
+        _has_consumer_offsets),
+    "share_partition_state": Table(lambda a: a.share_state, _has_share_state_records),
     "remote_segments": Table(lambda a: a.remote, _has_remote),
     "remote_partition_deletes": Table(
         lambda a: remote_storage.remote_partition_deletes_table(a.tables["remote_log_events"]), _has_remote),
