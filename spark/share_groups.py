@@ -215,7 +215,7 @@ def share_state_stale_leader_sql() -> str:
     whose leader epoch (not -1) is below the highest one the key's earlier records (since its last tombstone)
     recorded."""
     columns = finding_columns(
-        "share_state_stale_leader", offset="offset", **_KW,
+        "share_state_stale_leader", offset=None, **_KW,
         message=fmt_sql("Share group %s's ShareUpdate of %s-%d at offset %d of %s carries leader epoch %d, below epoch "
                         "%d recorded at offset %d: a stale share partition leader's write, which the coordinator "
                         "fences.", "group_id", "coalesce(topic, topic_id)", "partition", "offset",
