@@ -53,6 +53,8 @@ class Report:
     restart_partitions: list[dict[str, Any]] = field(default_factory=list)  # the partitions that lose data
     #: (topic, partition) -> KRaft leadership history (kforensics/leadership_report.py)
     leadership: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    #: consumer and share groups replayed (kforensics/groups_report.py)
+    groups: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def has_problems(self) -> bool:
@@ -101,6 +103,9 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     from kforensics import leadership_report
 
     r.leadership = leadership_report.load_leadership(out)
+    from kforensics import groups_report
+
+    r.groups = groups_report.load_groups(out, r.findings)
     return r
 
 
@@ -235,6 +240,11 @@ def render_terminal(report: Report, console: Any) -> None:
         table("consumer offsets", report.consumer_offsets,
               ["group_id", "topic", "partition", "committed_offset", "log_start_offset", "log_end_offset", "lag",
                "status"])
+    if report.groups:
+        from kforensics import groups_report
+
+        table("consumer groups (`kforensics groups OUT --group G` for who owned what when)", report.groups,
+              groups_report.COLUMNS)
     if report.not_in_input:
         render.line("Partitions named by a coordinator or a group but not in the input (not judged): "
                     + ", ".join(report.not_in_input), out=console)
@@ -291,7 +301,7 @@ def render_html(report: Report, path: str) -> None:
     w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html_text(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
     w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
-      "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a>"
+      "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a><a href='#groups'>groups</a>"
       "<a href='#tiered'>tiered storage</a><a href='#timelines'>timelines</a></nav>")
     w("<h2 id='summary'>Summary</h2>")
     w(_html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
@@ -356,8 +366,10 @@ def render_html(report: Report, path: str) -> None:
     else:
         w("<p>No <code>__consumer_offsets</code> partition in the input.</p>")
 
-    from kforensics import tiered_report
+    from kforensics import groups_report, tiered_report
 
+    w(groups_report.html_section(report.groups, lambda rows, columns, css_id: _html_table(rows, columns, css_id=css_id),
+                                 _svg))
     w("<h2 id='tiered'>Tiered storage</h2>")
     if report.tiered:
         w("<p class='muted'>Per tiered partition: the offsets the remote tier holds (COPY_SEGMENT_FINISHED segments, "
