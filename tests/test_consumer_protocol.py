@@ -65,3 +65,41 @@ def test_subscription_versions_1_to_3(version: int) -> None:
     got = decode_subscription(data)
     assert (got.topics, got.owned_partitions) == (("orders",), (("orders", 4),))
     assert got.generation == (9 if version >= 2 else -1) and got.rack == ("rack-a" if version >= 3 else None)
+
+
+def test_the_parse_pass_keeps_group_and_share_records_and_reports_what_does_not_decode(tmp_path) -> None:
+    """spark/read.py internal_rows over a __consumer_offsets and a __share_group_state segment: a group record and
+    a share state record are rows of their own (beside the commits), a record that does not decode is an
+    internal_record_undecodable finding at its file and position, and the records after it are still read."""
+    import pyarrow as pa
+    from group_records import classic, share_state
+    from log_dir_builder import record_batches
+
+    from kforensics.parsers.internal_topics import CONSUMER_OFFSETS, SHARE_GROUP_STATE, encode_coordinator_record
+    from kforensics.spark import schemas as S
+    from kforensics.spark.read import internal_rows
+
+    def segment(topic: str, records: list[tuple[bytes, bytes | None]]) -> dict:
+        part = tmp_path / f"{topic}-0"
+        part.mkdir()
+        (part / "00000000000000000000.log").write_bytes(record_batches(records))
+        return {"task_kind": "segment", "broker": "b1", "topic": topic, "partition": 0,
+                "path": str(part / "00000000000000000000.log"), "base_offset": 0}
+
+    group = encode_coordinator_record(CONSUMER_OFFSETS, *classic("g", 1, {"A": {"t": [0]}}), 3)
+    snapshot = encode_coordinator_record(SHARE_GROUP_STATE, *share_state("g", "AAAAAAAAAAAAAAAAAAAAAQ", 0,
+                                                                         snapshot=True, start=5))
+    broken = (group[0], group[1][:9])  # a GroupMetadataValue cut short
+    tasks = [segment(CONSUMER_OFFSETS, [broken, group]), segment(SHARE_GROUP_STATE, [(snapshot[0], b"\x00\x00"),
+                                                                                     snapshot])]
+    rows = [r for batch in internal_rows(iter([pa.RecordBatch.from_pylist(tasks, schema=S.TASKS)]))
+            for r in batch.to_pylist()]
+    assert [(r["row_kind"], r["topic"], r["offset"], r["kind"]) for r in rows] == [
+        ("finding", CONSUMER_OFFSETS, 0, "internal_record_undecodable"), ("group", CONSUMER_OFFSETS, 1, None),
+        ("group", CONSUMER_OFFSETS, 1, None), ("finding", SHARE_GROUP_STATE, 0, "internal_record_undecodable"),
+        ("share", SHARE_GROUP_STATE, 1, None)]
+    assert rows[0]["position"] == 0 and rows[0]["file"].endswith("__consumer_offsets-0/00000000000000000000.log")
+    assert [(r["member_id"], r["generation"], r["topic_partitions"]) for r in rows[1:3]] == [
+        (None, 1, None), ("A", 1, [{"role": "assigned", "topic": "t", "topic_id": None, "subtopology_id": None,
+                                    "partition": 0}])]
+    assert (rows[4]["group_id"], rows[4]["start_offset"], rows[4]["state_batches"]) == ("g", 5, [])
