@@ -152,6 +152,11 @@ class Analysis:
         return self.keep(transactions.lso_sweep(self.txns))
 
     @_shared
+    def lso(self) -> DataFrame:
+        """The lso table (kept: consumer_lag reads it too)."""
+        return self.keep(transactions.lso_table(self.txns, self.ends))
+
+    @_shared
     def aborted(self) -> tuple[DataFrame, DataFrame]:
         return transactions.aborted_ranges(self.sweep, self.tables["txnindex"], self.ends)
 
@@ -204,26 +209,38 @@ class Analysis:
             return self.tables[name]
         return self.share(S.frame(self.tables["batches"].sparkSession, S.INPUT_TABLES[name], []))
 
+    def empty(self, name: str) -> DataFrame:
+        """An output table with no rows (its declared schema): what a replay with nothing to replay gives, unplanned."""
+        return self.share(S.frame(self.tables["batches"].sparkSession, S.OUTPUT_TABLES[name], []))
+
     @_shared
     def group_events(self) -> DataFrame:
-        return self.keep.only_if(groups.group_events(self.input_table("group_records"), self.longest),
-                                 self.facts.has_group_records)
+        """The group records of the replayed replicas, or (nothing to replay) the empty group_records table: the share
+        replay reads its topic names either way."""
+        if not self.facts.has_group_records:
+            return self.input_table("group_records")
+        return self.keep(groups.group_events(self.input_table("group_records"), self.longest))
 
     @_shared
     def group_members(self) -> DataFrame:
-        return self.keep.only_if(groups.group_members_table(self.group_events), self.facts.has_group_records)
+        if not self.facts.has_group_records:
+            return self.empty("group_members")
+        return self.keep(groups.group_members_table(self.group_events))
 
     @_shared
     def group_assignments(self) -> DataFrame:
-        return self.keep.only_if(groups.group_assignments_table(
-            self.group_events, self.tables["partition_topic_ids"], self.input_table("metadata_records")),
-            self.facts.has_group_records)
+        if not self.facts.has_group_records:
+            return self.empty("group_assignments")
+        return self.keep(groups.group_assignments_table(
+            self.group_events, self.tables["partition_topic_ids"], self.input_table("metadata_records")))
 
     @_shared
     def share_state(self) -> DataFrame:
-        return self.keep.only_if(share_groups.share_state_table(
+        if not self.facts.has_share_state_records:
+            return self.empty("share_partition_state")
+        return self.keep(share_groups.share_state_table(
             self.input_table("share_state_records"), self.longest, self.tables["partition_topic_ids"],
-            self.input_table("metadata_records"), self.group_events), self.facts.has_share_state_records)
+            self.input_table("metadata_records"), self.group_events))
 
     # Tiered storage: the remote segments (from __remote_log_metadata) against the local logs.
     @_shared
@@ -440,14 +457,13 @@ TABLES: dict[str, Table] = {
     "leader_epoch_lineage": Table(lambda a: replicas.leader_epoch_lineage(a.batches, a.tables["leader_epochs"])),
     "coordinator_transactions": Table(lambda a: a.ctx.drop("txn_seq"), _has_transaction_state),
     "consumer_offsets": Table(lambda a: a.offsets, _has_consumer_offsets),
-    "lso": Table(lambda a: transactions.lso_table(a.txns, a.ends)),
+    "lso": Table(lambda a: a.lso),
     "lso_changes": Table(lambda a: transactions.lso_changes(a.sweep)),
     "aborted_ranges": Table(lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers)),
     "group_members": Table(lambda a: a.group_members, _has_group_records),
     "group_assignments": Table(lambda a: a.group_assignments, _has_group_records),
-    "consumer_lag": Table(lambda a: groups.consumer_lag_table(
-        a.offsets, transactions.lso_table(a.txns, a.ends), a.group_assignments, a.group_members),
-        _has_consumer_offsets),
+    "consumer_lag": Table(lambda a: groups.consumer_lag_table(a.offsets, a.lso, a.group_assignments,
+                                                              a.group_members), _has_consumer_offsets),
     "share_partition_state": Table(lambda a: a.share_state, _has_share_state_records),
     "remote_segments": Table(lambda a: a.remote, _has_remote),
     "remote_partition_deletes": Table(

@@ -172,6 +172,17 @@ def test_parquet_keeps_the_strings(hostile_scan: dict[str, Any]) -> None:
     assert {r["transactional_id"] for r in pq.read_table(out / "coordinator_records").to_pylist()} == {TID}
 
 
+def test_a_scan_without_group_records_plans_no_group_replay(hostile_scan: dict[str, Any]) -> None:
+    """The hostile disk's __consumer_offsets holds a commit and no group record: the group and share replays are
+    not planned (no check, their tables written from their schema), the commit is still judged."""
+    from kforensics.scan_output import read_manifest
+
+    steps = {s["step"]: s for s in read_manifest(str(hostile_scan["out"])).profile["steps"]}
+    assert "check committed_offset" in steps and not {"check groups", "check share_groups"} & set(steps)
+    assert not any(pq.read_table(hostile_scan["out"] / t).num_rows
+                   for t in ("group_members", "group_assignments", "share_partition_state"))
+
+
 def test_scan_summary_and_findings_on_the_terminal(hostile_scan: dict[str, Any], wide_console: None) -> None:
     from kforensics import queries
     from kforensics.scan_output import summarize
