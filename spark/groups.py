@@ -3,9 +3,11 @@
 The parse pass keeps every group coordinator record but offset commits as a row of `group_records`
 (`group_record_rows`, on the executors); the replay is SQL over that table, per `__consumer_offsets` partition of
 each cluster's longest replica (the copy the coordinator would load), in offset order. Rules, as Apache Kafka's
-group coordinator replays its log (`group-coordinator/.../GroupMetadataManager.java` `replay(...)`, read at
-apache/kafka 0013464c, Kafka 4.2 trunk; `GroupCoordinatorShard.replay` dispatches by record type;
-`modern/consumer/ConsumerGroup.java`, `streams/StreamsGroup.java`, `classic/ClassicGroup.java`):
+group coordinator replays its log: `group-coordinator/.../GroupMetadataManager.java` `replay(...)` read at apache/kafka
+0013464c (Kafka 4.2 trunk: streams groups with TasksTupleWithEpochs, tombstones of unknown groups and members
+ignored), `GroupCoordinatorShard.replay` (it dispatches by record type), `modern/consumer/ConsumerGroup.java`
+`addPartitionEpochs` and `modern/MemberState.java` at apache/kafka 1eb76443 (October 2024), `streams/MemberState.java`
+at a9f8d893:
 
 - classic groups: a GroupMetadata record replaces the whole group (every member, its generation, its members'
   subscription and assignment bytes: `replay(GroupMetadataKey, GroupMetadataValue)`); its tombstone removes the
@@ -213,6 +215,8 @@ GROUP = "cluster_id, coordinator_partition, group_id"
 MEMBER = f"{GROUP}, group_type, member_id"
 
 
+# GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue) puts a whole new classic group (its tombstone
+# removes it); replay(XGroupMetadataKey, null) removes a consumer, share or streams group: both end every member.
 def group_events(records: DataFrame, longest: DataFrame) -> DataFrame:
     """Needs group_records and longest_replicas; the records of each cluster's longest replica of every
     `__consumer_offsets` partition, with cluster_id, coordinator_broker, coordinator_partition and `next_end`
@@ -261,6 +265,8 @@ def _islands(rows: str, key: str, same: list[str], first: list[str]) -> str:
         GROUP BY {key}, {', '.join(same)}, island"""
 
 
+# ConsumerGroupMember.Builder.updateWith(MemberMetadataValue | CurrentMemberAssignmentValue): each record kind replaces
+# its own fields only; a CurrentMemberAssignment tombstone sets LEAVE_GROUP_MEMBER_EPOCH (-1) and empties the member.
 def group_members_table(events: DataFrame) -> DataFrame:
     """Needs group_events; the `group_members` table: one row per member and state (generation of a classic group;
     member epoch, state and subscription of the others), from the record that set it (from_offset, from_timestamp)
@@ -415,6 +421,8 @@ def consumer_lag_table(offsets: DataFrame, lso: DataFrame, assignments: DataFram
 
 # --- findings ------------------------------------------------------------------------------------------------------
 
+# ConsumerGroup.addPartitionEpochs (apache/kafka 1eb76443) throws "Cannot set the epoch of %s-%s ... still owned at
+# epoch %d" when a member's assigned or pending partition already has an owner: a log Kafka refuses to load.
 def partition_owned_twice_sql() -> str:
     """Reads {assignments} (group_assignments); the fragment of `partition_owned_twice`: per pair of members of one
     classic, consumer or streams group holding one partition (neither pending revocation) over overlapping spans of

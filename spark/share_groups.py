@@ -4,8 +4,9 @@ The parse pass keeps every ShareSnapshot and ShareUpdate as a row of `share_stat
 the replay is SQL over it, per share partition key (group, topic id, partition) of each cluster's longest replica of
 a `__share_group_state` partition, in offset order. Rules, as the share coordinator replays its log
 (`share-coordinator/.../ShareCoordinatorShard.java` `replay`, `handleShareSnapshot`, `handleShareUpdate`, `merge`,
-`maybeGetWriteStateError`, and `PersisterStateBatchCombiner.java`, read at apache/kafka 35098fcf, Kafka 4.1 trunk;
-the tombstone rule of Kafka 4.3.1's `handleShareSnapshot`; record states of `server/share/fetch/RecordState.java`):
+`maybeGetWriteStateError`, read at apache/kafka 35098fcf, Kafka 4.1 trunk; `PersisterStateBatchCombiner.java` at
+apache/kafka 1eb76443; the tombstone branch of `handleShareSnapshot` and `server/share/fetch/RecordState.java` as Kafka
+4.3.1 has them, read in a stored quotation of those files, no stored copy of 4.3 itself being found):
 
 - a ShareSnapshot is the whole state (snapshot epoch, state epoch, leader epoch, start offset, batches); a ShareUpdate
   merges into it: its start offset and leader epoch replace the state's unless -1, and its batches are combined with
