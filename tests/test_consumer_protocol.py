@@ -4,6 +4,7 @@ Version 0 bytes come from an independent writer (aiokafka's ConsumerProtocolMemb
 
 from __future__ import annotations
 
+import json
 import struct
 
 import pytest
@@ -103,3 +104,29 @@ def test_the_parse_pass_keeps_group_and_share_records_and_reports_what_does_not_
         (None, 1, None), ("A", 1, [{"role": "assigned", "topic": "t", "topic_id": None, "subtopology_id": None,
                                     "partition": 0}])]
     assert (rows[4]["group_id"], rows[4]["start_offset"], rows[4]["state_batches"]) == ("g", 5, [])
+
+
+def test_a_member_whose_consumer_protocol_bytes_do_not_read_is_a_note_and_owns_nothing() -> None:
+    """groups.group_record_rows: protocol type "consumer" with assignment bytes cut short gives the member's row without
+    partitions and a consumer_protocol_undecodable note; another protocol type's bytes (Connect's) are not read."""
+    import base64
+
+    from group_records import classic
+
+    from kforensics.parsers.internal_topics import CONSUMER_OFFSETS, decode_consumer_offsets, encode_coordinator_record
+    from kforensics.spark.groups import group_record_rows
+
+    where = {"broker": "b1", "topic": CONSUMER_OFFSETS, "partition": 0, "file": "f.log", "position": 7, "offset": 3,
+             "timestamp": 9}
+    for protocol_type, notes in (("consumer", 1), ("connect", 0)):
+        record_type, key, value = classic("g", 4, {"A": {"t": [0]}}, protocol_type)
+        value["members"][0]["assignment"] = base64.b64encode(b"\x00\x01\x00\x00").decode()
+        rows = group_record_rows(where, decode_consumer_offsets(*encode_coordinator_record(
+            CONSUMER_OFFSETS, record_type, key, value, 3)))
+        found = [r for r in rows if r["row_kind"] == "finding"]
+        member = next(r for r in rows if r.get("member_id") == "A")
+        assert len(found) == notes and "topic_partitions" not in member
+        if notes:
+            assert (found[0]["kind"], found[0]["severity"], found[0]["position"]) == (
+                "consumer_protocol_undecodable", "info", 7)
+            assert json.loads(found[0]["details"])["field"] == "assignment"
