@@ -123,3 +123,17 @@ def test_regenerating_the_groups_sample_gives_identical_bytes(tmp_path: Path) ->
                 for p in sorted([*(root / BROKER).rglob("*"), root / "EXPECTED_GROUPS.json"]) if p.is_file()}
 
     assert tree(tmp_path) == tree(SAMPLE_LOGS) and len(tree(tmp_path)) > 50
+
+
+def test_the_html_report_draws_a_lane_per_partition_colored_by_owner(groups_scan: Path, tmp_path: Path) -> None:
+    from kforensics.report import load_report, render_html
+
+    report = load_report(str(groups_scan))
+    assert {(g["group_id"], g["group_type"], g["members"], g["partitions"]) for g in report.groups} == {
+        ("billing", "classic", 2, 2), ("orders-app", "consumer", 3, 3), ("fraud-check", "consumer", 2, 1),
+        ("wordcount", "streams", 2, 3), ("alerts-share", "share", 2, 3)}
+    page = tmp_path / "r.html"
+    render_html(report, str(page))
+    text = page.read_text()
+    assert text.count("class='group-ownership'") == 5 and "id='groups-table'" in text
+    assert "<bdi>orders-app</bdi>: 3 member(s) over 3 partition(s)" in text
