@@ -107,7 +107,8 @@ def html_section(groups: list[dict[str, Any]], table: Any, svg: Any) -> str:
         parts.append("<p>No group record in the input (<code>__consumer_offsets</code>, "
                      "<code>__share_group_state</code>).</p>")
         return "".join(parts)
-    parts.append("<p class='muted'>Groups replayed from <code>__consumer_offsets</code> (classic, consumer, streams and "
+    parts.append("<p class='muted'>Groups replayed from <code>__consumer_offsets</code> (classic, consumer, streams "
+                 "and "
                  "share groups) and <code>__share_group_state</code>: a lane per partition, colored by the member "
                  "that owned it (hatched: pending revocation). <code>kforensics groups OUT --group G</code> lists "
                  "every span, commit and lag.</p>")

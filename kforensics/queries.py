@@ -180,7 +180,8 @@ def group_history(out: str, *, group: str | None = None, at: int | None = None) 
         lambda r: (r["topic"] or r["topic_id"] or "", r["partition"], r["assigned_from_offset"], r["member_id"]))
     lag = [r for r in read_table(out, "consumer_lag") if wanted(r["group_id"])]
     # the commits of the replica the replay read (a __consumer_offsets partition may be on several brokers)
-    replayed = {(r["cluster_id"], r["coordinator_partition"]): r["coordinator_broker"] for r in [*members, *owned, *lag]}
+    replayed = {(r["cluster_id"], r["coordinator_partition"]): r["coordinator_broker"]
+                for r in [*members, *owned, *lag]}
     clusters = {b["broker"]: b["cluster_id"] or "" for b in read_table(out, "replicas", ["broker", "cluster_id"])}
     commits = [{**r, "topic": r["commit_topic"], "partition": r["commit_partition"], "coordinator_offset": r["offset"],
                 "coordinator_broker": r["broker"], "coordinator_partition": f"{r['topic']}-{r['partition']}",
@@ -206,9 +207,8 @@ def ownership_spans(assignments: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                                 r["assigned_from_offset"])):
         epoch = r["generation"] if r["generation"] is not None else r["member_epoch"]
         last = spans[-1] if spans else None
-        if last and (last["topic"], last["topic_id"], last["partition"], last["member_id"], last["pending_revocation"]) \
-                == (r["topic"], r["topic_id"], r["partition"], r["member_id"], r["pending_revocation"]) \
-                and last["to_offset"] == r["assigned_from_offset"]:
+        same = ("topic", "topic_id", "partition", "member_id", "pending_revocation")
+        if last and all(last[k] == r[k] for k in same) and last["to_offset"] == r["assigned_from_offset"]:
             last.update(to_offset=r["assigned_to_offset"], to_time=r["to_time"], last_epoch=epoch)
             continue
         spans.append({"topic": r["topic"], "topic_id": r["topic_id"], "partition": r["partition"],

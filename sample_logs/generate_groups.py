@@ -215,7 +215,8 @@ def consumer_groups(log: Log) -> tuple[list, list, list]:
     commit(0, 50)
     commit(1, 30)
     members = [
-        (m["m1"], None, "orders-app m1 joins", "m1 epoch 1", "UNKNOWN"), (m["m1"], 1, "m1 epoch 1", "m1 epoch 2 revoking", "STABLE"),
+        (m["m1"], None, "orders-app m1 joins", "m1 epoch 1", "UNKNOWN"),
+        (m["m1"], 1, "m1 epoch 1", "m1 epoch 2 revoking", "STABLE"),
         (m["m1"], 2, "m1 epoch 2 revoking", "m1 epoch 2 revoked", "UNREVOKED_PARTITIONS"),
         (m["m1"], 2, "m1 epoch 2 revoked", "m1 epoch 3 revoking", "STABLE"),
         (m["m1"], 3, "m1 epoch 3 revoking", None, "UNREVOKED_PARTITIONS"),
@@ -231,7 +232,8 @@ def consumer_groups(log: Log) -> tuple[list, list, list]:
         name = next(n for n, v in m.items() if v == row["member_id"])
         row.update(client_id=f"orders-app-{name}", client_host=f"/10.30.0.{name[1]}", rack="rack-b",
                    subscribed_topics=["orders"], instance_id=None, generation=None)
-    owned = [("m1", 0, 1, False, "m1 epoch 1", "m1 epoch 2 revoking"), ("m1", 1, 1, False, "m1 epoch 1", "m1 epoch 2 revoking"),
+    owned = [("m1", 0, 1, False, "m1 epoch 1", "m1 epoch 2 revoking"),
+             ("m1", 1, 1, False, "m1 epoch 1", "m1 epoch 2 revoking"),
              ("m1", 2, 1, False, "m1 epoch 1", "m1 epoch 2 revoking"),
              ("m1", 0, 2, False, "m1 epoch 2 revoking", "m1 epoch 3 revoking"),
              ("m1", 1, 2, False, "m1 epoch 2 revoking", "m1 epoch 3 revoking"),
@@ -313,7 +315,8 @@ def share_group(log: Log) -> tuple[list, list, list]:
     def state(partition: int, at: int, snapshot: bool, start: int, leader: int, batches: list, label: str) -> None:
         key = {"groupId": group, "topicId": alerts, "partition": partition}
         value = {"snapshotEpoch": 0, "leaderEpoch": leader, "startOffset": start, "stateBatches": [
-            {"firstOffset": f, "lastOffset": last, "deliveryState": s, "deliveryCount": c} for f, last, s, c in batches]}
+            {"firstOffset": f, "lastOffset": last, "deliveryState": s, "deliveryCount": c}
+            for f, last, s, c in batches]}
         if snapshot:
             value.update(stateEpoch=0, createTimestamp=at, writeTimestamp=at)
         log.add(SHARE_GROUP_STATE, g.share_state_partition(group, "alerts", partition), at, 0 if snapshot else 1, key,
@@ -394,7 +397,8 @@ def main(out: Path) -> dict:
     for topic, partition, start, count in DATA:
         writers[(topic, partition)] = data_partition(rng, topic, partition, start, count)
     for (topic, partition), entries in sorted(log.entries.items()):
-        assert [at for at, _, _ in entries] == sorted(at for at, _, _ in entries), (topic, partition)  # appended in time
+        times = [at for at, _, _ in entries]
+        assert times == sorted(times), (topic, partition)  # appended in time order
         writers[(topic, partition)] = g.coordinator_partition(topic, partition, entries)
     partitions = {}
     for (topic, partition), w in sorted(writers.items()):

@@ -429,7 +429,8 @@ def partition_owned_twice_sql() -> str:
     the group's log, the first overlap."""
     columns = finding_columns(
         "partition_owned_twice", offset=None, producer_id=None, producer_epoch=None,
-        message=fmt_sql("Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and %s, "
+        message=fmt_sql("Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and "
+                        "%s, "
                         "from offset %d of %s: both were assigned it.", "group_id", "group_type",
                         "coalesce(topic, topic_id)", "partition", "members[0]", "members[1]", "coordinator_offset",
                         "coordinator_partition"),

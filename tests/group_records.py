@@ -98,7 +98,8 @@ def current(kind: str, group: str, member_id: str, epoch: int, assigned: dict[st
         return rt, key, {"memberEpoch": epoch, "previousMemberEpoch": epoch - 1, "state": state,
                          "activeTasks": tasks(assigned), "activeTasksPendingRevocation": tasks(pending)}
     tps = lambda d: [{"topicId": t, "partitions": ps} for t, ps in (d or {}).items()]  # noqa: E731
-    value = {"memberEpoch": epoch, "previousMemberEpoch": epoch - 1, "state": state, "assignedPartitions": tps(assigned)}
+    value = {"memberEpoch": epoch, "previousMemberEpoch": epoch - 1, "state": state,
+             "assignedPartitions": tps(assigned)}
     if kind == "consumer":
         value["partitionsPendingRevocation"] = tps(pending)
     return rt, key, value

@@ -1,6 +1,6 @@
-"""sample_logs/groups-1 (sample_logs/generate_groups.py) scanned once: the group tables hold the rows EXPECTED_GROUPS.json
-lists, the findings are exactly the planted ones, `kforensics groups` prints them, and regenerating the sample gives the
-same bytes."""
+"""sample_logs/groups-1 (sample_logs/generate_groups.py) scanned once: the group tables hold the rows
+EXPECTED_GROUPS.json lists, the findings are exactly the planted ones, `kforensics groups` prints them, the HTML report
+draws them, and regenerating the sample gives the same bytes."""
 
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ def update(partition, start, *, topic=ORDERS, group="g", leader=0, batches=(), *
 LOG = [
     # orders-0: a snapshot, then updates merged into it
     snap(0, 0, leader=1, batches=[(0, 9, AVAILABLE, 1)]),                                       # 0
-    update(0, -1, leader=1, batches=[(5, 14, ACKNOWLEDGED, 1)]),                                # 1 same count: the state
-    update(0, 3, leader=-1, batches=[(0, 6, AVAILABLE, 2)]),                                    # 2 cut at 3; count 2 wins
+    update(0, -1, leader=1, batches=[(5, 14, ACKNOWLEDGED, 1)]),                     # 1 same count: the state wins
+    update(0, 3, leader=-1, batches=[(0, 6, AVAILABLE, 2)]),                         # 2 cut at 3; count 2 wins
     update(0, -1, leader=2, batches=[(15, 15, ARCHIVED, 5), (16, 17, ARCHIVED, 5)]),            # 3 adjacent: one run
     update(0, -1, leader=1),                                                                    # 4 stale leader epoch
     # payments-0: removed by a tombstone
