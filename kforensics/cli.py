@@ -21,7 +21,7 @@ from kforensics.commands.dump import dump
 from kforensics.commands.eos import eos
 from kforensics.commands.export import export
 from kforensics.commands.locate import locate
-from kforensics.commands.reports import gaps, leaders, lso, producers, report, txns
+from kforensics.commands.reports import gaps, groups, leaders, lso, producers, report, txns
 from kforensics.commands.scan import scan
 from kforensics.commands.serve import serve, warmup
 
@@ -119,10 +119,11 @@ def main() -> None:
       kforensics eos ./kforensics-out --transactional-id wordcount-a-1
       kforensics locate --transactional-id payments-app-1 /var/lib/kafka
       kforensics leaders ./kforensics-out --topic orders
+      kforensics groups ./kforensics-out --group billing
       kforensics report ./kforensics-out --html incident.html
       kforensics export /var/lib/kafka --topic orders --partition 0 --offsets 1200:1899 --out lost.jsonl
     """
 
 
-for _command in (dump, scan, locate, export, serve, warmup, gaps, txns, lso, producers, leaders, eos, report):
+for _command in (dump, scan, locate, export, serve, warmup, gaps, txns, lso, producers, leaders, eos, groups, report):
     main.add_command(_command)

@@ -54,6 +54,8 @@ class Report:
     #: (topic, partition) -> KRaft leadership history (kforensics/leadership_report.py)
     leadership: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     eos: Any = None  # the exactly-once audit (kforensics/eos_report.py)
+    #: consumer and share groups replayed (kforensics/groups_report.py)
+    groups: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def has_problems(self) -> bool:
@@ -102,9 +104,10 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
     from kforensics import leadership_report
 
     r.leadership = leadership_report.load_leadership(out)
-    from kforensics import eos_report
+    from kforensics import eos_report, groups_report
 
     r.eos = eos_report.load_audit(out)
+    r.groups = groups_report.load_groups(out, r.findings)
     return r
 
 
@@ -239,6 +242,11 @@ def render_terminal(report: Report, console: Any) -> None:
         table("consumer offsets", report.consumer_offsets,
               ["group_id", "topic", "partition", "committed_offset", "log_start_offset", "log_end_offset", "lag",
                "status"])
+    if report.groups:
+        from kforensics import groups_report
+
+        table("consumer groups (`kforensics groups OUT --group G` for who owned what when)", report.groups,
+              groups_report.COLUMNS)
     if report.not_in_input:
         render.line("Partitions named by a coordinator or a group but not in the input (not judged): "
                     + ", ".join(report.not_in_input), out=console)
@@ -300,6 +308,7 @@ def render_html(report: Report, path: str) -> None:
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
     w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
       "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a><a href='#eos'>exactly-once</a>"
+      "<a href='#groups'>groups</a>"
       "<a href='#tiered'>tiered storage</a><a href='#timelines'>timelines</a></nav>")
     w("<h2 id='summary'>Summary</h2>")
     w(_html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
@@ -364,11 +373,13 @@ def render_html(report: Report, path: str) -> None:
     else:
         w("<p>No <code>__consumer_offsets</code> partition in the input.</p>")
 
-    from kforensics import eos_report, tiered_report
+    from kforensics import eos_report, groups_report, tiered_report
 
     w("<h2 id='eos'>Exactly-once</h2>")
     if report.eos is not None:
         w(eos_report.html_section(report.eos, _html_table))
+    w(groups_report.html_section(report.groups, lambda rows, columns, css_id: _html_table(rows, columns, css_id=css_id),
+                                 _svg))
     w("<h2 id='tiered'>Tiered storage</h2>")
     if report.tiered:
         w("<p class='muted'>Per tiered partition: the offsets the remote tier holds (COPY_SEGMENT_FINISHED segments, "

@@ -39,7 +39,7 @@ MANIFEST_FORMAT = 1
 OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
                  "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
                  "coordinator_records", "coordinator_transactions", "producer_lineage", "offset_commits",
-                 "consumer_offsets",
+                 "consumer_offsets", "group_members", "group_assignments", "consumer_lag", "share_partition_state",
                  "remote_segments", "remote_partition_deletes", "partition_history", "broker_history", "topics",
                  "features", "restart_prediction", "findings")
 

@@ -45,7 +45,13 @@ def _kinds(*kinds: FindingKind) -> dict[str, FindingKind]:
 
 
 _COMMIT_FIELDS = ("group", "committed_offset", "coordinator_partition", "coordinator_offset", "commit_timestamp",
-                  "log_start_offset", "log_end_offset", "reference_broker")
+                  "log_start_offset", "log_end_offset", "reference_broker", "member_id", "member_client_id")
+#: What the committed_offset_* rules say of the member (spark/groups.py adds it to their findings).
+_COMMIT_OWNER = ("; `member_id` and `member_client_id` name the member that owned the partition at the commit, "
+                 "where the group replay knows it (the assignment in force at the commit record's offset in the "
+                 "same `__consumer_offsets` log)")
+_SHARE_FIELDS = ("group", "topic_id", "share_partition_key", "start_offset", "coordinator_partition",
+                 "coordinator_offset")
 _MARKER_FIELDS = ("transactional_id", "coordinator_partition", "coordinator_offset", "coordinator_broker",
                   "coordinator_outcome", "txn_start_timestamp", "completed_at", "partitions_not_in_input",
                   "expected_coordinator_partition")
@@ -520,7 +526,7 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "group resets or skips. `broker` is the one holding the commit, `topic`/`partition` the "
                       "committed partition, `file`/`position` the commit record: `group`, `committed_offset`, "
                       "`coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, "
-                      "`log_end_offset`, `reference_broker`")),
+                      "`log_end_offset`, `reference_broker`") + _COMMIT_OWNER),
     FindingKind("committed_offset_below_log_start", "error", "a group's committed offset is below the partition's "
                 "log start", _COMMIT_FIELDS,
                 rule=("a group's committed offset is below the partition's log start (retention deleted records the "
@@ -529,7 +535,7 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "sound; `broker`, `topic`/`partition` and `file`/`position` as for "
                       "`committed_offset_beyond_log_end`; the same fields: `group`, `committed_offset`, "
                       "`coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, "
-                      "`log_end_offset`, `reference_broker`")),
+                      "`log_end_offset`, `reference_broker`") + _COMMIT_OWNER),
     FindingKind("committed_offset_in_aborted_range", "warning", "a group's committed offset lies inside an aborted "
                 "transaction", (*_COMMIT_FIELDS, "aborted_first_offset", "aborted_last_offset",
                                 "aborted_producer_id"),
@@ -540,7 +546,7 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "`aborted_first_offset`, `aborted_last_offset`, `aborted_producer_id`. The committed offset "
                       "of all three is the one the group coordinator serves: commits apply in log order, a "
                       "transactional one (TxnOffsetCommit) once its COMMIT marker follows, never an aborted or pending"
-                      " one (OffsetMetadataManager)")),
+                      " one (OffsetMetadataManager)") + _COMMIT_OWNER),
     FindingKind("offset_commit_pending", "warning", "a group's offset commits sit in a transaction still open longer "
                 "than its timeout: the group's consumers get UNSTABLE_OFFSET_COMMIT until it ends",
                 ("group", "transactional_id", "partitions", "committed_offsets", "txn_first_offset",
@@ -554,6 +560,70 @@ KINDS: dict[str, FindingKind] = _kinds(
                       "partition (its longest replica) at its first pending commit: `group`, `transactional_id`, "
                       "`partitions` (the committed partitions), `committed_offsets`, `txn_first_offset`, "
                       "`age_ms_at_log_end`, `transaction_timeout_ms`")),
+    # groups replayed from __consumer_offsets (spark/groups.py) and __share_group_state (spark/share_groups.py)
+    FindingKind("partition_owned_twice", "warning", "one partition in the current assignment of two members of one "
+                "group at once", ("group", "group_type", "topic_id", "members", "member_epochs", "generation",
+                                  "coordinator_partition", "coordinator_offset", "overlap_from_timestamp",
+                                  "overlap_to_offset"),
+                rule=("two members of one classic, consumer (KIP-848) or streams (KIP-1071, active tasks) group hold "
+                      "the same partition in their current assignment over overlapping spans of the group's "
+                      "`__consumer_offsets` log: both consume it (a classic group's leader assigned it twice in one "
+                      "generation; a consumer group's log that Kafka's coordinator refuses to load, `Cannot set the "
+                      "epoch of ... because the partition is still owned`). Silent on a partition the previous owner "
+                      "still holds pending revocation while the next one has it, on share groups (whose members "
+                      "share partitions by design) and on target assignments. One finding per pair of members and "
+                      "partition, at the record that began the overlap (`file`/`position`, on `broker`), `topic`/"
+                      "`partition` the partition owned twice: `group`, `group_type`, `topic_id`, `members`, "
+                      "`member_epochs` (or `generation` for a classic group), `coordinator_partition`, "
+                      "`coordinator_offset`, `overlap_from_timestamp`, `overlap_to_offset` (null: still at the end of "
+                      "the input)")),
+    FindingKind("consumer_protocol_undecodable", "info", "a classic consumer group member's subscription or "
+                "assignment bytes do not read as the consumer protocol: who owned what is unknown for that member",
+                ("group", "member_id", "generation", "protocol", "field", "error"),
+                rule=("in a GroupMetadataValue of protocol type `consumer`, a member's `subscription` or `assignment` "
+                      "does not read as ConsumerProtocolSubscription / ConsumerProtocolAssignment (versions 0-3; a "
+                      "newer version read as 3). The coordinator never reads these bytes (the consumers do), so the "
+                      "group's record stands; the replay leaves that member's partitions out. `file`/`position` the "
+                      "record: `group`, `member_id`, `generation`, `protocol`, `field` (`subscription`, "
+                      "`assignment`), `error`")),
+    FindingKind("share_records_deleted_undelivered", "warning", "a share partition's start offset is below the "
+                "partition's log start: records were deleted before the share group acknowledged them",
+                (*_SHARE_FIELDS, "log_start_offset", "deleted_offsets", "reference_broker"),
+                rule=("the share partition's state at the end of the input (its latest ShareSnapshot and the "
+                      "ShareUpdates after it) starts below the log start of the partition's longest replica: offsets "
+                      "`deleted_offsets` ([start offset, log start - 1]) were removed by retention or DeleteRecords "
+                      "while the share group had not acknowledged them. On the broker holding the share state, "
+                      "`topic`/`partition` the data partition, `file`/`position` the state's latest record: "
+                      "`group`, `topic_id`, `share_partition_key`, `start_offset`, `coordinator_partition`, "
+                      "`coordinator_offset`, `log_start_offset`, `deleted_offsets`, `reference_broker`")),
+    FindingKind("share_state_beyond_log_end", "error", "a share partition's start offset is above its log end (the "
+                "log was truncated under it, e.g. by an unclean election)",
+                (*_SHARE_FIELDS, "log_end_offset", "reference_broker"),
+                rule=("the share partition's start offset at the end of the input is above the log end of the "
+                      "partition's longest replica: the share group acknowledged offsets the log no longer holds "
+                      "(truncated under it), and records written there again are skipped. As "
+                      "`share_records_deleted_undelivered`: `group`, `topic_id`, `share_partition_key`, "
+                      "`start_offset`, `coordinator_partition`, `coordinator_offset`, `log_end_offset`, "
+                      "`reference_broker`")),
+    FindingKind("share_state_stale_leader", "warning", "a ShareUpdate written with a leader epoch lower than one "
+                "already recorded for that share partition",
+                (*_SHARE_FIELDS, "leader_epoch", "recorded_leader_epoch", "recorded_at_offset"),
+                rule=("a ShareUpdate whose LeaderEpoch (not -1) is below the highest leader epoch of the share "
+                      "partition's earlier records (since its last tombstone): the share coordinator fences such a "
+                      "write (FENCED_LEADER_EPOCH), so an old share partition leader's state was written anyway. "
+                      "`file`/`position` the update: `group`, `topic_id`, `share_partition_key`, `start_offset`, "
+                      "`coordinator_partition`, `coordinator_offset`, `leader_epoch`, `recorded_leader_epoch`, "
+                      "`recorded_at_offset`")),
+    FindingKind("share_records_archived", "info", "records a share group archived: delivered up to the delivery limit "
+                "(poison records) or rejected", (*_SHARE_FIELDS, "first_offset", "last_offset", "record_count",
+                                                 "delivery_count"),
+                rule=("each run of ARCHIVED offsets in a share partition's state at the end of the input: records no "
+                      "consumer of the group will be given again, after `delivery_count` deliveries (the delivery "
+                      "limit, `group.share.delivery.count.limit`, 5 by default) or a REJECT acknowledgement. "
+                      "`offset` is the first one; export them with `kforensics export --offsets FIRST:LAST`. "
+                      "`file`/`position` the state's latest record: `group`, `topic_id`, `share_partition_key`, "
+                      "`start_offset`, `coordinator_partition`, `coordinator_offset`, `first_offset`, `last_offset`, "
+                      "`record_count`, `delivery_count`")),
 )
 
 #: The findings about producers' sequences and epochs (`kforensics gaps`).
@@ -712,4 +782,14 @@ COMPACTED_LOG: dict[str, str] = {
     **dict.fromkeys(("committed_offset_beyond_log_end", "committed_offset_below_log_start"), _COMMITS),
     "committed_offset_in_aborted_range": _COMMITS + "; an aborted range whose data the cleaner removed is taken from "
                                                     "its `.txnindex` entry",
+    "partition_owned_twice": ("`__consumer_offsets` is itself compacted: the cleaner removes a member's record only "
+                              "when a newer record of the same key follows, so the replay sees fewer intermediate "
+                              "states, never an overlap that was not there"),
+    "consumer_protocol_undecodable": "unchanged: judged on each GroupMetadataValue that survives",
+    **dict.fromkeys(("share_records_deleted_undelivered", "share_state_beyond_log_end", "share_records_archived"),
+                    "judged on the share partition's state at the end of the input, which the cleaner of "
+                    "`__share_group_state` keeps (each key's newest record); against the data partition's log start "
+                    "and end, which compaction of the data does not move"),
+    "share_state_stale_leader": ("compares a ShareUpdate with the earlier records of its share partition that survive: "
+                                 "one the cleaner removed is not compared"),
 }

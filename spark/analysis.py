@@ -28,10 +28,12 @@ from kforensics.spark import (
     coordinator,
     crosschecks,
     exactly_once,
+    groups,
     producers,
     remote_storage,
     replicas,
     restart,
+    share_groups,
     transactions,
 )
 from kforensics.spark import schemas as S
@@ -152,6 +154,11 @@ class Analysis:
         return self.keep(transactions.lso_sweep(self.txns))
 
     @_shared
+    def lso(self) -> DataFrame:
+        """The lso table (kept: consumer_lag reads it too)."""
+        return self.keep(transactions.lso_table(self.txns, self.ends))
+
+    @_shared
     def aborted(self) -> tuple[DataFrame, DataFrame]:
         return transactions.aborted_ranges(self.sweep, self.tables["txnindex"], self.ends)
 
@@ -207,6 +214,47 @@ class Analysis:
         return self.keep.only_if(consumer_offsets.consumer_offsets_table(
             self.tables["offset_commits"], self.longest, self.aborted[0], self.txns, remote,
             self.tables["partition_checkpoints"]), self.facts.has_consumer_offsets)
+
+    # Groups (issue 41): __consumer_offsets' group records and __share_group_state replayed (spark/groups.py,
+    # spark/share_groups.py); nothing is planned where the parse kept no group record.
+    def input_table(self, name: str) -> DataFrame:
+        """An input table, or an empty one of its declared schema when the caller gave none."""
+        if name in self.tables:
+            return self.tables[name]
+        return self.share(S.frame(self.tables["batches"].sparkSession, S.INPUT_TABLES[name], []))
+
+    def empty(self, name: str) -> DataFrame:
+        """An output table with no rows (its declared schema): what a replay with nothing to replay gives, unplanned."""
+        return self.share(S.frame(self.tables["batches"].sparkSession, S.OUTPUT_TABLES[name], []))
+
+    @_shared
+    def group_events(self) -> DataFrame:
+        """The group records of the replayed replicas, or (nothing to replay) the empty group_records table: the share
+        replay reads its topic names either way."""
+        if not self.facts.has_group_records:
+            return self.input_table("group_records")
+        return self.keep(groups.group_events(self.input_table("group_records"), self.longest))
+
+    @_shared
+    def group_members(self) -> DataFrame:
+        if not self.facts.has_group_records:
+            return self.empty("group_members")
+        return self.keep(groups.group_members_table(self.group_events))
+
+    @_shared
+    def group_assignments(self) -> DataFrame:
+        if not self.facts.has_group_records:
+            return self.empty("group_assignments")
+        return self.keep(groups.group_assignments_table(
+            self.group_events, self.tables["partition_topic_ids"], self.input_table("metadata_records")))
+
+    @_shared
+    def share_state(self) -> DataFrame:
+        if not self.facts.has_share_state_records:
+            return self.empty("share_partition_state")
+        return self.keep(share_groups.share_state_table(
+            self.input_table("share_state_records"), self.longest, self.tables["partition_topic_ids"],
+            self.input_table("metadata_records"), self.group_events))
 
     # Tiered storage: the remote segments (from __remote_log_metadata) against the local logs.
     @_shared
@@ -332,6 +380,24 @@ def _has_consumer_offsets(a: Analysis) -> bool:
     return a.facts.has_consumer_offsets
 
 
+def _has_group_records(a: Analysis) -> bool:
+    return a.facts.has_group_records
+
+
+def _has_share_state_records(a: Analysis) -> bool:
+    return a.facts.has_share_state_records
+
+
+def _committed_offsets(a: Analysis) -> DataFrame:
+    found = findings_sql([*consumer_offsets.committed_offset_fragments(),
+                          exactly_once.offset_commit_pending_sql(a.options.txn_timeout_ms)],
+                         offsets=a.offsets, commits=a.tables["offset_commits"], longest=a.longest, txns=a.txns,
+                         txn_ids=a.txn_ids)
+    # issue 41: each names the member that owned the partition at the commit (a join of its own, after the check)
+    return groups.with_commit_owners(found, a.group_assignments, a.group_members) if a.facts.has_group_records \
+        else found
+
+
 def _kraft(a: Analysis) -> bool:
     return a.kraft
 
@@ -375,10 +441,14 @@ CHECKS: list[Check] = [
           inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids,
                             "txns": a.timed_txns, "dirs": a.tables["partition_dirs"], "brokers": a.tables["brokers"]},
           applies=_has_transaction_state),
-    Check("committed_offset", sql=lambda a: [*consumer_offsets.committed_offset_fragments(),
-                                             exactly_once.offset_commit_pending_sql(a.options.txn_timeout_ms)],
-          inputs=lambda a: {"offsets": a.offsets, "commits": a.tables["offset_commits"], "longest": a.longest,
-                            "txns": a.txns, "txn_ids": a.txn_ids}, applies=_has_consumer_offsets),
+    Check("committed_offset", _committed_offsets, applies=_has_consumer_offsets),
+    # groups replayed: partition_owned_twice; the share partitions' state against their logs
+    Check("groups", sql=lambda a: groups.group_fragments(), inputs=lambda a: {"assignments": a.group_assignments},
+          applies=_has_group_records),
+    Check("share_groups", sql=lambda a: share_groups.share_fragments(), inputs=lambda a: {
+        "state": a.share_state, "longest": a.longest, "records": a.input_table("share_state_records"),
+        "topic_ids": a.tables["partition_topic_ids"], "metadata": a.input_table("metadata_records"),
+        "events": a.group_events}, applies=_has_share_state_records),
     Check("future_replica_divergence", sql=lambda a: [replicas.future_replica_divergence_sql()],
           inputs=lambda a: {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]},
           applies=lambda a: a.facts.has_future_replicas),
@@ -410,9 +480,14 @@ TABLES: dict[str, Table] = {
     "coordinator_transactions": Table(lambda a: a.ctx.drop("txn_seq"), _has_transaction_state),
     "producer_lineage": Table(lambda a: a.lineage, _has_transaction_state),
     "consumer_offsets": Table(lambda a: a.offsets, _has_consumer_offsets),
-    "lso": Table(lambda a: transactions.lso_table(a.txns, a.ends)),
+    "lso": Table(lambda a: a.lso),
     "lso_changes": Table(lambda a: transactions.lso_changes(a.sweep)),
     "aborted_ranges": Table(lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers)),
+    "group_members": Table(lambda a: a.group_members, _has_group_records),
+    "group_assignments": Table(lambda a: a.group_assignments, _has_group_records),
+    "consumer_lag": Table(lambda a: groups.consumer_lag_table(a.offsets, a.lso, a.group_assignments,
+                                                              a.group_members), _has_consumer_offsets),
+    "share_partition_state": Table(lambda a: a.share_state, _has_share_state_records),
     "remote_segments": Table(lambda a: a.remote, _has_remote),
     "remote_partition_deletes": Table(
         lambda a: remote_storage.remote_partition_deletes_table(a.tables["remote_log_events"]), _has_remote),

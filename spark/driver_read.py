@@ -129,7 +129,8 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
     small = _run(small_file_rows, [t for t in listing.tasks if t["task_kind"] in ("broker", "partition")], S.TASKS,
                  S.SMALL_ROWS)
     internal = _run(internal_rows, [t for t in live if t["topic"] in S.INTERNAL_TOPICS and t["path"].endswith(".log")]
-                    if facts.has_transaction_state or facts.has_consumer_offsets else [], with_state, S.INTERNAL_ROWS)
+                    if facts.has_transaction_state or facts.has_consumer_offsets or facts.has_share_group_state
+                    else [], with_state, S.INTERNAL_ROWS)
     remote = _run(event_rows, [t for t in live if t["topic"] == REMOTE_TOPIC and t["path"].endswith(".log")]
                   if facts.has_remote_log_metadata else [], with_state, S.REMOTE_EVENT_ROWS)
     metadata = _run(metadata_record_rows, [t for t in live if t["topic"] == METADATA_TOPIC and t["partition"] == 0]
@@ -149,6 +150,8 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
         "partition_checkpoints": _table(schemas["partition_checkpoints"], _kind(small, "checkpoint")),
         "coordinator_records": _table(schemas["coordinator_records"], _kind(internal, "txn")),
         "offset_commits": _table(schemas["offset_commits"], _kind(internal, "commit")),
+        "group_records": _table(schemas["group_records"], _kind(internal, "group")),
+        "share_state_records": _table(schemas["share_state_records"], _kind(internal, "share")),
         "remote_log_events": _table(schemas["remote_log_events"], _kind(remote, "event")),
         "partition_topic_ids": _with_dir_state(_kind(small, "topic_id"), schemas["partition_topic_ids"]),
         "partition_dirs": pa.Table.from_pylist([{n: d.get(n) for n in schemas["partition_dirs"].names}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import os
 import shutil
@@ -135,11 +136,12 @@ def write_arrow_table(table: pa.Table, path: str, order: tuple[str, ...] | None 
 
 
 def parse_on_driver(spark: SparkSession, listing: Listing, out: str, scratch: str, options: ScanOptions,
-                    profile: ScanProfile, readers: Any) -> dict[str, DataFrame]:
+                    profile: ScanProfile, readers: Any) -> tuple[dict[str, DataFrame], dict[str, int]]:
     """A small local input's parse pass, run by the driver (`driver_read`): the input tables that are output tables
     are written to OUT (`READ_BACK`), as the executors' parse pass writes them; the others to the folder `scratch`
     (removed by the caller once the scan is done), and returned as DataFrames that read them. (As local relations
-    of their rows instead, the same analysis took ~0.6 s longer warm: its plans carry the rows.)"""
+    of their rows instead, the same analysis took ~0.6 s longer warm: its plans carry the rows.) Also returns each
+    input table's row count."""
     with profile.step("parse pass", "kforensics scan: parse pass"):
         tables = read_on_driver(listing, headers_only=options.headers_only, readers=readers)
     for name, source in READ_BACK.items():
@@ -153,7 +155,7 @@ def parse_on_driver(spark: SparkSession, listing: Listing, out: str, scratch: st
             path = os.path.join(scratch, name)
             write_arrow_table(table, path)
             kept[name] = spark.read.schema(ddl(table.schema)).parquet(path)
-    return kept
+    return kept, {name: table.num_rows for name, table in tables.items()}
 
 
 def warm_python_workers(spark: SparkSession) -> None:
@@ -213,7 +215,10 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
                     # analysis, whose planning they slow down
                     warming.submit(warm_python_workers, spark)
                 scratch = tempfile.mkdtemp(prefix="kforensics-parse-")
-                kept = parse_on_driver(spark, listing, out, scratch, options, profile, readers)
+                kept, rows = parse_on_driver(spark, listing, out, scratch, options, profile, readers)
+            # the group replays only where the parse found group records (the listing sees only the topics)
+            facts = dataclasses.replace(facts, has_group_records=rows["group_records"] > 0,
+                                        has_share_state_records=rows["share_state_records"] > 0)
         else:
             with profile.step("parse pass plan", "kforensics scan: parse pass"), job_threads(spark, 1) as warming:
                 if spark.sparkContext.master.startswith("local"):

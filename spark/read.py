@@ -279,16 +279,29 @@ def _record_batch(task: dict[str, Any], columns: Any) -> pa.RecordBatch:
 
 
 def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: segment tasks of __transaction_state / __consumer_offsets -> one row per coordinator record
-    or offset commit (group metadata and other record types are skipped), and undecodable-record findings."""
-    from kforensics.parsers.internal_topics import NewerVersions, decode_consumer_offsets, decode_transaction_state
+    """mapInArrow: segment tasks of __transaction_state / __consumer_offsets / __share_group_state -> one row per
+    coordinator record, offset commit, group record (`groups.group_record_rows`) or share state record
+    (`share_groups.share_record_rows`), and undecodable-record findings."""
+    from kforensics.parsers.internal_topics import (
+        NewerVersions,
+        decode_consumer_offsets,
+        decode_share_group_state,
+        decode_transaction_state,
+    )
     from kforensics.parsers.record_batch import Record, RecordBatch, open_log
+    from kforensics.spark.groups import group_record_rows
+    from kforensics.spark.share_groups import share_record_rows
 
     out = _Rows(S.INTERNAL_ROWS)
+    # issue 41: the group and share state records are rows of their own beside the commits
+    decoders = {"__transaction_state": decode_transaction_state, "__consumer_offsets": decode_consumer_offsets,
+                "__share_group_state": decode_share_group_state}
+    group_rows = {"__consumer_offsets": group_record_rows, "__share_group_state": share_record_rows}
     for chunk in tasks:
         for task in chunk.to_pylist():
             key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
             is_txn = task["topic"] == "__transaction_state"
+            decode, more_rows = decoders[task["topic"]], group_rows.get(task["topic"])
             newer = NewerVersions()
             try:
                 with local_file(task["path"]) as path:
@@ -303,8 +316,7 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                                     continue
                                 where = {**key, "file": task["path"], "position": b.position, "offset": r.offset,
                                          "timestamp": r.timestamp}
-                                decoded = (decode_transaction_state if is_txn else decode_consumer_offsets)(r.key,
-                                                                                                           r.value)
+                                decoded = decode(r.key, r.value)
                                 if decoded.get("newer"):
                                     finding = _newer_row(where, decoded, newer)
                                     if finding is not None:
@@ -313,6 +325,8 @@ def internal_rows(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                                     "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
                                     "transactional": b.is_transactional})
                                 if row is not None:
+                                    yield from out.add(row)
+                                for row in more_rows(where, decoded) if more_rows else ():
                                     yield from out.add(row)
             except OSError:
                 pass  # the parse pass reports the segment as unreadable_file; the records read before stay
@@ -532,6 +546,12 @@ class InputFacts:
     has_transaction_state: bool
     has_consumer_offsets: bool
     has_remote_log_metadata: bool = True
+    #: A `__share_group_state` partition is in the input.
+    has_share_group_state: bool = True
+    #: The parse pass may have kept group records (`group_records`, `share_state_records`): the listing's
+    #: `has_consumer_offsets` / `has_share_group_state`, made exact by a driver's parse (`jobs.run_scan`).
+    has_group_records: bool = True
+    has_share_state_records: bool = True
     #: Some broker holds a -future copy of a partition it also holds live (a move between log dirs).
     has_future_replicas: bool = False
     #: Some broker's `__cluster_metadata-0` (KRaft metadata log) is in the input.
@@ -551,6 +571,9 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     return InputFacts(input_bytes=None if None in sizes else sum(sizes), replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
+                      has_share_group_state="__share_group_state" in topics,
+                      has_group_records="__consumer_offsets" in topics,
+                      has_share_state_records="__share_group_state" in topics,
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
                       has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
                                               for t in tasks),
@@ -638,13 +661,15 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     internal = (segments.filter(F.col("topic").isin(*S.INTERNAL_TOPICS) & F.col("path").endswith(".log")
                                 & (F.col("dir_state") == "live"))
                 .mapInArrow(internal_rows, S.ddl(S.INTERNAL_ROWS)))
-    if not (facts.has_transaction_state or facts.has_consumer_offsets):
+    if not (facts.has_transaction_state or facts.has_consumer_offsets or facts.has_share_group_state):
         internal = internal.limit(0)  # nothing to decode: no job
     internal = internal.cache()
     tables["coordinator_records"] = internal.filter(F.col("row_kind") == "txn").select(
         *S.INPUT_TABLES["coordinator_records"].names)
     tables["offset_commits"] = internal.filter(F.col("row_kind") == "commit").select(
         *S.INPUT_TABLES["offset_commits"].names)
+    for name, kind in (("group_records", "group"), ("share_state_records", "share")):  # issue 41
+        tables[name] = internal.filter(F.col("row_kind") == kind).select(*S.INPUT_TABLES[name].names)
     tables["parser_findings"] = tables["parser_findings"].unionByName(
         first_newer_version(internal.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names)))
     if listing_findings:

@@ -110,8 +110,32 @@ INTERNAL_ROW_FIELDS = [
     ("previous_producer_id", pa.int64()), ("next_producer_id", pa.int64()), ("next_producer_epoch", pa.int32()),
     ("client_transaction_version", pa.int32()), ("transactional", pa.bool_()),
 ]
+# --- groups (issue 41): the group coordinator's records of __consumer_offsets other than offset commits, and the
+# share coordinator's records of __share_group_state, as the parse pass keeps them (spark/groups.py builds the rows)
+#: A topic partition a group record names: `role` says how (assigned, pending_revocation, active,
+#: active_pending_revocation, source_topic, topic_name); a classic assignment and a streams topology name topics, the
+#: KIP-848 records topic ids; a streams task is its subtopology and partition.
+TOPIC_PARTITION = pa.struct([("role", pa.string()), ("topic", pa.string()), ("topic_id", pa.string()),
+                             ("subtopology_id", pa.string()), ("partition", pa.int32())])
+#: A share partition's state batch (ShareSnapshotValue / ShareUpdateValue StateBatches).
+STATE_BATCH = pa.struct([("first_offset", pa.int64()), ("last_offset", pa.int64()), ("delivery_state", pa.int32()),
+                         ("delivery_count", pa.int32())])
+GROUP_ROW_FIELDS = [
+    ("group_type", pa.string()), ("record_type", pa.string()), ("member_id", pa.string()),
+    ("generation", pa.int32()), ("group_epoch", pa.int32()), ("member_epoch", pa.int32()),
+    ("previous_member_epoch", pa.int32()), ("member_state", pa.string()), ("instance_id", pa.string()),
+    ("client_id", pa.string()), ("client_host", pa.string()), ("rack", pa.string()),
+    ("subscribed_topics", pa.list_(pa.string())), ("subscribed_topic_regex", pa.string()),
+    ("protocol_type", pa.string()), ("protocol", pa.string()), ("topic_partitions", pa.list_(TOPIC_PARTITION)),
+]
+SHARE_ROW_FIELDS = [
+    ("topic_id", pa.string()), ("share_partition", pa.int32()), ("snapshot_epoch", pa.int32()),
+    ("state_epoch", pa.int32()), ("leader_epoch", pa.int32()), ("start_offset", pa.int64()),
+    ("delivery_complete_count", pa.int32()), ("state_batches", pa.list_(STATE_BATCH)),
+]
+INTERNAL_ROW_FIELDS += [*GROUP_ROW_FIELDS, *SHARE_ROW_FIELDS]
 INTERNAL_ROWS = _schema(INTERNAL_ROW_FIELDS)
-INTERNAL_TOPICS = ("__transaction_state", "__consumer_offsets")
+INTERNAL_TOPICS = ("__transaction_state", "__consumer_offsets", "__share_group_state")
 
 TASK_FIELDS = [("task_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
                ("path", pa.string()), ("base_offset", pa.int64())]
@@ -185,6 +209,15 @@ INPUT_TABLES: dict[str, pa.Schema] = {
         *PARTITION_KEY, *_POSITION, *[(n, t) for n, t in INTERNAL_ROW_FIELDS if n in (
             "group_id", "commit_topic", "commit_partition", "committed_offset", "committed_leader_epoch",
             "commit_timestamp", "tombstone", "producer_id", "producer_epoch", "transactional")]]),
+    #: Every group coordinator record of `__consumer_offsets` but offset commits: one row per record, and per member
+    #: of a classic GroupMetadataValue one more (`member_id` set), in the reference replica's log order
+    #: (spark/groups.py).
+    "group_records": _schema([
+        *PARTITION_KEY, *_POSITION, ("group_id", pa.string()), ("tombstone", pa.bool_()), *GROUP_ROW_FIELDS]),
+    #: Every `__share_group_state` record (ShareSnapshot, ShareUpdate) (spark/share_groups.py).
+    "share_state_records": _schema([
+        *PARTITION_KEY, *_POSITION, ("group_id", pa.string()), ("record_type", pa.string()),
+        ("tombstone", pa.bool_()), *SHARE_ROW_FIELDS]),
     "remote_log_events": _schema([(f.name, f.type) for f in REMOTE_EVENT_ROWS if f.name != "row_kind"]),
     "partition_topic_ids": _schema([*PARTITION_KEY, ("topic_id", pa.string()), DIR_STATE]),
     "metadata_records": METADATA_RECORDS,
@@ -279,6 +312,36 @@ OUTPUT_TABLES: dict[str, pa.Schema] = {
     "features": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("feature", pa.string()),
         ("feature_level", pa.int32()), ("metadata_offset", pa.int64()), ("timestamp", pa.int64()),
         ("file", pa.string()), ("position", pa.int64())]),
+    # groups replayed (spark/groups.py, spark/share_groups.py): no broker/topic/partition of their own; where they
+    # were read is `coordinator_broker`/`coordinator_partition`
+    "group_members": _schema([("cluster_id", pa.string()), ("group_id", pa.string()), ("group_type", pa.string()),
+        ("member_id", pa.string()), ("instance_id", pa.string()), ("client_id", pa.string()),
+        ("client_host", pa.string()), ("rack", pa.string()), ("generation", pa.int32()), ("member_epoch", pa.int32()),
+        ("member_state", pa.string()), ("subscribed_topics", pa.list_(pa.string())),
+        ("subscribed_topic_regex", pa.string()), ("from_offset", pa.int64()), ("from_timestamp", pa.int64()),
+        ("to_offset", pa.int64()), ("to_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
+        ("coordinator_partition", pa.string()), ("file", pa.string()), ("position", pa.int64())]),
+    "group_assignments": _schema([("cluster_id", pa.string()), ("group_id", pa.string()),
+        ("group_type", pa.string()), ("member_id", pa.string()), ("topic", pa.string()), ("topic_id", pa.string()),
+        ("partition", pa.int32()), ("subtopology_id", pa.string()), ("generation", pa.int32()),
+        ("member_epoch", pa.int32()), ("pending_revocation", pa.bool_()), ("assigned_from_offset", pa.int64()),
+        ("assigned_from_timestamp", pa.int64()), ("assigned_to_offset", pa.int64()),
+        ("assigned_to_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
+        ("coordinator_partition", pa.string()), ("file", pa.string()), ("position", pa.int64())]),
+    "consumer_lag": _schema([("cluster_id", pa.string()), ("group_id", pa.string()), ("topic", pa.string()),
+        ("partition", pa.int32()), ("committed_offset", pa.int64()), ("last_commit_timestamp", pa.int64()),
+        ("log_end_offset", pa.int64()), ("last_stable_offset", pa.int64()), ("lag", pa.int64()),
+        ("data_broker", pa.string()), ("status", pa.string()), ("owner_member_id", pa.string()),
+        ("owner_client_id", pa.string()), ("owner_client_host", pa.string()), ("owned_until_offset", pa.int64()),
+        ("owned_until_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
+        ("coordinator_partition", pa.string())]),
+    "share_partition_state": _schema([("cluster_id", pa.string()), ("group_id", pa.string()),
+        ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()),
+        ("snapshot_epoch", pa.int32()), ("state_epoch", pa.int32()), ("leader_epoch", pa.int32()),
+        ("start_offset", pa.int64()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
+        ("delivery_state", pa.string()), ("delivery_count", pa.int32()), ("coordinator_broker", pa.string()),
+        ("coordinator_partition", pa.string()), ("coordinator_offset", pa.int64()), ("timestamp", pa.int64()),
+        ("file", pa.string()), ("position", pa.int64())]),
     "restart_prediction": _schema([*PARTITION_KEY, ("dir_state", pa.string()), ("clean_shutdown", pa.bool_()),
         ("recovery_point", pa.int64()), ("segments_recovered", pa.int32()), ("truncate_at_offset", pa.int64()),
         ("truncate_at_file", pa.string()), ("truncate_at_position", pa.int64()), ("bytes_discarded", pa.int64()),
@@ -298,6 +361,8 @@ def ddl(schema: pa.Schema) -> str:
     names = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.bool_(): "boolean"}
 
     def name(kind: pa.DataType) -> str:
+        if pa.types.is_struct(kind):
+            return "struct<" + ", ".join(f"`{f.name}`: {name(f.type)}" for f in kind) + ">"
         return f"array<{name(kind.value_type)}>" if pa.types.is_list(kind) else names[kind]
 
     return ", ".join(f"`{f.name}` {name(f.type)}" for f in schema)

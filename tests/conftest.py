@@ -44,6 +44,18 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(scope="module")
+def small_input(spark):
+    """The session set as a scan sets it for a small input (`session.SMALL_INPUT_SETTINGS`: one shuffle partition,
+    no adaptive execution, interpreted expressions) for one test module, then restored: a unit test's few rows run
+    as a small scan's do (the defaults cost seconds per statement)."""
+    from kforensics.spark.session import SMALL_INPUT_SETTINGS, apply_settings, scan_settings
+
+    restore = apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS))
+    yield
+    restore()
+
+
 SAMPLE_INPUTS = [(b, str(SAMPLE_LOGS / b)) for b in ("broker-1", "broker-2", "broker-3")]
 
 

@@ -172,6 +172,17 @@ def test_parquet_keeps_the_strings(hostile_scan: dict[str, Any]) -> None:
     assert {r["transactional_id"] for r in pq.read_table(out / "coordinator_records").to_pylist()} == {TID}
 
 
+def test_a_scan_without_group_records_plans_no_group_replay(hostile_scan: dict[str, Any]) -> None:
+    """The hostile disk's __consumer_offsets holds a commit and no group record: the group and share replays are
+    not planned (no check, their tables written from their schema), the commit is still judged."""
+    from kforensics.scan_output import read_manifest
+
+    steps = {s["step"]: s for s in read_manifest(str(hostile_scan["out"])).profile["steps"]}
+    assert "check committed_offset" in steps and not {"check groups", "check share_groups"} & set(steps)
+    assert not any(pq.read_table(hostile_scan["out"] / t).num_rows
+                   for t in ("group_members", "group_assignments", "share_partition_state"))
+
+
 def test_scan_summary_and_findings_on_the_terminal(hostile_scan: dict[str, Any], wide_console: None) -> None:
     from kforensics import queries
     from kforensics.scan_output import summarize
@@ -190,21 +201,23 @@ def test_scan_summary_and_findings_on_the_terminal(hostile_scan: dict[str, Any],
 
 
 @pytest.mark.parametrize("command", [["gaps"], ["txns"], ["lso"], ["lso", "--progression"], ["producers"],
-                                     ["leaders"], ["report"]])
+                                     ["leaders"], ["groups"], ["report"]])
 def test_each_report_shows_the_strings_escaped(hostile_scan: dict[str, Any], wide_console: None,
                                                command: list[str]) -> None:
     result = _run(command[0], str(hostile_scan["out"]), *command[1:])
     assert result.exit_code == (1 if command == ["report"] else 0), result.output[-3000:]
     _assert_inert(result.stdout + result.stderr, " ".join(command))
-    if command[0] in ("gaps", "txns", "lso", "producers", "report"):
+    if command[0] in ("gaps", "txns", "lso", "producers", "groups", "report"):
         assert render.shown(TOPIC) in result.stdout
     if command[0] in ("txns", "report"):
         assert render.shown(TID) in result.stdout
     if command == ["report"]:
         assert render.shown(GROUP) in result.stdout and render.shown(FOLDER) in result.stdout
+    if command == ["groups"]:
+        assert render.shown(GROUP) in result.stdout
 
 
-@pytest.mark.parametrize("command", ["gaps", "txns", "lso", "producers"])
+@pytest.mark.parametrize("command", ["gaps", "txns", "lso", "producers", "groups"])
 def test_each_report_json_is_exact(hostile_scan: dict[str, Any], command: str) -> None:
     result = _run(command, str(hostile_scan["out"]), "--json")
     assert result.exit_code == 0, result.output[-3000:]
@@ -213,6 +226,8 @@ def test_each_report_json_is_exact(hostile_scan: dict[str, Any], command: str) -
                         and not r["topic"].startswith("__"))
     if command == "txns":
         assert {r["transactional_id"] for r in rows} == {TID}
+    if command == "groups":
+        assert {r["group_id"] for r in rows} == {GROUP}
 
 
 def test_the_html_report_isolates_and_escapes(hostile_scan: dict[str, Any], tmp_path: Path) -> None:
@@ -382,7 +397,7 @@ def test_any_string_through_every_command(hostile_scan: dict[str, Any], tmp_path
     commit = next(json.loads("{" + line if not line.startswith("{") else line) for line in ("{" + as_json)
                   .splitlines() if "committed_offset_beyond_log_end" in line)
     assert (commit["group"], commit["topic"]) == (text, text)
-    for command in (["gaps"], ["txns"], ["lso", "--progression"], ["producers"], ["leaders"], ["report"]):
+    for command in (["gaps"], ["txns"], ["lso", "--progression"], ["producers"], ["leaders"], ["groups"], ["report"]):
         result = _run(command[0], str(out), *command[1:])
         assert result.exit_code in (0, 1), (command, result.output[-2000:])
         _assert_inert(result.stdout + result.stderr, command[0])

@@ -111,7 +111,8 @@ def _all_batches(segments: dict[str, tuple[list[Batch], int]]) -> list[Batch]:
 
 #: Samples written by generators of their own (each has its test), not by generate.py.
 OTHER_SAMPLES = ("compacted-1", "generate_compacted.py", "EXPECTED-compacted.json",  # tests/test_compacted.py
-                 "eos-1", "eos-2", "EXPECTED_EOS.json", "generate_eos.py")  # tests/test_eos.py
+                 "eos-1", "eos-2", "EXPECTED_EOS.json", "generate_eos.py",  # tests/test_eos.py
+                 "groups-1", "EXPECTED_GROUPS.json", "generate_groups.py")  # tests/test_groups_sample.py
 
 
 def _sha256_tree(root: Path) -> dict[str, str]:

@@ -287,6 +287,12 @@ def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
     assert {o["status"] for o in offsets} == {"ok", "not_in_input"}
     assert sum(o["in_input"] for o in offsets) >= 3
     assert all(r["replica_count"] == 1 for r in _table(tmp_path, "replicas"))  # nine clusters, one broker each
+    # Their classic groups replayed (issue 41): every consumer-protocol member's assignment reads (no note), and
+    # the groups of other protocols (Connect, Schema Registry) are members that own no partition.
+    assert not [f for f in _table(tmp_path, "findings") if f["kind"] == "consumer_protocol_undecodable"]
+    owned = _table(tmp_path, "group_assignments")
+    assert len(owned) > 50 and {r["group_type"] for r in owned} == {"classic"}
+    assert {r["group_id"] for r in _table(tmp_path, "group_members")} >= {"schema-registry", "my-first-application"}
 
 
 def test_scan_cli_json_lines_and_exit_code(spark, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""The reports over a completed scan: `gaps`, `txns`, `lso`, `producers` (rows as tables or JSON lines) and
-`report` (the incident-review document, on the terminal or as one HTML file). They read the Parquet tables
-with pyarrow: no Spark, unless they are given log dirs to scan first."""
+"""The reports over a completed scan: `gaps`, `txns`, `lso`, `producers`, `leaders`, `groups` (rows as tables or
+JSON lines) and `report` (the incident-review document, on the terminal or as one HTML file). They read the Parquet
+tables with pyarrow: no Spark, unless they are given log dirs to scan first."""
 
 from __future__ import annotations
 
@@ -165,6 +165,82 @@ def leaders(source: tuple[str, ...], as_json: bool, topic: str | None, partition
                      style={"election": "bold"})
     if not rows:
         click.echo("no KRaft metadata log (__cluster_metadata-0) in the scan's input", err=True)
+
+
+GROUP_MEMBER_TABLE = ("member_id", "client_id", "client_host", "instance_id", "epoch", "member_state",
+                      "subscribed_topics", "from_time", "to_time")
+GROUP_OWNER_TABLE = ("topic", "partition", "member_id", "epochs", "pending_revocation", "from_time", "to_time")
+GROUP_COMMIT_TABLE = ("topic", "partition", "committed_offset", "tombstone", "commit_time", "coordinator_offset")
+GROUP_LAG_TABLE = ("topic", "partition", "committed_offset", "log_end_offset", "last_stable_offset", "lag", "status",
+                   "owner_member_id", "owner_client_id")
+SHARE_STATE_TABLE = ("topic", "partition", "start_offset", "first_offset", "last_offset", "delivery_state",
+                     "delivery_count", "leader_epoch", "state_epoch")
+#: Commits listed per group on a terminal (JSON lines carry all of them).
+TERMINAL_COMMITS = 20
+
+
+@click.command("groups")
+@click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
+@click.option("--group", help="Only this group id.")
+@click.option("--at", "at", metavar="TIME", help="Members and assignments in force at TIME, commits written by then "
+                                                 "(ms or ISO-8601, UTC); the lag and share state stay the end of the "
+                                                 "input's.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines.")
+def groups(source: tuple[str, ...], group: str | None, at: str | None, as_json: bool) -> None:
+    """Who consumed what: each consumer group's members and who owned each partition when (classic, consumer,
+    streams and share groups, replayed from __consumer_offsets), its commits and its lag at the end of the input;
+    for a share group, its state per partition (__share_group_state).
+
+    \b
+    Example: kforensics groups ./kforensics-out --group billing --at 2025-11-20T14:00:00Z
+    """
+    from kforensics import queries, render
+    from kforensics.export import ExportError, parse_time
+
+    try:
+        moment = parse_time(at)
+    except ExportError as exc:
+        raise click.BadParameter(str(exc), param_hint="--at") from exc
+    with _source(source) as out:
+        lines = queries.group_history(out, group=group, at=moment)
+    if as_json:
+        render.json_lines(lines)
+        return
+    by_group: dict[str, list[dict]] = {}
+    for line in lines:
+        by_group.setdefault(line["group_id"], []).append(line)
+    for group_id, rows in by_group.items():
+        _show_group(group_id, rows, at)
+    if not lines:
+        render.echo(f"no group {group} in the scan" if group else "no consumer group in the scan's input", err=True)
+
+
+def _show_group(group_id: str, rows: list[dict], at: str | None) -> None:
+    """One group's tables on the terminal."""
+    from kforensics import queries, render
+
+    of = {kind: [r for r in rows if r["type"] == kind] for kind in queries.GROUP_LINE_TYPES}
+    where = next((r for r in rows if r.get("coordinator_partition")), {})
+    kind = next((r["group_type"] for r in of["member"] + of["assignment"]), None)
+    render.line(f"group {group_id}" + (f" ({kind})" if kind else "") + (
+        f", coordinator {where['coordinator_partition']} on {where['coordinator_broker']}" if where else "")
+        + (f", at {at}" if at else ""), style="bold")
+    if of["member"]:
+        render.table([{**r, "epoch": r["generation"] if r["generation"] is not None else r["member_epoch"],
+                       "subscribed_topics": ", ".join(r["subscribed_topics"] or ())} for r in of["member"]],
+                     GROUP_MEMBER_TABLE, f"members of {group_id}")
+    if of["assignment"]:
+        render.table(queries.ownership_spans(of["assignment"]), GROUP_OWNER_TABLE,
+                     f"who owned each partition of {group_id} when")
+    if of["commit"]:
+        latest = of["commit"][-TERMINAL_COMMITS:]
+        more = len(of["commit"]) - len(latest)
+        render.table(latest, GROUP_COMMIT_TABLE, f"commits of {group_id}" + (
+            f" (the last {len(latest)}; {more} earlier: --json lists every one)" if more else ""))
+    if of["lag"]:
+        render.table(of["lag"], GROUP_LAG_TABLE, f"lag of {group_id} at the end of the input")
+    if of["share_partition"]:
+        render.table(of["share_partition"], SHARE_STATE_TABLE, f"share state of {group_id} at the end of the input")
 
 
 def _ids(values: list[int] | None) -> str | None:
