@@ -772,11 +772,12 @@ COMPACTED_LOG: dict[str, str] = {
                                   "log dirs (`ReplicaManager.alterReplicaLogDirs`, `abortAndPauseCleaning`)"),
     **dict.fromkeys(("unclean_leader_election", "stray_partition", "offline_partition", "leader_epoch_unknown"),
                     _CONTROL_PLANE),
-    **dict.fromkeys(("marker_missing", "outcome_mismatch"),
-                    "not adapted: the cleaner removes a marker whose transaction has no batch left once past its "
-                    "delete horizon, so a completed transaction the coordinator still records and whose marker was "
-                    "cleaned reads as `marker_missing` (the producer's last marker stays, perhaps as an empty "
-                    "control batch of unknown outcome: found, never a mismatch)"),
+    "marker_missing": ("the cleaner removes a marker past its delete horizon once no batch of its transaction is left "
+                       "(`CleanedTransactionMetadata`): on a replica with a cleaner-offset-checkpoint entry, a "
+                       "completed transaction with neither data nor marker there is what cleaning leaves, silent; "
+                       "its data left without its marker is still found"),
+    "outcome_mismatch": ("unchanged: a marker that survives keeps its control type (an empty control batch, whose "
+                         "record was cleaned, has no outcome to mismatch)"),
     "unknown_producer": "unchanged: a producer id whose data survives is judged the same",
     "epoch_fenced_write": "unchanged; " + _CREATE_TIME,
     **dict.fromkeys(("committed_offset_beyond_log_end", "committed_offset_below_log_start"), _COMMITS),

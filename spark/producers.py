@@ -63,6 +63,13 @@ def data_batches(batches: DataFrame) -> DataFrame:
                           & (F.col("base_sequence") >= 0))
 
 
+#: The coordinators' own topics: their batches are appended with AppendOrigin.COORDINATOR, whose sequences the broker
+#: never checks (ProducerAppendInfo.maybeValidateDataBatch validates sequences for AppendOrigin.CLIENT only; a
+#: TxnOffsetCommit batch is written with base sequence 0 every time, CoordinatorRuntime): no sequence rule applies.
+#: (apache/kafka ProducerAppendInfo.java at 07455355)
+COORDINATOR_TOPICS_SQL = "('__consumer_offsets', '__transaction_state', '__share_group_state')"
+
+
 def _producer_window(order: str = "base_offset, segment_base_offset, position") -> str:
     return f"PARTITION BY broker, topic, partition, producer_id ORDER BY {order}"
 
@@ -77,7 +84,7 @@ def _sequence_holes_ctes() -> str:
       SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
              lag(base_offset) OVER w AS prev_base_offset, lag(last_offset) OVER w AS prev_last_offset,
              (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % {SEQUENCE_SPACE} AS expected_sequence
-      FROM {{data}} WINDOW w AS ({_producer_window()})),
+      FROM {{data}} WHERE topic NOT IN {COORDINATOR_TOPICS_SQL} WINDOW w AS ({_producer_window()})),
     holes AS (
       SELECT *, CASE WHEN gap <= prev_count * {MAX_IN_FLIGHT_BATCHES} THEN 'small' ELSE 'large' END AS size_class,
              -- the cleaner deletes a batch whose records are all superseded (MemoryRecords.filterTo, DELETE_EMPTY)
@@ -145,7 +152,7 @@ def duplicate_sequence_sql() -> str:
     FROM (SELECT *, row_number() OVER ({copies}) AS copy,
                  collect_list(base_offset) OVER ({copies} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
                    AS offsets
-          FROM {{data}})
+          FROM {{data}} WHERE topic NOT IN {COORDINATOR_TOPICS_SQL})
     WHERE copy = 2"""
 
 

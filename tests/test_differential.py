@@ -460,7 +460,8 @@ HIDDEN_AND_NEIGHBOURS = ("\x7f\x80\x9b\x9f\xa0\xad\xae\u061b\u061c\u180e\u180f\u
 
 @compiled
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(st.sampled_from(HIDDEN_AND_NEIGHBOURS) | st.characters(), max_size=12))
+# A header key is a Java String written as UTF-8: a lone surrogate cannot be one (the key and value bytes still carry it).
+@given(text=st.text(st.sampled_from(HIDDEN_AND_NEIGHBOURS) | st.characters(exclude_categories=("Cs",)), max_size=12))
 def test_dump_json_escapes_what_a_terminal_obeys_identically(text: str, tmp_path_factory: pytest.TempPathFactory,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled JSON lines escape exactly the characters json_line escapes (issue 42), in keys, values, header
@@ -469,9 +470,10 @@ def test_dump_json_escapes_what_a_terminal_obeys_identically(text: str, tmp_path
 
     from kforensics.render import json_line
 
-    encoded = text.encode("utf-8", "surrogatepass")
+    encoded = text.encode("utf-8")
+    key = encoded + b"\xed\xa0\x80"  # a lone surrogate's bytes: not UTF-8
     builder = DefaultRecordBatchBuilder(2, 0, False, 1, 0, 0, 1 << 30)
-    builder.append(0, timestamp=1, key=encoded, value=encoded + b"!", headers=[(text, encoded)])
+    builder.append(0, timestamp=1, key=key, value=encoded + b"!", headers=[(text, encoded)])
     folder = tmp_path_factory.mktemp("json") / ("d" + "".join(c for c in text if c not in "/\x00"))[:200]
     folder.mkdir()
     path = folder / "00000000000000000000.log"
@@ -481,6 +483,6 @@ def test_dump_json_escapes_what_a_terminal_obeys_identically(text: str, tmp_path
     assert fast == pure
     batch, record = (json.loads(line) for line in fast[1].splitlines())
     assert batch["file"] == str(path) and record["header_keys"] == [text]
-    assert record["key"] == encoded.decode("utf-8", "replace") or record["key"].startswith("base64:")
+    assert record["key"] == key.decode("utf-8", "replace") or record["key"].startswith("base64:")
     for line in fast[1].splitlines():
         assert line == json_line(json.loads(line), separators=(",", ":"))

@@ -205,3 +205,18 @@ def test_longest_prefix_matches() -> None:
     assert z == [0, 3, 0, 0, 2, 0, 0, 1]
     assert producers.longest_prefix_matches([], [1, 2]) == [0, 0]
     assert producers.longest_prefix_matches([7, 7], [7, 7, 7]) == [2, 2, 1]
+
+
+def test_coordinator_written_batches_have_no_sequence_rules(spark):
+    """TxnOffsetCommit batches in __consumer_offsets carry the producer's id and epoch but base sequence 0 every time
+    (the coordinator's appends are never sequence-checked): two transactions of one TV1 epoch are no duplicate, and a
+    later one no gap; the same batches in a data topic are both."""
+    commits = [_batch(0, 1, 0), _batch(1, 1, 0, control=True), _batch(2, 1, 0), _batch(3, 1, 0, control=True),
+               {**_batch(4, 2, 5)}]
+    for row in commits:
+        row["topic"] = "__consumer_offsets"
+    data = producers.data_batches(_frame(spark, commits).transform(producers.with_leader_epoch_change))
+    assert producers.duplicate_sequences(data).count() == 0 and producers.sequence_gaps(data).count() == 0
+    as_data = producers.data_batches(_frame(spark, [{**r, "topic": "t"} for r in commits])
+                                     .transform(producers.with_leader_epoch_change))
+    assert producers.duplicate_sequences(as_data).count() == 1 and producers.sequence_gaps(as_data).count() == 1

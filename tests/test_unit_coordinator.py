@@ -141,9 +141,9 @@ def test_marker_checks_match_markers_by_time(spark):
         txn_data(10, 0, broker="b2", max_timestamp=1100), marker(11, 1, "COMMIT", broker="b2", max_timestamp=1500),
         txn_data(10, 2, broker="b2", max_timestamp=5100), marker(10, 3, "ABORT", broker="b2", max_timestamp=6000),
     ]
-    ends = spark.createDataFrame([("b1", "t", 0, "c", 9100, 0), ("b2", "t", 0, "c", 6000, 0)],
+    ends = spark.createDataFrame([("b1", "t", 0, "c", 9100, 0, None), ("b2", "t", 0, "c", 6000, 0, None)],
                                  "broker string, topic string, partition int, cluster_id string, "
-                                 "log_end_timestamp bigint, log_start_offset bigint")
+                                 "log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint")
     out = coordinator.marker_checks(ctx, batches(spark, rows), ends)
     expected = spark.createDataFrame([
         ("b1", 0, "a", 0, 1, "COMMIT", 0, 0), ("b1", 0, "a", 1, 3, "ABORT", 0, 2),
@@ -162,14 +162,18 @@ def test_marker_findings(spark):
     tsp = "__transaction_state-3"
     checks = spark.createDataFrame([
         # (broker, partition, outcome, log_end_timestamp, marker offset/outcome/epoch/file/position, data o/f/p)
-        ("b1", 0, "COMMIT", 9000, 1, "COMMIT", 0, LOG, 100, 0, LOG, 0),           # agree: silent
-        ("b2", 0, "COMMIT", 9000, None, None, None, None, None, 0, LOG, 0),       # missing, data holds the LSO
-        ("b3", 0, "COMMIT", 2000, None, None, None, None, None, 0, LOG, 0),       # copied before the completion
-        ("b1", 1, "ABORT", 9000, 7, "COMMIT", 1, LOG, 700, 5, LOG, 500),          # the other outcome
-        ("b1", 2, "COMMIT", 9000, None, None, None, None, None, None, None, None),  # missing, no data either
+        ("b1", 0, "COMMIT", 9000, 1, "COMMIT", 0, LOG, 100, 0, LOG, 0, None),           # agree: silent
+        ("b2", 0, "COMMIT", 9000, None, None, None, None, None, 0, LOG, 0, None),       # missing, data holds the LSO
+        ("b3", 0, "COMMIT", 2000, None, None, None, None, None, 0, LOG, 0, None),       # copied before the completion
+        ("b1", 1, "ABORT", 9000, 7, "COMMIT", 1, LOG, 700, 5, LOG, 500, None),          # the other outcome
+        ("b1", 2, "COMMIT", 9000, None, None, None, None, None, None, None, None, None),  # missing, no data either
+        # compacted: neither data nor marker left is what the cleaner leaves past the delete horizon (silent); data
+        # left without its marker is not (the cleaner keeps a marker while its transaction has a batch)
+        ("b4", 3, "COMMIT", 9000, None, None, None, None, None, None, None, None, 50),
+        ("b4", 4, "COMMIT", 9000, None, None, None, None, None, 60, LOG, 6000, 50),
     ], "broker string, partition int, outcome string, log_end_timestamp bigint, marker_offset bigint, "
        "marker_outcome string, marker_epoch int, marker_file string, marker_position bigint, data_offset bigint, "
-       "data_file string, data_position bigint").selectExpr(
+       "data_file string, data_position bigint, cleaned_up_to bigint").selectExpr(
         "*", "'t' AS topic", "'a' AS transactional_id", "CAST(10 AS BIGINT) AS producer_id",
         "CAST(0 AS INT) AS producer_epoch", f"'{tsp}' AS coordinator_partition",
         "CAST(3 AS BIGINT) AS coordinator_last_offset", "'b9' AS coordinator_broker",
@@ -181,6 +185,8 @@ def test_marker_findings(spark):
         ("marker_missing", "error", "b1", "t", 2, None, None, None, 10, 0, "a", "3", "COMMIT", None,
          "__transaction_state-7"),
         ("outcome_mismatch", "error", "b1", "t", 1, LOG, 700, 7, 10, 1, "a", "3", "ABORT", "COMMIT",
+         "__transaction_state-7"),
+        ("marker_missing", "error", "b4", "t", 4, LOG, 6000, 60, 10, 0, "a", "3", "COMMIT", None,
          "__transaction_state-7"),
     ], *MARKER_DETAILS)
     assertDataFrameEqual(findings_view(coordinator.marker_findings(checks), *MARKER_DETAILS), expected)
