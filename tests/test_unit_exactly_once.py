@@ -70,9 +70,9 @@ def test_markers_matched_by_epoch_under_tv2_across_a_rotation_and_by_time_under_
             marker(10, 4, "COMMIT", epoch=8, partition=1, max_timestamp=5300),
             txn_data(20, 0, epoch=32766, partition=2, max_timestamp=6100),
             marker(20, 1, "COMMIT", epoch=32767, partition=2, max_timestamp=6400)]
-    ends = spark.createDataFrame([("b1", "t", p, "c", 9000, 0) for p in range(3)],
+    ends = spark.createDataFrame([("b1", "t", p, "c", 9000, 0, None) for p in range(3)],
                                  "broker string, topic string, partition int, cluster_id string, "
-                                 "log_end_timestamp bigint, log_start_offset bigint")
+                                 "log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint")
     checks = coordinator.marker_checks(ctx, batches(spark, rows), ends)
     assertDataFrameEqual(checks.select("partition", "transactional_id", "txn_seq", "marker_offset", "marker_epoch",
                                        "data_offset"), spark.createDataFrame([
