@@ -466,20 +466,6 @@ def parse_time(text: str | None) -> int | None:
     return int(moment.timestamp() * 1000)
 
 
-def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
-    """FROM:TO (inclusive; either side may be empty)."""
-    if text is None:
-        return None, None
-    first, sep, last = text.partition(":")
-    try:
-        out = (int(first) if first else None, int(last) if last else None)
-    except ValueError:
-        out = None
-    if not sep or out is None or (out[0] is not None and out[1] is not None and out[0] > out[1]):
-        raise ExportError(f"--offsets {text!r} is not FROM:TO (inclusive, FROM <= TO, either side may be empty)")
-    return out
-
-
 #: Findings that name records to export: the field of their details holding the [first, last] span (None: the
 #: whole partition dir the finding's `file` is).
 EXPORTABLE = {"replica_divergence": "lost_offsets", "restart_would_truncate": "offsets_discarded",

@@ -297,6 +297,8 @@ def test_never_overwrites_what_it_did_not_write_nor_writes_into_its_inputs(tmp_p
     assert _export([*args, "--out", str(ours)])[0] == 0
     assert _export([*args[:-1], "10:19", "--out", str(ours)])[0] == 0  # an earlier export of ours: replaced
     assert [r[0] for r in _jsonl_rows(ours)] == list(range(10, 20))
+    inverted = _export([*args[:-1], "19:10", "--out", str(ours)])  # one rule with dump's (test_dump_cli.py)
+    assert inverted[0] == 2 and "start is after end" in inverted[1]
     ours.write_text(ours.read_text() + "edited\n")  # changed since: no longer what we wrote
     assert _export([*args, "--out", str(ours)])[0] == 2
     code, output = _export([*args, "--out", str(SAMPLE_LOGS / "broker-1" / "x.jsonl")])

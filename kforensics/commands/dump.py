@@ -9,20 +9,9 @@ from pathlib import Path
 
 import click
 
+from kforensics.commands import options
 from kforensics.dump_engine import DECODERS, FILE_TYPES, DumpOptions, run_dump
 from kforensics.dump_out import JsonOut, TextOut
-
-
-def _parse_offsets(value: str | None) -> tuple[int | None, int | None]:
-    if not value:
-        return (None, None)
-    lo, sep, hi = value.partition(":")
-    if not sep:
-        raise click.BadParameter("expected FROM:TO, e.g. 100:200, 100: or :200", param_hint="--offsets")
-    try:
-        return (int(lo) if lo else None, int(hi) if hi else None)
-    except ValueError as exc:
-        raise click.BadParameter(f"not an offset range: {value}", param_hint="--offsets") from exc
 
 
 @click.command("dump")
@@ -49,7 +38,7 @@ def _parse_offsets(value: str | None) -> tuple[int | None, int | None]:
 @click.option("--pid", "pids", type=int, multiple=True, help="Only batches of this producer id (repeatable).")
 @click.option("--producer-epoch", type=int, help="Only batches of this producer epoch.")
 @click.option("--leader-epoch", type=int, help="Only batches of this partition leader epoch.")
-@click.option("--offsets", "offsets_range", metavar="FROM:TO", help="Only offsets in this inclusive range.")
+@options.offsets("offsets_range")
 @click.option("--iso-time", is_flag=True, help="Human-readable UTC timestamps (JSON: extra *_iso fields).")
 @click.option("--raw", is_flag=True, help="On a terminal too, print keys, values and names as they are (by default a "
                                           "terminal gets their control characters as escapes, e.g. \\x1b).")
@@ -57,7 +46,7 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
          deep_iteration: bool, index_sanity_check: bool, verify_index_only: bool, max_bytes: int | None,
          max_message_size: int, skip_record_metadata: bool, offsets_decoder: bool, transaction_log_decoder: bool,
          cluster_metadata_decoder: bool, remote_log_metadata_decoder: bool, share_group_state_decoder: bool, as_json: bool, pids: tuple[int, ...], producer_epoch: int | None,
-         leader_epoch: int | None, offsets_range: str | None, iso_time: bool, raw: bool) -> None:
+         leader_epoch: int | None, offsets_range: tuple[int | None, int | None], iso_time: bool, raw: bool) -> None:
     """Print broker files: *.log, *.index, *.timeindex, *.txnindex, *.snapshot, checkpoints, metadata.
 
     \b
@@ -84,7 +73,7 @@ def dump(paths: tuple[Path, ...], files_opt: tuple[str, ...], file_type: str | N
         index_sanity_check=index_sanity_check, verify_index_only=verify_index_only, max_bytes=max_bytes,
         skip_record_metadata=skip_record_metadata, decoder=decoders[0] if decoders else None,
         pids=pids, producer_epoch=producer_epoch, leader_epoch=leader_epoch,
-        offsets=_parse_offsets(offsets_range),
+        offsets=offsets_range,
     )
     escape = not as_json and not raw and sys.stdout.isatty()
     if not escape and hasattr(sys.stdout, "reconfigure"):  # a name's undecodable bytes go out as they are

@@ -24,6 +24,37 @@ def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True,
     return parsed
 
 
+def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
+    """FROM:TO, inclusive, either side may be empty (100:200, 100:, :200), as (first, last); ValueError says what is
+    wrong (an inverted range too: a start after its end selects nothing, so it is a typo)."""
+    if text is None:
+        return None, None
+    first, sep, last = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        lo, hi = (int(first) if first else None, int(last) if last else None)
+    except ValueError:
+        raise ValueError(f"{text!r} is not FROM:TO (e.g. 100:200, 100: or :200)") from None
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"{text!r}: start is after end")
+    return lo, hi
+
+
+def _offsets(_ctx: Any, _param: Any, text: str | None) -> tuple[int | None, int | None]:
+    try:
+        return parse_offsets(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--offsets") from None
+
+
+def offsets(name: str) -> Callable:
+    """--offsets FROM:TO, passed to the command as `name`: (first, last), None for an open side."""
+    return click.option("--offsets", name, metavar="FROM:TO", callback=_offsets,
+                        help="Only offsets in this inclusive range (either side may be empty; FROM after TO is a usage "
+                             "error).")
+
+
 def _spark_conf(_ctx: Any, _param: Any, pairs: tuple[str, ...]) -> dict[str, str]:
     conf = {}
     for pair in pairs:
