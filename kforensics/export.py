@@ -21,7 +21,6 @@ import bisect
 import json
 import os
 import socket
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from kforensics import __version__
+from kforensics.times import now_iso
 
 FORMATS = ("jsonl", "parquet", "kcat", "console-producer")
 ISOLATIONS = ("read_uncommitted", "read_committed")
@@ -382,8 +382,7 @@ def write_sidecar(path: str, meta: dict[str, Any]) -> None:
     side = path + SIDECAR_SUFFIX
     tmp = side + f".tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"tool": "kforensics", "version": __version__, "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                           time.gmtime()),
+        json.dump({"tool": "kforensics", "version": __version__, "written_at": now_iso(),
                    "host": socket.gethostname(), **meta}, f)
     os.replace(tmp, side)
 

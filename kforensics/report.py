@@ -19,6 +19,7 @@ from typing import Any
 from kforensics import scan_output
 from kforensics.parsers.findings import KINDS, SEQUENCE_KINDS, is_problem
 from kforensics.render import html_attr, html_text, plot_text
+from kforensics.times import utc_datetime
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
@@ -474,10 +475,6 @@ def _batches(out: str, broker: str, topic: str, partition: int, columns: list[st
     return rows
 
 
-def _ts(ms: int | None) -> datetime | None:
-    return None if ms is None or ms < 0 else datetime.fromtimestamp(ms / 1000, UTC)
-
-
 def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]) -> str:
     import matplotlib.pyplot as plt
 
@@ -486,7 +483,7 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
                                             "crc_valid"]) if b["max_timestamp"] is not None and b["max_timestamp"] >= 0]
     fig, ax = plt.subplots(figsize=(10, 3.2))
     data = [b for b in rows if not b["is_control"]]
-    ax.scatter([_ts(b["max_timestamp"]) for b in data], [b["base_offset"] for b in data], s=6, color="#475467",
+    ax.scatter([utc_datetime(b["max_timestamp"]) for b in data], [b["base_offset"] for b in data], s=6, color="#475467",
                label="batches", zorder=2)
     colors = {"COMMIT": "#12b76a", "ABORT": "#f04438", "OPEN": "#f79009"}
     seen: set[str] = set()
@@ -500,7 +497,7 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
             end_ts if t["outcome"] == "OPEN" else t["first_timestamp"]
         label = t["outcome"].lower() if t["outcome"] not in seen else None
         seen.add(t["outcome"])
-        ax.plot([_ts(t["first_timestamp"]), _ts(t_end)], [t["first_offset"], last], color=colors[t["outcome"]],
+        ax.plot([utc_datetime(t["first_timestamp"]), utc_datetime(t_end)], [t["first_offset"], last], color=colors[t["outcome"]],
                 linewidth=4, alpha=0.6, solid_capstyle="butt", label=label, zorder=3)
     offset_ts = {b["base_offset"]: b["max_timestamp"] for b in rows}
     changes = [c for c in _read(out, "lso_changes", filters=[("broker", "=", key[0]), ("topic", "=", key[1]),
@@ -508,12 +505,12 @@ def _timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]]
                if offset_ts.get(c["offset"]) is not None]
     if changes:
         changes.sort(key=lambda c: c["offset"])
-        ax.step([_ts(offset_ts[c["offset"]]) for c in changes], [c["last_stable_offset"] for c in changes],
+        ax.step([utc_datetime(offset_ts[c["offset"]]) for c in changes], [c["last_stable_offset"] for c in changes],
                 where="post", color="#7a5af8", linewidth=1.2, label="last stable offset", zorder=4)
     gaps = [f for f in findings if (f["broker"], f["topic"], f["partition"]) == key
             and f["kind"] in SEQUENCE_KINDS and f["kind"] != "content_duplicate" and f["offset"] in offset_ts]
     if gaps:
-        ax.scatter([_ts(offset_ts[f["offset"]]) for f in gaps], [f["offset"] for f in gaps], marker="x", s=60,
+        ax.scatter([utc_datetime(offset_ts[f["offset"]]) for f in gaps], [f["offset"] for f in gaps], marker="x", s=60,
                    color="#d92d20", label="sequence anomaly", zorder=5)
     ax.set_xlabel("time (UTC, batch max timestamp)")
     ax.set_ylabel("offset")
