@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kforensics import scan_output
+from kforensics.defaults import DEFAULT_MAX_PLOTS
 from kforensics.parsers.findings import KINDS, SEQUENCE_KINDS, is_problem
 from kforensics.render import html_attr, html_text, plot_text
 from kforensics.times import utc_datetime
@@ -24,8 +25,6 @@ from kforensics.times import utc_datetime
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 #: The generator tag of the HTML report: how `report --html` recognises a file it may replace.
 GENERATOR = "kforensics report"
-#: Per-partition timelines drawn at most (partitions with findings first).
-DEFAULT_MAX_PLOTS = 40
 #: Batches plotted per partition at most (evenly thinned beyond that).
 MAX_POINTS = 4000
 #: Offsets shown on each side of a divergence in the replica comparison.

@@ -9,6 +9,13 @@ import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
+#: The options of the reports over a scan, declared once (gaps, txns, lso, producers, leaders, groups, eos).
+source = click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
+as_json = click.option("--json", "as_json", is_flag=True, help="JSON lines.")
+topic = click.option("--topic", help="Only topics matching this glob.")
+partition = click.option("--partition", type=int, help="Only this partition.")
+pid = click.option("--pid", type=int, help="Only this producer id.")
+
 
 def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True,
            uri_queries: bool = False) -> list[tuple[str, str]]:
