@@ -269,7 +269,7 @@ def read_table(out: str, table: str, columns: list[str] | None = None,
     Parquet file, as Spark leaves an empty table) has no rows: this is the one reader of a scan's tables.
 
     Without filters, file by file with ParquetFile: pyarrow.parquet.read_table goes through pyarrow.dataset,
-    whose import pulls in pandas (0.6 s of a client's start); with filters, through it (row-group pruning)."""
+    whose import pulls in pandas (docs/benchmarks/cli-and-parsers.md); with filters, through it (row-group pruning)."""
     import pyarrow.parquet as pq
 
     _known(table)
@@ -346,8 +346,8 @@ class ScanSummary:
 
 
 def summarize(out: str) -> ScanSummary:
-    """Small aggregates over the tables under OUT, streamed a few columns at a time (no Spark job: on a small
-    scan, the same aggregates as ~14 Spark jobs took ~2 s)."""
+    """Small aggregates over the tables under OUT, streamed a few columns at a time (no Spark job: cheaper on a small
+    scan, docs/benchmarks/cli-and-parsers.md)."""
     summary = ScanSummary(out=out)
     replicas: set[tuple] = set()
     special: set[tuple] = set()
