@@ -27,8 +27,8 @@ DEFAULT_REMOTE_STUCK_AFTER_MS = 60 * 60 * 1000
 DEFAULT_RESEND_MIN_RECORDS = 3
 DEFAULT_RESEND_TAIL = 10_000
 DEFAULT_RESEND_WINDOW_MS = 15 * 60 * 1000
-#: Full scans of the `kforensics serve --warm` dirs at start. A JVM that has run a scan once has loaded its classes,
-#: but it compiles their methods over several scans. Through a server warmed on sample_logs/broker-1, the first three
-#: client full scans of both sample brokers took 5.9-7.5 s (8.8-11.3 CPU-s of the server) after 1 full warm-up scan
-#: and 5.0-5.9 s (7.3-8.7 CPU-s) after 4 (2 servers each, alternating); the server was ready ~15 s later.
+#: Per-partition timelines `report` draws at most (partitions with findings first).
+DEFAULT_MAX_PLOTS = 40
+#: Full scans of the `kforensics serve --warm` dirs at start: the JVM compiles a scan's methods over several scans
+#: (measured: docs/benchmarks/cli-and-parsers.md).
 WARM_FULL_SCANS = 4

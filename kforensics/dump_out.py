@@ -14,12 +14,12 @@ import base64
 import functools
 import json
 import sys
-from datetime import UTC, datetime
 from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from kforensics.parsers.findings import Finding
 from kforensics.render import json_line, shown
+from kforensics.times import iso
 
 if TYPE_CHECKING:
     import mmap
@@ -60,16 +60,6 @@ class DumpLines(Protocol):
 
 def _optional_long(value: int | None) -> str:
     return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
-
-
-def iso(ms: int) -> str:
-    """Epoch milliseconds as ISO 8601 UTC (negative sentinels are kept as numbers)."""
-    if ms is None or ms < 0:
-        return str(ms)
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
 
 
 def data_text(data: bytes | None) -> str | None:

@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from kforensics import scan_output
 from kforensics.render import html_attr, html_text, plot_text
+from kforensics.times import utc_datetime
 
 #: Owners' colors, in the order members first own something.
 PALETTE = ("#2e90fa", "#12b76a", "#f79009", "#7a5af8", "#ee46bc", "#0e9384", "#d92d20", "#667085", "#84cc16",
@@ -16,10 +16,6 @@ PALETTE = ("#2e90fa", "#12b76a", "#f79009", "#7a5af8", "#ee46bc", "#0e9384", "#d
 #: Groups drawn at most (those with findings first, then the most partitions).
 MAX_FIGURES = 20
 COLUMNS = ["group_id", "group_type", "coordinator_partition", "members", "partitions", "commits_lag", "findings"]
-
-
-def _ts(ms: int | None) -> datetime | None:
-    return None if ms is None or ms < 0 else datetime.fromtimestamp(ms / 1000, UTC)
 
 
 def load_groups(out: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -79,14 +75,14 @@ def ownership_figure(g: dict[str, Any], svg: Any) -> str:
     fig, ax = plt.subplots(figsize=(10, 1.0 + 0.35 * len(lanes)))
     lane_of = {lane: i for i, lane in enumerate(lanes)}
     for a in spans:
-        t0 = _ts(a["assigned_from_timestamp"])
-        t1 = _ts(a["assigned_to_timestamp"] if a["assigned_to_timestamp"] is not None else end)
+        t0 = utc_datetime(a["assigned_from_timestamp"])
+        t1 = utc_datetime(a["assigned_to_timestamp"] if a["assigned_to_timestamp"] is not None else end)
         ax.barh(lane_of[(a["topic"] or a["topic_id"] or "?", a["partition"])], t1 - t0, left=t0, height=0.6,
                 color=owners[a["member_id"]], edgecolor="white", linewidth=0.5,
                 hatch="//" if a["pending_revocation"] else None, alpha=0.6 if a["pending_revocation"] else 1.0)
     ax.set_yticks(list(lane_of.values()), [plot_text(f"{t}-{p}") for t, p in lanes])
     ax.invert_yaxis()
-    ax.set_xlim(_ts(start), _ts(end))
+    ax.set_xlim(utc_datetime(start), utc_datetime(end))
     ax.set_xlabel("time (UTC, coordinator record timestamp)")
     ax.set_title(plot_text(f"{g['group_id']} ({g['group_type']}): who owned each partition"))
     ax.grid(axis="x", alpha=0.3)

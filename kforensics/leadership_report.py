@@ -4,18 +4,14 @@ controlled shutdowns. Reads `partition_history`, `broker_history` and `leader_ep
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from kforensics import scan_output
 from kforensics.render import html_attr, html_text, plot_text
+from kforensics.times import utc_datetime
 
 ELECTION_COLORS = {"initial": "#475467", "clean": "#12b76a", "elr": "#2e90fa", "unclean": "#d92d20",
                    "offline": "#98a2b3", "none": "#475467"}
-
-
-def _ts(ms: int | None) -> datetime | None:
-    return None if ms is None or ms < 0 else datetime.fromtimestamp(ms / 1000, UTC)
 
 
 def load_leadership(out: str) -> dict[tuple[str, int], dict[str, Any]]:
@@ -59,7 +55,7 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
     broker_lane = {b: len(replicas) + i for i, b in enumerate(broker_ids)}
     fig, ax = plt.subplots(figsize=(10, 1.0 + 0.45 * (len(lanes) + len(broker_lane))))
     for i, r in enumerate(rows):
-        t0, t1 = _ts(r["timestamp"]), _ts(rows[i + 1]["timestamp"] if i + 1 < len(rows) else end)
+        t0, t1 = utc_datetime(r["timestamp"]), utc_datetime(rows[i + 1]["timestamp"] if i + 1 < len(rows) else end)
         width = t1 - t0
         for b in r["isr"] or []:
             if b in lanes:
@@ -77,7 +73,7 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
     for b in broker_ids:
         fenced_since = None
         for e in [e for e in events if e["broker_id"] == b]:
-            t = _ts(e["timestamp"])
+            t = utc_datetime(e["timestamp"])
             if e["fenced"] and fenced_since is None:
                 fenced_since = t
             elif not e["fenced"] and fenced_since is not None:
@@ -86,11 +82,11 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
             if e["event"] == "controlled_shutdown":
                 ax.scatter([t], [broker_lane[b]], marker="v", s=50, color="#f79009", zorder=5)
         if fenced_since is not None:
-            ax.barh(broker_lane[b], _ts(end) - fenced_since, left=fenced_since, height=0.4, color="#98a2b3")
+            ax.barh(broker_lane[b], utc_datetime(end) - fenced_since, left=fenced_since, height=0.4, color="#98a2b3")
     ax.set_yticks([*lanes.values(), *broker_lane.values()],
                   [f"replica {b}" for b in lanes] + [f"broker {b}" for b in broker_lane])
     ax.invert_yaxis()
-    ax.set_xlim(_ts(start), _ts(end))
+    ax.set_xlim(utc_datetime(start), utc_datetime(end))
     ax.set_xlabel("time (UTC, metadata record timestamp)")
     ax.set_title(plot_text(f"{topic}-{partition}: leadership from the metadata log"))
     ax.grid(axis="x", alpha=0.3)

@@ -11,6 +11,7 @@ from typing import Any
 
 from kforensics.parsers.findings import FINDING_FIELDS, SEQUENCE_KINDS
 from kforensics.scan_output import read_table
+from kforensics.times import iso
 
 TXN_FIELDS = ("broker", "topic", "partition", "producer_id", "producer_epoch", "transactional_id",
               "expected_coordinator_partition", "first_offset", "last_data_offset", "marker_offset", "outcome",
@@ -111,11 +112,7 @@ LEADER_FIELDS = ("cluster_id", "metadata_broker", "topic", "partition", "time", 
 
 
 def _utc(ms: int | None) -> str | None:
-    import datetime
-
-    if ms is None:
-        return None
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return None if ms is None else iso(ms)
 
 
 def leadership(out: str, *, topic: str | None = None, partition: int | None = None) -> list[dict[str, Any]]:

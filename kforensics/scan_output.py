@@ -17,7 +17,6 @@ import fnmatch
 import json
 import os
 import socket
-import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import pyarrow.fs as pafs
 from kforensics import __version__
 from kforensics.parsers.findings import is_problem
 from kforensics.parsers.uris import filesystem, join_uri
+from kforensics.times import now_iso
 
 MANIFEST = "_kforensics.json"
 #: Spark's and the JVM's log of an embedded scan, when OUT is local.
@@ -51,10 +51,6 @@ class OutputError(Exception):
     """OUT cannot be written or read as asked (a usage error: exit code 2). The message says why and what to do."""
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 @dataclass
 class Manifest:
     """What `_kforensics.json` says about the scan that wrote OUT."""
@@ -62,7 +58,7 @@ class Manifest:
     inputs: list[list[str]]
     options: dict[str, Any]
     tables: list[str]
-    started_at: str = field(default_factory=_now)
+    started_at: str = field(default_factory=now_iso)
     ended_at: str | None = None
     completed: bool = False
     files: list[str] = field(default_factory=list)  # every file the scan wrote, relative to OUT (when completed)
@@ -223,7 +219,7 @@ def complete(out: str, manifest: Manifest) -> Manifest:
     manifest.files = [_relative(root, f.path) for table in manifest.tables
                       for f in sorted(_table_files(fs, root, table), key=lambda f: f.path)]
     manifest.completed = True
-    manifest.ended_at = _now()
+    manifest.ended_at = now_iso()
     write_manifest(out, manifest)
     return manifest
 
@@ -273,7 +269,7 @@ def read_table(out: str, table: str, columns: list[str] | None = None,
     Parquet file, as Spark leaves an empty table) has no rows: this is the one reader of a scan's tables.
 
     Without filters, file by file with ParquetFile: pyarrow.parquet.read_table goes through pyarrow.dataset,
-    whose import pulls in pandas (0.6 s of a client's start); with filters, through it (row-group pruning)."""
+    whose import pulls in pandas (docs/benchmarks/cli-and-parsers.md); with filters, through it (row-group pruning)."""
     import pyarrow.parquet as pq
 
     _known(table)
@@ -350,8 +346,8 @@ class ScanSummary:
 
 
 def summarize(out: str) -> ScanSummary:
-    """Small aggregates over the tables under OUT, streamed a few columns at a time (no Spark job: on a small
-    scan, the same aggregates as ~14 Spark jobs took ~2 s)."""
+    """Small aggregates over the tables under OUT, streamed a few columns at a time (no Spark job: cheaper on a small
+    scan, docs/benchmarks/cli-and-parsers.md)."""
     summary = ScanSummary(out=out)
     replicas: set[tuple] = set()
     special: set[tuple] = set()

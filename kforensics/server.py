@@ -1,9 +1,7 @@
 """`kforensics serve`: one warm embedded Spark session that the scans of one user share.
 
 A scan in a freshly started JVM spends most of its time starting Spark and compiling the code that plans its
-queries, not reading the data: on the 200 MB bench, a headers-only scan takes ~5 s of session start and ~19 s
-of job in a new process, and ~11.5 s of job in a session that has scanned before. The server keeps such a
-session. While it runs, `kforensics scan` (and the report commands that scan a log dir first) hand their scan to
+queries, not reading the data (docs/benchmarks/cli-and-parsers.md). The server keeps a session that has scanned. While it runs, `kforensics scan` (and the report commands that scan a log dir first) hand their scan to
 it over a Unix socket instead of starting Spark themselves; `--master` and `--conf` always start their own.
 
 The socket is `$KFORENSICS_SERVER_SOCKET`, else `server.sock` in the cache dir of `kforensics warmup`. It is

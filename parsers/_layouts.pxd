@@ -2,8 +2,8 @@
 """What every compiled module shares: the v2 batch and record layouts, the byte helpers and the v2 record cursor.
 
 Declarations and inline functions only (compiled into each module that cimports them; nothing is imported at
-run time). The layouts are the ones of `record_batch.py` (V2_HEADER, V2_MIN_BATCH_LENGTH, MAX_BATCH_SIZE) and
-FORMATS.md; the problem codes are `record_batch.RecordProblem`'s, which builds every record finding's message.
+run time). The layouts are the ones of `_pure.py` (V2_HEADER, V2_MIN_BATCH_LENGTH, MAX_BATCH_SIZE); the problem
+codes are `_pure.RecordProblem`'s, and `record_batch.record_problem_finding` builds every record finding's message.
 """
 
 from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
@@ -31,7 +31,7 @@ cdef enum:
     INT32_MAX = 2147483647
 
 
-# What ends the reading of a batch's records: record_batch.RecordProblem (same numbers).
+# What ends the reading of a batch's records: _pure.RecordProblem (same numbers).
 cdef enum:
     RECORDS_MISSING = 1  # fewer records than declared (value: -)
     TRAILING_BYTES = 2  # bytes after the declared records (value: how many)
@@ -210,7 +210,7 @@ cdef inline int cursor_next(V2Cursor *c) noexcept nogil:
 
 cdef inline object cursor_step(V2Cursor *c, int64_t decoded):
     """Reads record number `decoded`: None, or the problem that ends the batch's records, as the tuple
-    (code, record number, value) that record_batch.RecordProblem turns into a finding."""
+    (code, record number, value) that record_batch.record_problem_finding turns into a finding."""
     c.decoded = decoded
     cdef int status = cursor_next(c)
     if status == 1:

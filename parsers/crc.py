@@ -1,7 +1,7 @@
 """CRC-32C (Castagnoli), the checksum of v2 record batches and producer snapshots.
 
-The hardware-accelerated `crc32c` package (~9 GB/s) is used when importable; crcmod (~0.5 GB/s) is the
-fallback. Legacy messages use plain CRC-32 (`zlib.crc32`).
+The hardware-accelerated `crc32c` package is used when importable; crcmod, far slower, is the fallback
+(docs/benchmarks/cli-and-parsers.md). Legacy messages use plain CRC-32 (`zlib.crc32`).
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ COORDINATOR_RECORDS: dict[str, dict[int, tuple[Message, Message]]] = {
 }
 
 __all__ = ["CONSUMER_OFFSETS", "COORDINATOR_RECORDS", "SHARE_GROUP_STATE", "TRANSACTION_STATE",
-           "TRANSACTION_STATES", "CoordinatorRecord", "NewerVersions", "decode_cluster_metadata",
+           "TRANSACTION_STATES", "CoordinatorRecord", "NewerVersions", "coordinator_dump_form", "coordinator_error_text",
+           "coordinator_text", "decode_cluster_metadata",
            "decode_consumer_offsets", "decode_coordinator_record", "decode_share_group_state",
            "decode_transaction_state", "encode_coordinator_record", "format_cluster_metadata",
            "format_consumer_offsets", "format_share_group_state", "format_transaction_state", "record_type_name"]
@@ -219,24 +220,43 @@ def _consumer_protocol(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "members": members}
 
 
-def _coordinator_text(topic: str, key: bytes | None, value: bytes | None, offset: int | None,
-                      transform: Any = None) -> tuple[str | None, str | None]:
-    """kafka-dump-log's coordinator record parser: key `{"type":"<record type>","data":{...}}`, payload
-    `{"version":"<value version>","data":{...}}` or `<DELETE>`."""
+def coordinator_dump_form(rec: CoordinatorRecord) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """kafka-dump-log's key and payload of a decoded record, built once for its text and for dump --json: key
+    `{"type":"<record type>","data":{...}}`, payload `{"version":"<value version>","data":{...}}` or None for a
+    tombstone (a consumer group's member subscriptions and assignments decoded); None for an unknown record type."""
+    if rec.key_name is None:
+        return None
+    key = {"type": str(rec.record_type), "data": rec.key}
+    if rec.value is None:
+        return key, None
+    data = _consumer_protocol(rec.value) if rec.topic == CONSUMER_OFFSETS and rec.record_type == 2 else rec.value
+    return key, {"version": str(rec.value_version), "data": data}
+
+
+def coordinator_text(rec: CoordinatorRecord, offset: int | None) -> tuple[str | None, str | None]:
+    """kafka-dump-log's coordinator record parser's key and payload text (`<DELETE>` for a tombstone)."""
+    form = coordinator_dump_form(rec)
+    if form is None:
+        return f"Unknown record type {rec.record_type} at offset {offset}, skipping.", None
+    key, payload = form
+    return _json(key), "<DELETE>" if payload is None else _json(payload)
+
+
+def coordinator_error_text(key: bytes | None, offset: int | None, exc: Exception) -> tuple[str, None]:
+    """What kafka-dump-log prints for a coordinator record that does not decode."""
     if key is None:  # Kafka throws here, ending the dump; the message is its own
         return f"Error at offset {offset}, skipping. Failed to decode message at offset {offset} using the specified " \
                "decoder (message had a missing key)", None
+    return f"Error at offset {offset}, skipping. {exc}", None
+
+
+def _coordinator_text(topic: str, key: bytes | None, value: bytes | None,
+                      offset: int | None) -> tuple[str | None, str | None]:
     try:
         rec = decode_coordinator_record(topic, key, value)
     except MessageDecodeError as exc:
-        return f"Error at offset {offset}, skipping. {exc}", None
-    if rec.key_name is None:
-        return f"Unknown record type {rec.record_type} at offset {offset}, skipping.", None
-    key_text = _json({"type": str(rec.record_type), "data": rec.key})
-    if rec.value is None:
-        return key_text, "<DELETE>"
-    data = transform(rec.value) if transform is not None and rec.record_type == 2 else rec.value
-    return key_text, _json({"version": str(rec.value_version), "data": data})
+        return coordinator_error_text(key, offset, exc)
+    return coordinator_text(rec, offset)
 
 
 def _json(obj: Any) -> str:
@@ -249,7 +269,7 @@ def format_consumer_offsets(key: bytes | None, value: bytes | None,
     """kafka-dump-log --offsets-decoder: key `{"type":"<record type>","data":{...}}`, payload
     `{"version":"<value version>","data":{...}}` or `<DELETE>` (a consumer group's member subscriptions and
     assignments decoded)."""
-    return _coordinator_text(CONSUMER_OFFSETS, key, value, offset, _consumer_protocol)
+    return _coordinator_text(CONSUMER_OFFSETS, key, value, offset)
 
 
 # --- __transaction_state -----------------------------------------------------------------------

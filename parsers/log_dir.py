@@ -144,13 +144,6 @@ def kafka_topic_partition(name: str) -> tuple[str, int] | None:
     return topic, int(partition)
 
 
-def dir_state_of(path: str) -> str:
-    """The dir_state of the partition dir holding `path` (a file in it); "live" when its name says nothing else."""
-    parts = path.rstrip("/").rsplit("/", 2)
-    parsed = parse_partition_dir_name(parts[-2]) if len(parts) >= 2 else None
-    return parsed[2] if parsed else "live"
-
-
 @dataclass
 class Segment:
     base_offset: int

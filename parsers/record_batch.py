@@ -137,8 +137,7 @@ class LogFile:
         pos = start
         released = start
         populated = start
-        # With the CRC, every byte is read: a chunked read into a buffer that stays in cache beats the mapping,
-        # whose page-table setup costs more per page than the kernel's copy (measured: 0.45x -> 0.6x raw read).
+        # With the CRC every byte is read: a cached chunk beats the mapping (docs/benchmarks/cli-and-parsers.md).
         chunk = (bytearray(min(READ_CHUNK_BYTES, end - pos)) if verify_crc and self._file is not None
                  and self._impl.chunked_walk and end > pos else None)
         chunked = chunk is not None

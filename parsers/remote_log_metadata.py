@@ -35,7 +35,8 @@ SEGMENT_STATES = ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGME
 PARTITION_DELETE_STATES = ("DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED")
 
 __all__ = ["FRAME_VERSION", "PARTITION_DELETE_STATES", "SEGMENT_STATES", "TOPIC", "decode_remote_log_metadata",
-           "format_remote_log_metadata", "iter_remote_log_metadata", "remote_log_event"]
+           "format_remote_log_metadata", "iter_remote_log_metadata", "remote_log_event",
+           "remote_log_metadata_text"]
 
 
 def decode_remote_log_metadata(key: bytes | None, value: bytes | None) -> dict[str, Any]:
@@ -124,7 +125,11 @@ def format_remote_log_metadata(key: bytes | None, value: bytes | None, offset: i
                                ) -> tuple[str | None, str | None]:
     """kafka-dump-log --remote-log-metadata-decoder: no key, payload the toString of the deserialized object
     (`Error at offset N, skipping. ...` when it does not decode)."""
-    decoded = decode_remote_log_metadata(key, value)
+    return remote_log_metadata_text(decode_remote_log_metadata(key, value), offset)
+
+
+def remote_log_metadata_text(decoded: dict[str, Any], offset: int | None = None) -> tuple[str | None, str | None]:
+    """format_remote_log_metadata's text of a record decode_remote_log_metadata has decoded."""
     if "error" in decoded:
         return None, f"Error at offset {offset}, skipping. {decoded['error']}"
     d, api_key = decoded["data"], decoded["apiKey"]

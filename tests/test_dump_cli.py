@@ -185,6 +185,8 @@ def test_exit_codes(tmp_path: Path) -> None:
     assert run(str(B1 / "damaged-0" / "00000000000000000048.log"))[0] == 1
     assert run(str(tmp_path / "missing.log"))[0] == 2
     assert run("--offsets", "nonsense", str(B1 / "orders-0" / "00000000000000000000.log"))[0] == 2
+    inverted = run("--offsets", "200:100", str(B1 / "orders-0" / "00000000000000000000.log"))
+    assert inverted[0] == 2 and "start is after end" in inverted[2]  # as export says it (test_export.py)
     assert run()[0] == 2
     odd = tmp_path / "notes.txt"
     odd.write_text("hello")

@@ -99,7 +99,7 @@ def test_a_failure_while_an_interrupt_unwinds_is_the_interrupt() -> None:
 
 @pytest.mark.parametrize("what", ["fifo", "log_dir", "partition_dir"])
 def test_dump_of_what_is_not_a_file(tmp_path: Path, what: str) -> None:
-    from kforensics.commands.dump import partition_dir_files
+    from kforensics.dump_engine import partition_dir_files
 
     if what == "fifo":
         target = tmp_path / "00000000000000000000.log"

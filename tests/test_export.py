@@ -297,6 +297,8 @@ def test_never_overwrites_what_it_did_not_write_nor_writes_into_its_inputs(tmp_p
     assert _export([*args, "--out", str(ours)])[0] == 0
     assert _export([*args[:-1], "10:19", "--out", str(ours)])[0] == 0  # an earlier export of ours: replaced
     assert [r[0] for r in _jsonl_rows(ours)] == list(range(10, 20))
+    inverted = _export([*args[:-1], "19:10", "--out", str(ours)])  # one rule with dump's (test_dump_cli.py)
+    assert inverted[0] == 2 and "start is after end" in inverted[1]
     ours.write_text(ours.read_text() + "edited\n")  # changed since: no longer what we wrote
     assert _export([*args, "--out", str(ours)])[0] == 2
     code, output = _export([*args, "--out", str(SAMPLE_LOGS / "broker-1" / "x.jsonl")])
@@ -353,7 +355,7 @@ def test_a_delete_dir_is_exported_only_when_asked(tmp_path: Path) -> None:
 
 def test_export_buffers_are_bounded_in_bytes_as_well_as_rows(tmp_path: Path, monkeypatch) -> None:
     """Large records flush a Parquet row group before ROW_GROUP_ROWS of them are held."""
-    from kforensics import export as ex
+    from kforensics.export import writers
 
     buffer = RowBuffer(max_rows=1000, max_bytes=100)
     row = {"key": b"k" * 10, "value": b"v" * 30, "headers": [{"key": "h", "value": b"x" * 9}]}
@@ -361,7 +363,7 @@ def test_export_buffers_are_bounded_in_bytes_as_well_as_rows(tmp_path: Path, mon
     assert len(buffer.take()) == 2 and buffer.bytes == 0 and buffer.rows == []
     big = [(f"k{i}".encode(), bytes([i]) * 50_000, []) for i in range(9)]
     _produce(big, tmp_path / "logs" / "big-0" / f"{0:020d}.log")
-    monkeypatch.setattr(ex, "ROW_GROUP_BYTES", 120_000)  # two 50 KB records and a part of a third
+    monkeypatch.setattr(writers, "ROW_GROUP_BYTES", 120_000)  # two 50 KB records and a part of a third
     out = tmp_path / "big.parquet"
     assert _export([str(tmp_path / "logs"), "--topic", "big", "--partition", "0", "--format", "parquet", "--out",
                     str(out)])[0] == 0

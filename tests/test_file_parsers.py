@@ -308,7 +308,7 @@ def test_the_file_type_registry_names_a_parser_and_a_dumper_for_every_type() -> 
     """log_dir.FILE_TYPES is the one name -> type -> parser registry: every type's parser imports, every type
     has a `kforensics dump` dumper (its --type choices are the registry's names), and each name pattern takes
     the broker's own file names of that type and no other type's."""
-    from kforensics.commands.dump import DUMPERS, FILE_TYPES
+    from kforensics.dump_engine import DUMPERS, FILE_TYPES
     from kforensics.parsers.log_dir import FILE_TYPE, file_type_of
 
     assert set(DUMPERS) == set(FILE_TYPE) == set(FILE_TYPES)

@@ -11,10 +11,10 @@ from kforensics.commands.reports import _source
 
 
 @click.command("eos")
-@click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
+@options.source
 @click.option("--transactional-id", help="Only this transactional id (its producer ids, transactions, offset commits).")
 @click.option("--group", help="Only this consumer group (its transactional offset commits and their transactions).")
-@click.option("--json", "as_json", is_flag=True, help="JSON lines.")
+@options.as_json
 def eos(source: tuple[str, ...], transactional_id: str | None, group: str | None, as_json: bool) -> None:
     """Did exactly-once hold? Per transactional id: its producer ids and epochs over time, its transactions by
     outcome with the partitions each touched and the offset commits each carried with their fate; per consumer

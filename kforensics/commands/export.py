@@ -16,7 +16,7 @@ from kforensics.parsers.log_dir import DIR_STATES
 @click.option("--topic", help="The topic to export.")
 @click.option("--partition", type=click.IntRange(min=0), help="The partition (without it: every partition of the "
                                                                "topic, on Spark, as Parquet).")
-@click.option("--offsets", metavar="FROM:TO", help="Inclusive offset range (either side may be empty).")
+@options.offsets("offsets")
 @click.option("--from-time", metavar="T", help="Records with a timestamp at or after T (ms or ISO-8601, UTC).")
 @click.option("--to-time", metavar="T", help="Records with a timestamp at or before T (ms or ISO-8601, UTC).")
 @click.option("--broker", help="Only the input with this label (needed when several hold the partition).")
@@ -33,7 +33,7 @@ from kforensics.parsers.log_dir import DIR_STATES
               "lost_offsets of a replica_divergence, offsets_discarded of a restart_would_truncate (from the dir it "
               "is about), a stray_partition's whole dir.")
 @click.option("--master", help="Spark master URL for a whole-topic export (default: embedded local[*]).")
-def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offsets: str | None,
+def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offsets: tuple[int | None, int | None],
            from_time: str | None, to_time: str | None, broker: str | None, dir_state: str, isolation: str, fmt: str,
            out: str, from_finding: str | None, master: str | None) -> None:
     """Write the records of a partition (an offset or time range of it) as data.
@@ -64,7 +64,7 @@ def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offs
 
     directory = None
     try:
-        first, last = ex.parse_offsets(offsets)
+        first, last = offsets
         if from_finding:
             scan_out, sep, ref = from_finding.rpartition(":")
             if not sep or not scan_out or not ref:

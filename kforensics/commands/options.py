@@ -9,6 +9,13 @@ import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
+#: The options of the reports over a scan, declared once (gaps, txns, lso, producers, leaders, groups, eos).
+source = click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
+as_json = click.option("--json", "as_json", is_flag=True, help="JSON lines.")
+topic = click.option("--topic", help="Only topics matching this glob.")
+partition = click.option("--partition", type=int, help="Only this partition.")
+pid = click.option("--pid", type=int, help="Only this producer id.")
+
 
 def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True,
            uri_queries: bool = False) -> list[tuple[str, str]]:
@@ -22,6 +29,37 @@ def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True,
     if problem is not None:
         raise click.BadParameter(problem[1], param_hint=problem[0])
     return parsed
+
+
+def parse_offsets(text: str | None) -> tuple[int | None, int | None]:
+    """FROM:TO, inclusive, either side may be empty (100:200, 100:, :200), as (first, last); ValueError says what is
+    wrong (an inverted range too: a start after its end selects nothing, so it is a typo)."""
+    if text is None:
+        return None, None
+    first, sep, last = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        lo, hi = (int(first) if first else None, int(last) if last else None)
+    except ValueError:
+        raise ValueError(f"{text!r} is not FROM:TO (e.g. 100:200, 100: or :200)") from None
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"{text!r}: start is after end")
+    return lo, hi
+
+
+def _offsets(_ctx: Any, _param: Any, text: str | None) -> tuple[int | None, int | None]:
+    try:
+        return parse_offsets(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--offsets") from None
+
+
+def offsets(name: str) -> Callable:
+    """--offsets FROM:TO, passed to the command as `name`: (first, last), None for an open side."""
+    return click.option("--offsets", name, metavar="FROM:TO", callback=_offsets,
+                        help="Only offsets in this inclusive range (either side may be empty; FROM after TO is a usage "
+                             "error).")
 
 
 def _spark_conf(_ctx: Any, _param: Any, pairs: tuple[str, ...]) -> dict[str, str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import click
 
 from kforensics.commands import options
+from kforensics.defaults import DEFAULT_MAX_PLOTS
 
 
 @contextlib.contextmanager
@@ -37,13 +38,7 @@ def _source(source: tuple[str, ...]) -> Iterator[str]:
 
 
 def _report_options(fn: Callable) -> Callable:
-    for option in reversed([
-        click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR..."),
-        click.option("--json", "as_json", is_flag=True, help="JSON lines."),
-        click.option("--topic", help="Only topics matching this glob."),
-        click.option("--partition", type=int, help="Only this partition."),
-        click.option("--pid", type=int, help="Only this producer id."),
-    ]):
+    for option in reversed([options.source, options.as_json, options.topic, options.partition, options.pid]):
         fn = option(fn)
     return fn
 
@@ -139,10 +134,10 @@ LEADER_TABLE = ("topic", "partition", "time", "metadata_offset", "leader_epoch",
 
 
 @click.command("leaders")
-@click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
-@click.option("--json", "as_json", is_flag=True, help="JSON lines.")
-@click.option("--topic", help="Only topics matching this glob.")
-@click.option("--partition", type=int, help="Only this partition.")
+@options.source
+@options.as_json
+@options.topic
+@options.partition
 def leaders(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None) -> None:
     """Leadership history from the KRaft metadata log: one line per leader or ISR change of each partition
     (time, leader epoch, leader, ISR, ELR, election: initial, clean, elr, unclean, offline, none).
@@ -180,12 +175,12 @@ TERMINAL_COMMITS = 20
 
 
 @click.command("groups")
-@click.argument("source", nargs=-1, required=True, metavar="OUT|[NAME=]DIR...")
+@options.source
 @click.option("--group", help="Only this group id.")
 @click.option("--at", "at", metavar="TIME", help="Members and assignments in force at TIME, commits written by then "
                                                  "(ms or ISO-8601, UTC); the lag and share state stay the end of the "
                                                  "input's.")
-@click.option("--json", "as_json", is_flag=True, help="JSON lines.")
+@options.as_json
 def groups(source: tuple[str, ...], group: str | None, at: str | None, as_json: bool) -> None:
     """Who consumed what: each consumer group's members and who owned each partition when (classic, consumer,
     streams and share groups, replayed from __consumer_offsets), its commits and its lag at the end of the input;
@@ -252,7 +247,7 @@ def _ids(values: list[int] | None) -> str | None:
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="Write one self-contained HTML file (plots inline, nothing fetched) instead of printing tables.")
 @click.option("--force", is_flag=True, help="Replace --html FILE even when it is not an earlier kforensics report.")
-@click.option("--max-plots", type=click.IntRange(min=0), default=40, show_default=True,
+@click.option("--max-plots", type=click.IntRange(min=0), default=DEFAULT_MAX_PLOTS, show_default=True,
               help="Partition timelines to draw (partitions with findings first).")
 def report(out: str, html_file: str | None, force: bool, max_plots: int) -> None:
     """The scan under OUT as an incident-review report: summary, findings by kind and partition, replicas,
