@@ -62,6 +62,8 @@ def main() -> None:
     inputs = make_replicas(source / "broker-1", DATA / "replicas-x1", args.replicas)
 
     from kforensics.spark import replicas as R
+    from kforensics.spark.checks import family, run_checks
+    from kforensics.spark.control_plane import ELECTIONS
     from kforensics.spark.jobs import run_scan
     from kforensics.spark.session import build_session
     from kforensics.spark.transactions import partition_ends
@@ -93,7 +95,9 @@ def main() -> None:
         clustered = R.with_cluster_id(batches, brokers)
         ends = R.replica_ends(partition_ends(batches, checkpoints), brokers, epochs).cache()
         div = R.divergences(clustered, ends).cache()
-        found = R.replica_divergence_findings(clustered, ends, div).collect()
+        found = run_checks(family("replica_divergence"), {
+            "divergence_facts": R.divergence_facts(clustered, ends, div),
+            "elections": spark.createDataFrame([], ELECTIONS)}).collect()
         R.replicas_table(ends, div).write.mode("overwrite").parquet(f"{out}/bench-replicas")
         timings.append(time.perf_counter() - started)
         ends.unpersist()

@@ -73,10 +73,14 @@ def cli_reference() -> str:
 
 
 def implementing_modules(kind: str) -> list[str]:
-    """The source files of parsers/ and spark/ that name `kind` as a string literal (where it is reported)."""
+    """Where `kind` is reported: the SQL files of the checks that declare it (kforensics.spark.checks) and the
+    source files of parsers/ that name it as a string literal (of spark/ too, for a kind no SQL check declares)."""
+    from kforensics.spark.checks import CHECKS
+
+    declared = [check.path for check in CHECKS if kind in check.kinds]
     pattern = re.compile(rf"""["']{re.escape(kind)}["']""")
-    found = []
-    for folder in IMPLEMENTATION_DIRS:
+    found = declared
+    for folder in IMPLEMENTATION_DIRS if not declared else ("parsers",):
         for source in sorted((REPO / folder).rglob("*")):
             if source.suffix not in (".py", ".pyx") or source == REPO / "parsers" / "findings.py":
                 continue

@@ -376,7 +376,7 @@ KINDS: dict[str, FindingKind] = _kinds(
                 rule=("a `.txnindex` entry with a different first offset or last stable offset than the log's "
                       "aborted range: `first_offset`, `last_offset`, `last_stable_offset`, and the index's "
                       "`index_first_offset`, `index_last_stable_offset`")),
-    # cross-checks (spark/crosschecks.py)
+    # cross-checks (spark/sql/)
     FindingKind("snapshot_mismatch", "error", "a producer snapshot entry that disagrees with the log",
                 ("snapshot_offset", "snapshot_last_offset", "snapshot_last_sequence", "log_last_offset",
                  "log_last_sequence"),

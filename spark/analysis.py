@@ -22,11 +22,10 @@ from pyspark.sql import functions as F
 
 from kforensics.scan_options import ScanOptions
 from kforensics.spark import (
-    cleaner,
+    checks,
     consumer_offsets,
     control_plane,
     coordinator,
-    crosschecks,
     exactly_once,
     groups,
     producers,
@@ -39,7 +38,7 @@ from kforensics.spark import (
 from kforensics.spark import schemas as S
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
-from kforensics.spark.findings import FINDING_COLUMNS, findings_sql
+from kforensics.spark.findings import FINDING_COLUMNS
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
 from kforensics.spark.session import is_small, job_threads
@@ -49,6 +48,13 @@ T = TypeVar("T")
 
 #: Threads that plan the finding checks side by side (the driver mostly waits on the JVM meanwhile).
 FINDINGS_THREADS = 4
+
+
+def check_params(options: ScanOptions) -> dict[str, object]:
+    """The values the checks' files read as named parameters, from the scan's options."""
+    return {"txn_timeout_ms": options.txn_timeout_ms, "transaction_state_partitions":
+            options.transaction_state_partitions, "clock_skew_ms": options.clock_skew_ms,
+            "remote_stuck_after_ms": options.remote_stuck_after_ms}
 
 
 class _Keeper:
@@ -132,6 +138,20 @@ class Analysis:
                     self.views.share(df)
         return value
 
+    def named(self, name: str) -> DataFrame:
+        """The table a check's SQL file reads by `name` (`checks.SqlCheck.inputs`)."""
+        return NAMED_TABLES[name](self)
+
+    @property
+    def params(self) -> dict[str, object]:
+        return check_params(self.options)
+
+    def run_family(self, name: str) -> DataFrame:
+        """The checks of family `name` (`checks.family`) as one statement over their named tables."""
+        found = checks.family(name)
+        inputs = {t: self.named(t) for c in found for t in c.inputs}
+        return checks.run_checks(found, inputs, self.params)
+
     @_shared
     def batches(self) -> DataFrame:
         return self.keep(producers.with_leader_epoch_change(self.tables["batches"],
@@ -159,8 +179,14 @@ class Analysis:
         return self.keep(transactions.lso_table(self.txns, self.ends))
 
     @_shared
-    def aborted(self) -> tuple[DataFrame, DataFrame]:
-        return transactions.aborted_ranges(self.sweep, self.tables["txnindex"], self.ends)
+    def aborted(self) -> DataFrame:
+        """aborted_transactions: the aborted ranges against the .txnindex (the aborted_ranges table, txnindex)."""
+        return checks.run_table("aborted_transactions", lso_sweep=self.sweep, txnindex=self.tables["txnindex"],
+                                partition_ends=self.ends)
+
+    @_shared
+    def aborted_ranges(self) -> DataFrame:
+        return transactions.aborted_ranges(self.aborted)
 
     # Whole cluster: replicas against each other, the coordinator against the markers, group offsets.
     # A topic-partition is identified by cluster id too: disks of different clusters are not replicas.
@@ -179,6 +205,15 @@ class Analysis:
     @_shared
     def div(self) -> DataFrame:
         return self.keep.only_if(replicas.divergences(self.clustered, self.ends_r), self.facts.replicas_possible)
+
+    @_shared
+    def live_commits(self) -> DataFrame:
+        return checks.run_table("live_commits", offset_commits=self.tables["offset_commits"],
+                                longest_replicas=self.longest, transactions=self.txns)
+
+    @_shared
+    def divergence_facts(self) -> DataFrame:
+        return replicas.divergence_facts(self.clustered, self.ends_r, self.div)
 
     @_shared
     def log(self) -> DataFrame:
@@ -212,7 +247,7 @@ class Analysis:
     def offsets(self) -> DataFrame:
         remote = self.finished if self.facts.has_remote_log_metadata and "remote_log_events" in self.tables else None
         return self.keep.only_if(consumer_offsets.consumer_offsets_table(
-            self.tables["offset_commits"], self.longest, self.aborted[0], self.txns, remote,
+            self.tables["offset_commits"], self.longest, self.aborted_ranges, self.txns, remote,
             self.tables["partition_checkpoints"]), self.facts.has_consumer_offsets)
 
     # Groups (issue 41): __consumer_offsets' group records and __share_group_state replayed (spark/groups.py,
@@ -330,31 +365,74 @@ class Analysis:
             self.tables["partition_checkpoints"], self.tables["log_dirs"])))
 
 
+#: The tables the checks' SQL files read, by the names they give them (spark/sql/*.sql).
+NAMED_TABLES: dict[str, Callable[[Analysis], DataFrame]] = {
+    "parser_findings": lambda a: a.tables["parser_findings"],
+    "aborted_transactions": lambda a: a.aborted,
+    "batches": lambda a: a.batches,  # with leader_epoch_change, cleaner_offset and base_timestamp as a create time
+    "data": lambda a: a.data,
+    "segments": lambda a: a.tables["segments"],
+    "snapshot_entries": lambda a: a.tables["snapshot_entries"],
+    "partition_ends": lambda a: a.ends,
+    "leader_epochs": lambda a: a.tables["leader_epochs"],
+    "timed_transactions": lambda a: a.timed_txns,
+    "clustered_batches": lambda a: a.clustered,
+    "every_dir_batches": lambda a: a.every_dir["batches"],
+    "divergence_facts": lambda a: a.divergence_facts,
+    # no metadata log: no rows, and (limit 0: an empty relation to the optimizer) no join with them planned
+    "elections": lambda a: control_plane.elections_of(a.history) if a.kraft else
+    a.tables["batches"].sparkSession.createDataFrame([], control_plane.ELECTIONS).limit(0),
+    "longest_replicas": lambda a: a.longest,
+    "marker_checks": lambda a: checks.run_table("marker_checks", coordinator_txns=a.ctx,
+                                                clustered_batches=a.clustered, replica_ends=a.ends_r),
+    "coordinator_log": lambda a: a.log,
+    "transactional_ids": lambda a: a.txn_ids,
+    "partition_dirs": lambda a: a.tables["partition_dirs"],
+    "brokers": lambda a: a.tables["brokers"],
+    "consumer_offsets": lambda a: a.offsets,
+    "group_assignments": lambda a: a.group_assignments,
+    "share_partition_state": lambda a: a.share_state,
+    "live_commits": lambda a: a.live_commits,
+    "share_events": lambda a: checks.run_table("share_events", share_state_records=a.input_table("share_state_records"),
+                                               longest_replicas=a.longest),
+    "topic_names": lambda a: checks.run_table(
+        "topic_names", partition_topic_ids=a.tables["partition_topic_ids"],
+        metadata_records=a.input_table("metadata_records"), group_events=a.group_events),
+    "restart_predictions": lambda a: a.predicted,
+    "resends": lambda a: _resends(a),
+    "remote_segments": lambda a: a.remote,
+    "finished_copies": lambda a: a.finished,
+    "local_logs": lambda a: a.local,
+    "epoch_ranges": lambda a: a.ranges,
+    "range_pairs": lambda a: a.pairs,
+}
+
+
 @dataclass(frozen=True)
 class Check:
-    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `sql` its fragments (SQL
-    text, `findings.finding_columns`) and `inputs` the tables they name, run as one statement (the UNION ALL of the
-    fragments); `applies` says from the listing and the options whether there can be anything to find (if not, the
-    check is not even planned)."""
+    """A finding check: `build` returns its finding rows (FINDING_COLUMNS at least), or `family` names the SQL checks
+    (`checks.family`) run as one statement over their named tables; `applies` says from the listing and the options
+    whether there can be anything to find (if not, the check is not even planned)."""
 
     name: str
     build: Callable[[Analysis], DataFrame] | None = None
     applies: Callable[[Analysis], bool] = lambda _a: True
-    sql: Callable[[Analysis], list[str]] | None = None
-    inputs: Callable[[Analysis], dict[str, DataFrame]] = lambda _a: {}
+    family: str | None = None
+
+    def run(self, a: Analysis) -> DataFrame:
+        return a.run_family(self.family) if self.family else self.build(a).select(*FINDING_COLUMNS)
 
 
-def _content_duplicates(a: Analysis) -> DataFrame:
+def _resends(a: Analysis) -> DataFrame:
     tail = a.options.resend_tail
-    return producers.content_duplicates(producers.resends(
-        batch_record_rows(producers.resend_batches(a.resend_data, a.resend_pairs, tail=tail)),
-        a.resend_pairs, min_records=a.options.resend_min_records, tail=tail))
+    return producers.resends(batch_record_rows(producers.resend_batches(a.resend_data, a.resend_pairs, tail=tail)),
+                             a.resend_pairs, min_records=a.options.resend_min_records, tail=tail)
 
 
 def _unclean_leader_elections(a: Analysis) -> DataFrame:
     brokers = a.tables["brokers"]
     if a.facts.replicas_possible:
-        lost = replicas.divergence_facts(a.clustered, a.ends_r, a.div).select(
+        lost = a.divergence_facts.select(
             "cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets", F.col("broker").alias("lost_on"))
     else:
         lost = a.tables["batches"].sparkSession.createDataFrame(
@@ -389,10 +467,7 @@ def _has_share_state_records(a: Analysis) -> bool:
 
 
 def _committed_offsets(a: Analysis) -> DataFrame:
-    found = findings_sql([*consumer_offsets.committed_offset_fragments(),
-                          exactly_once.offset_commit_pending_sql(a.options.txn_timeout_ms)],
-                         offsets=a.offsets, commits=a.tables["offset_commits"], longest=a.longest, txns=a.txns,
-                         txn_ids=a.txn_ids)
+    found = a.run_family("committed_offset")
     # issue 41: each names the member that owned the partition at the commit (a join of its own, after the check)
     return groups.with_commit_owners(found, a.group_assignments, a.group_members) if a.facts.has_group_records \
         else found
@@ -409,23 +484,11 @@ def _has_remote(a: Analysis) -> bool:
 #: Every finding check of a scan, in the order they are planned. The whole-cluster checks are built only where the
 #: listing shows something to judge: otherwise their inputs are empty and building them costs only planning.
 CHECKS: list[Check] = [
-    Check("parser", sql=lambda a: [f"SELECT {', '.join(FINDING_COLUMNS)} FROM {{findings}}"],
-          inputs=lambda a: {"findings": a.tables["parser_findings"]}),
-    # the log's own checks (producer histories, snapshots, leader-epoch-checkpoint, offsets, segment names): one
-    # statement, sequence_gap, duplicate_sequence, zombie_epoch, snapshot_mismatch, leader_epoch_mismatch,
-    # offset_overlap and segment_name_mismatch
-    Check("log", sql=lambda a: crosschecks.log_fragments(), inputs=lambda a: {
-        "batches": a.batches, "data": a.data, "segments": a.tables["segments"],
-        "snapshots": a.tables["snapshot_entries"], "ends": a.ends, "epochs": a.tables["leader_epochs"]}),
-    # hanging_transaction and cleaner_blocked (each transaction by its id's own timeout), prepared_transaction
-    Check("transactions", sql=lambda a: [*cleaner.transaction_fragments(a.options.txn_timeout_ms),
-                                         exactly_once.prepared_transaction_sql()],
-          inputs=lambda a: {"txns": a.timed_txns, "ends": a.ends, "batches": a.batches}),
-    Check("txnindex", lambda a: without_file_checks(a.aborted[1], a.facts.dump_brokers)),  # no .txnindex in dumps
-    Check("replica_divergence", sql=lambda a: [replicas.replica_divergence_sql(a.kraft)],
-          inputs=lambda a: {"batches": a.clustered, "ends": a.ends_r, "div": a.div,
-                            **({"elections": control_plane.elections_of(a.history)} if a.kraft else {})},
-          applies=lambda a: a.facts.replicas_possible),
+    Check("parser", family="parser"),
+    Check("log", family="log"),
+    Check("transactions", family="transactions"),
+    Check("txnindex", lambda a: without_file_checks(a.run_family("txnindex"), a.facts.dump_brokers)),  # dumps: none
+    Check("replica_divergence", applies=lambda a: a.facts.replicas_possible, family="replica_divergence"),
     # KRaft control plane: unclean elections (with the offsets they cost), offline and stray partitions, leader
     # epochs the metadata never gave
     Check("unclean_leader_election", _unclean_leader_elections, _kraft),
@@ -436,27 +499,15 @@ CHECKS: list[Check] = [
         a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
                                                     a.tables["brokers"], a.tables["partition_topic_ids"]),
         a.reference), _kraft),
-    Check("coordinator", sql=lambda a: coordinator.coordinator_fragments(a.options.transaction_state_partitions,
-                                                                         a.options.clock_skew_ms),
-          inputs=lambda a: {"ctx": a.ctx, "batches": a.clustered, "ends": a.ends_r, "log": a.log, "txn_ids": a.txn_ids,
-                            "txns": a.timed_txns, "dirs": a.tables["partition_dirs"], "brokers": a.tables["brokers"]},
-          applies=_has_transaction_state),
+    Check("coordinator", applies=_has_transaction_state, family="coordinator"),
     Check("committed_offset", _committed_offsets, applies=_has_consumer_offsets),
-    # groups replayed: partition_owned_twice; the share partitions' state against their logs
-    Check("groups", sql=lambda a: groups.group_fragments(), inputs=lambda a: {"assignments": a.group_assignments},
-          applies=_has_group_records),
-    Check("share_groups", sql=lambda a: share_groups.share_fragments(), inputs=lambda a: {
-        "state": a.share_state, "longest": a.longest, "records": a.input_table("share_state_records"),
-        "topic_ids": a.tables["partition_topic_ids"], "metadata": a.input_table("metadata_records"),
-        "events": a.group_events}, applies=_has_share_state_records),
-    Check("future_replica_divergence", sql=lambda a: [replicas.future_replica_divergence_sql()],
-          inputs=lambda a: {"batches": a.every_dir["batches"], "brokers": a.tables["brokers"]},
-          applies=lambda a: a.facts.has_future_replicas),
-    Check("content_duplicate", _content_duplicates, lambda a: not a.options.headers_only),
-    Check("restart", sql=lambda a: [restart.restart_findings_sql()], inputs=lambda a: {"predicted": a.predicted}),
-    Check("remote", sql=lambda a: remote_storage.remote_fragments(a.options.remote_stuck_after_ms),
-          inputs=lambda a: {"remote": a.remote, "finished": a.finished, "local": a.local, "ranges": a.ranges,
-                            "pairs": a.pairs, "epochs": a.tables["leader_epochs"]}, applies=_has_remote),
+    Check("groups", applies=_has_group_records, family="groups"),
+    Check("share_groups", applies=_has_share_state_records, family="share_groups"),
+    Check("future_replica_divergence", applies=lambda a: a.facts.has_future_replicas,
+          family="future_replica_divergence"),
+    Check("content_duplicate", applies=lambda a: not a.options.headers_only, family="content_duplicate"),
+    Check("restart", family="restart"),
+    Check("remote", applies=_has_remote, family="remote"),
 ]
 
 @dataclass(frozen=True)
@@ -482,7 +533,7 @@ TABLES: dict[str, Table] = {
     "consumer_offsets": Table(lambda a: a.offsets, _has_consumer_offsets),
     "lso": Table(lambda a: a.lso),
     "lso_changes": Table(lambda a: transactions.lso_changes(a.sweep)),
-    "aborted_ranges": Table(lambda a: with_txnindex_unknown(a.aborted[0], a.facts.dump_brokers)),
+    "aborted_ranges": Table(lambda a: with_txnindex_unknown(a.aborted_ranges, a.facts.dump_brokers)),
     "group_members": Table(lambda a: a.group_members, _has_group_records),
     "group_assignments": Table(lambda a: a.group_assignments, _has_group_records),
     "consumer_lag": Table(lambda a: groups.consumer_lag_table(a.offsets, a.lso, a.group_assignments,
@@ -525,13 +576,10 @@ def analyze(tables: dict[str, DataFrame], options: ScanOptions | None = None, *,
             with step:
                 if not profile:
                     context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
-                if check.sql:
-                    return a.keep(findings_sql(check.sql(a), **check.inputs(a)))
-                return a.keep(check.build(a).select(*FINDING_COLUMNS))
+                return a.keep(check.run(a))
 
-        # Each check is planned (and its shuffles run) in its own thread and kept: the union's plan is then
-        # a few scans, not twenty analyses' worth of windows and joins for the optimizer to walk at once. (All the
-        # SQL checks as one statement took as long as the DataFrame checks: one thread plans it, on 2 cores.)
+        # Each check is planned in its own thread and kept: the union's plan is then a few scans, not twenty analyses'
+        # worth of windows and joins at once (one statement of them all: docs/benchmarks/spark-settings.md)
         with job_threads(spark, FINDINGS_THREADS) as pool:
             found = pool.map(run, [check for check in CHECKS if check.applies(a)])
         return reduce(DataFrame.unionByName, found)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 
-from kforensics.spark.exactly_once import COMMIT_FATES_SQL
-from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
+from kforensics.spark.checks import run_table
 from kforensics.spark.views import run_sql
 
 
@@ -36,7 +35,8 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
         txns = spark.createDataFrame([], "broker string, topic string, partition int, producer_id bigint, "
                                          "first_offset bigint, last_data_offset bigint, outcome string, "
                                          "first_timestamp bigint")
-    tables = {"commits": commits, "longest": longest, "aborted": aborted, "txns": txns}
+    tables = {"live": run_table("live_commits", offset_commits=commits, longest_replicas=longest, transactions=txns),
+              "longest": longest, "aborted": aborted}
     if remote is None:  # no remote tier in the input: the local log start (no join planned for it)
         tiered_ctes, log_start = "", "local_log_start_offset AS log_start_offset"
         tiered_joins = ""
@@ -61,8 +61,7 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
                               log_start_offset AS checkpoint_log_start_offset FROM {checkpoints})
                 USING (data_broker, topic, partition)"""
     return run_sql(f"""
-        WITH {COMMIT_FATES_SQL},
-        latest AS (
+        WITH latest AS (
             SELECT cluster_id, group_id, commit_topic AS topic, commit_partition AS partition, committed_offset,
                    committed_leader_epoch, commit_timestamp, broker AS coordinator_broker,
                    format_string('%s-%d', topic, partition) AS coordinator_partition, offset AS coordinator_offset,
@@ -72,13 +71,13 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
                 SELECT *, row_number() OVER (PARTITION BY cluster_id, group_id, commit_topic, commit_partition
                                              ORDER BY coalesce(transaction_outcome, 'COMMIT') = 'COMMIT' DESC,
                                                       offset DESC) AS rank
-                FROM live)
+                FROM {{live}})
             WHERE rank = 1),
         ranges AS (
             SELECT cluster_id, topic, partition, data_broker, first_offset AS aborted_first_offset,
                    last_offset AS aborted_last_offset, producer_id AS aborted_producer_id
             FROM (SELECT * EXCEPT (broker), broker AS data_broker FROM {{aborted}})
-            JOIN (SELECT cluster_id, topic, partition, broker AS data_broker FROM pick)
+            JOIN (SELECT cluster_id, topic, partition, longest_broker AS data_broker FROM {{longest}})
             USING (topic, partition, data_broker)),{tiered_ctes}
         t AS (
             SELECT * EXCEPT (local_log_start_offset{", remote_log_start_offset, checkpoint_log_start_offset"
@@ -108,43 +107,3 @@ def consumer_offsets_table(commits: DataFrame, longest: DataFrame, aborted: Data
         FROM t LEFT JOIN inside USING (group_id, cluster_id, topic, partition)""", **tables)
 
 
-def committed_offset_fragments() -> list[str]:
-    """Reads {offsets} (consumer_offsets_table); the fragments of committed_offset_beyond_log_end,
-    committed_offset_below_log_start and committed_offset_in_aborted_range, each naming the group (on the broker
-    holding the commit)."""
-    common = {"group": "group_id", "committed_offset": "committed_offset", "coordinator_partition":
-              "coordinator_partition", "coordinator_offset": "coordinator_offset",
-              "commit_timestamp": "commit_timestamp", "log_start_offset": "log_start_offset",
-              "log_end_offset": "log_end_offset", "reference_broker": "data_broker"}
-    kw = {"offset": "committed_offset", "producer_id": None, "producer_epoch": None, "details": common}
-
-    def fragment(status: str, columns: str) -> str:  # only an offset the coordinator serves (not pending, aborted)
-        return (f"SELECT {columns} FROM (SELECT *, coordinator_broker AS broker FROM {{offsets}}) "
-                f"WHERE status = {sql_literal(status)} AND coalesce(transaction_outcome, 'COMMIT') = 'COMMIT'")
-
-    beyond = finding_columns(
-        "committed_offset_beyond_log_end", **kw,
-        message=fmt_sql("Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset "
-                        "(auto.offset.reset) or skip what is written up to there.", "group_id", "committed_offset",
-                        "topic", "partition", "log_end_offset", "data_broker"))
-    below = finding_columns(
-        "committed_offset_below_log_start", **kw,
-        message=fmt_sql("Group %s committed offset %d on %s-%d, below its log start %d: offsets %d-%d were deleted "
-                        "before the group read them.", "group_id", "committed_offset", "topic", "partition",
-                        "log_start_offset", "committed_offset", "log_start_offset - 1"))
-    aborted = finding_columns(
-        "committed_offset_in_aborted_range", **{**kw, "details": {
-            **common, "aborted_first_offset": "aborted_first_offset", "aborted_last_offset": "aborted_last_offset",
-            "aborted_producer_id": "aborted_producer_id"}},
-        message=fmt_sql("Group %s committed offset %d on %s-%d, inside producer %d's aborted transaction (offsets "
-                        "%d-%d): it consumed aborted records (read_uncommitted) or committed a position no "
-                        "read_committed consumer reaches.", "group_id", "committed_offset", "topic", "partition",
-                        "aborted_producer_id", "aborted_first_offset", "aborted_last_offset"))
-    return [fragment("beyond_log_end", beyond), fragment("below_log_start", below),
-            fragment("in_aborted_range", aborted)]
-
-
-def committed_offset_findings(table: DataFrame) -> DataFrame:
-    """Needs consumer_offsets_table; committed_offset_beyond_log_end, committed_offset_below_log_start and
-    committed_offset_in_aborted_range findings, each naming the group (on the broker holding the commit)."""
-    return findings_sql(committed_offset_fragments(), offsets=table)

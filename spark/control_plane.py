@@ -499,6 +499,11 @@ def data_leader_epochs(batches: DataFrame, epochs: DataFrame, brokers: DataFrame
     return with_cluster_id(from_batches.unionByName(from_cp), brokers).join(topic_ids, key, "left")
 
 
+#: elections_of's columns.
+ELECTIONS = ("cluster_id string, topic string, partition int, leader_epoch bigint, leader int, election string, "
+             "elected_at bigint")
+
+
 def elections_of(history: DataFrame) -> DataFrame:
     """Needs partition_history; the leader changes (election other than `none` and `initial`) by cluster_id, topic,
     partition: leader_epoch, leader, election, elected_at (replica_divergence's `elections`)."""

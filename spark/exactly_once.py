@@ -19,8 +19,6 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from kforensics.spark.coordinator import EXHAUSTED_EPOCH
-from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql
-from kforensics.spark.transactions import TWO_PHASE_COMMIT_TIMEOUT_MS, timeout_sql
 from kforensics.spark.views import run_sql
 
 _TXN_BATCH = "magic = 2 AND is_transactional AND producer_id >= 0 AND crc_valid"
@@ -114,105 +112,6 @@ def with_coordinator_timeouts(txns: DataFrame, txn_ids: DataFrame) -> DataFrame:
         SELECT t.*, i.transactional_id, i.transaction_timeout_ms, i.expected_coordinator_partition
         FROM {txns} t LEFT JOIN {txn_ids} i ON t.cluster_id = i.cluster_id AND t.producer_id = i.producer_id""",
                    txns=txns, txn_ids=txn_ids)
-
-
-def prepared_transaction_sql() -> str:
-    """The `prepared_transaction` fragment: reads `{txns}` (transactions_table with transaction_timeout_ms and
-    transactional_id) and `{ends}` (partition_ends: log_end_timestamp); a transaction open at the log end whose
-    transactional id's timeout is Integer.MAX_VALUE (KIP-939)."""
-    columns = finding_columns(
-        "prepared_transaction", offset="first_offset",
-        message=fmt_sql("Transactional id %s (producer %d) holds a two-phase-commit transaction (KIP-939: timeout "
-                        "Integer.MAX_VALUE, never aborted by the coordinator) open since offset %d, %d ms before the log "
-                        "end: the last stable offset stays at %d until its transaction manager commits or aborts it.",
-                        "coalesce(transactional_id, '?')", "producer_id", "first_offset", "age_ms_at_log_end",
-                        "first_offset"),
-        details={"transactional_id": "transactional_id", "first_offset": "first_offset",
-                 "last_data_offset": "last_data_offset", "age_ms_at_log_end": "age_ms_at_log_end",
-                 "holds_lso_at": "first_offset"})
-    return f"""
-        SELECT {columns} FROM (
-            SELECT *, log_end_timestamp - first_timestamp AS age_ms_at_log_end
-            FROM {{txns}} JOIN {{ends}} USING (broker, topic, partition)
-            WHERE outcome = 'OPEN' AND first_offset IS NOT NULL
-              AND transaction_timeout_ms = {TWO_PHASE_COMMIT_TIMEOUT_MS})"""
-
-
-def prepared_transactions(txns: DataFrame, ends: DataFrame) -> DataFrame:
-    """Needs transactions_table with transaction_timeout_ms and transactional_id, and partition_ends;
-    `prepared_transaction` findings (info)."""
-    return findings_sql([prepared_transaction_sql()], txns=txns, ends=ends)
-
-
-#: The offset commits of each __consumer_offsets partition's longest replica with their transaction's fate, as CTEs
-#: over {commits} (offset_commits), {longest} (longest_replicas) and {txns} (transactions_table): `fates` (every
-#: commit: cluster_id, transaction_outcome COMMIT|ABORT|OPEN for a transactional one, null otherwise,
-#: txn_first_offset, txn_first_timestamp) and `live` (the non-tombstone commits after their partition's last
-#: tombstone, which drops the applied offset and the pending ones: OffsetMetadataManager.replay, 2d7df031).
-COMMIT_FATES_SQL = """
-    pick AS (SELECT cluster_id, topic, partition, longest_broker AS broker FROM {longest}),
-    fates AS (
-        SELECT c.*, CASE WHEN c.transactional THEN coalesce(t.outcome, 'OPEN') END AS transaction_outcome,
-               t.first_offset AS txn_first_offset, t.first_timestamp AS txn_first_timestamp
-        FROM (SELECT * FROM {commits} JOIN pick USING (topic, partition, broker)) c  -- one replica of each partition
-        LEFT JOIN (SELECT broker, topic, partition, producer_id, first_offset, last_data_offset, outcome,
-                          first_timestamp FROM {txns}) t
-        ON c.transactional AND c.broker = t.broker AND c.topic = t.topic AND c.partition = t.partition
-           AND c.producer_id = t.producer_id AND c.offset BETWEEN t.first_offset AND t.last_data_offset),
-    cut AS (
-        SELECT cluster_id, group_id, commit_topic, commit_partition, max(offset) AS tombstone_offset
-        FROM fates WHERE tombstone GROUP BY cluster_id, group_id, commit_topic, commit_partition),
-    live AS (
-        SELECT * FROM fates LEFT JOIN cut USING (cluster_id, group_id, commit_topic, commit_partition)
-        WHERE NOT tombstone AND (tombstone_offset IS NULL OR offset > tombstone_offset))"""
-
-
-def offset_commit_pending_sql(txn_timeout_ms: int) -> str:
-    """The `offset_commit_pending` fragment: reads `{commits}`, `{longest}` (with log_end_timestamp), `{txns}` (as
-    COMMIT_FATES_SQL) and `{txn_ids}` (transactional_ids: transactional_id, transaction_timeout_ms); per group and
-    open transaction, its offset commits still pending at the log end of their __consumer_offsets partition, longer
-    than the transaction's timeout (a younger one is a transaction in flight; a two-phase-commit one is a
-    `prepared_transaction`)."""
-    timeout = timeout_sql(txn_timeout_ms)
-    columns = finding_columns(
-        "offset_commit_pending", offset="first_commit_offset",
-        message=fmt_sql("Group %s has offset commits for %s pending in producer %d's transaction (transactional id "
-                        "%s), open since offset %d of %s-%d for %d ms (timeout %d ms): until a marker ends it, "
-                        "OffsetFetch answers UNSTABLE_OFFSET_COMMIT for these partitions and the group's consumers "
-                        "wait.", "group_id", "array_join(committed, ', ')", "producer_id",
-                        "coalesce(transactional_id, '?')", "txn_first_offset", "topic", "partition",
-                        "age_ms_at_log_end", timeout),
-        details={"group": "group_id", "transactional_id": "transactional_id", "partitions": "committed",
-                 "committed_offsets": "committed_offsets", "txn_first_offset": "txn_first_offset",
-                 "age_ms_at_log_end": "age_ms_at_log_end", "transaction_timeout_ms": timeout})
-    return f"""
-        WITH {COMMIT_FATES_SQL},
-        pending AS (
-            SELECT cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset,
-                   min(offset) AS first_commit_offset, min_by(file, offset) AS file,
-                   min_by(position, offset) AS position, min_by(producer_epoch, offset) AS producer_epoch,
-                   min(txn_first_timestamp) AS txn_first_timestamp,
-                   array_sort(collect_set(format_string('%s-%d', commit_topic, commit_partition))) AS committed,
-                   transform(array_sort(collect_list(struct(commit_topic, commit_partition, committed_offset))),
-                             c -> c.committed_offset) AS committed_offsets
-            FROM live WHERE transaction_outcome = 'OPEN'
-            GROUP BY cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset)
-        SELECT {columns} FROM (
-            SELECT *, log_end_timestamp - txn_first_timestamp AS age_ms_at_log_end
-            FROM pending
-            JOIN (SELECT cluster_id, topic, partition, log_end_timestamp FROM {{longest}})
-                USING (cluster_id, topic, partition)
-            LEFT JOIN (SELECT cluster_id, producer_id, transactional_id, transaction_timeout_ms FROM {{txn_ids}})
-                USING (cluster_id, producer_id))
-        WHERE age_ms_at_log_end > {timeout} AND {timeout} != {TWO_PHASE_COMMIT_TIMEOUT_MS}"""
-
-
-def offset_commits_pending(commits: DataFrame, longest: DataFrame, txns: DataFrame, txn_ids: DataFrame,
-                           txn_timeout_ms: int) -> DataFrame:
-    """Needs offset_commits, longest_replicas, transactions_table and transactional_ids; `offset_commit_pending`
-    findings (warning)."""
-    return findings_sql([offset_commit_pending_sql(txn_timeout_ms)], commits=commits, longest=longest, txns=txns,
-                        txn_ids=txn_ids)
 
 
 def without_aborted(data: DataFrame, txns: DataFrame) -> DataFrame:

@@ -6,10 +6,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import FINDING_COLUMNS, severity_of
-from kforensics.spark.views import run_sql
 
 KEY = ["broker", "topic", "partition"]
-__all__ = ["FINDING_COLUMNS", "KEY", "finding_columns", "findings_sql", "fmt", "fmt_sql", "sql_literal", "to_findings"]
+__all__ = ["FINDING_COLUMNS", "KEY", "fmt", "sql_literal", "to_findings"]
 
 
 def _col(value: Column | str | int | None) -> Column:
@@ -45,46 +44,8 @@ def fmt(template: str, *cols: Column | str) -> Column:
     return F.format_string(template, *[_col(c) for c in cols])
 
 
-# Finding checks as SQL text. A scan's cost on a small input is Spark's per-query and per-operation work, not rows:
-# every DataFrame operation is analysed as a query of its own and every Column is built through py4j round trips.
-# A check written as one SQL query costs one parse and one analysis, and the checks of a family run as one
-# statement (their UNION ALL) cost one plan. A check's query is a *fragment*: SQL text that refers to its input
-# tables as `{name}` (braces of its own doubled) and returns the findings columns (`finding_columns`).
-
-
 def sql_literal(value: str) -> str:
     """A Spark SQL string literal (backslash and quote escaped, as Spark's parser reads them)."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-
-def fmt_sql(template: str, *exprs: str) -> str:
-    """`fmt` as SQL text: format_string over SQL expressions."""
-    return f"format_string({sql_literal(template)}, {', '.join(exprs)})"
-
-
-def finding_columns(kind: str, *, message: str, severity: str | None = None, file: str | None = "file",
-                    position: str | None = "position", offset: str | None = "base_offset",
-                    producer_id: str | None = "producer_id", producer_epoch: str | None = "producer_epoch",
-                    details: dict[str, str] | None = None) -> str:
-    """The SELECT list of a check's fragment, as `to_findings` builds it: each argument is a SQL expression over
-    the fragment's rows (None: null); `severity` an expression for the kinds whose severity depends on the row.
-    Needs KEY."""
-    registered = severity_of(kind)  # KeyError: every kind is registered before it is reported
-
-    def typed(expr: str | None, sql_type: str) -> str:
-        return f"CAST({'NULL' if expr is None else expr} AS {sql_type})"
-
-    detail = (f"to_json(named_struct({', '.join(f'{sql_literal(k)}, {v}' for k, v in details.items())}))"
-              if details else "'{{}}'")
-    return ", ".join([
-        f"{sql_literal(kind)} AS kind", f"{severity or sql_literal(registered)} AS severity", *KEY,
-        f"{typed(file, 'STRING')} AS file", f"{typed(position, 'BIGINT')} AS position",
-        f"{typed(offset, 'BIGINT')} AS offset", f"{typed(producer_id, 'BIGINT')} AS producer_id",
-        f"{typed(producer_epoch, 'INT')} AS producer_epoch", f"{message} AS message", f"{detail} AS details"])
-
-
-def findings_sql(fragments: list[str], **tables: DataFrame) -> DataFrame:
-    """Runs check fragments over `tables` (name -> DataFrame, as the fragments name them) as one statement: the
-    UNION ALL of their findings."""
-    return run_sql(" UNION ALL ".join(f"({fragment})" for fragment in fragments), **tables)
 

@@ -41,7 +41,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from kforensics.spark.findings import FINDING_COLUMNS, finding_columns, fmt_sql, sql_literal
+from kforensics.spark.checks import run_table
+from kforensics.spark.findings import FINDING_COLUMNS, sql_literal
 from kforensics.spark.views import run_sql
 
 #: record type (the key's name in snake case, `internal_topics.record_type_name`) prefix -> group type
@@ -234,18 +235,6 @@ def group_events(records: DataFrame, longest: DataFrame) -> DataFrame:
         FROM ev""", records=records, longest=longest)
 
 
-def topic_names_sql(events: str = "{events}") -> str:
-    """SQL over {topic_ids} (partition_topic_ids), {metadata} (metadata_records) and `events` (group_events): topic_id,
-    topic for every topic id any of them names."""
-    return f"""
-        SELECT topic_id, min(topic) AS topic FROM (
-            SELECT topic_id, topic FROM {{topic_ids}}
-            UNION ALL SELECT topic_id, topic FROM {{metadata}} WHERE record_type = 'TOPIC_RECORD'
-            UNION ALL SELECT tp.topic_id, tp.topic FROM {events} LATERAL VIEW explode(topic_partitions) t_ AS tp
-                      WHERE tp.role = 'topic_name')
-        WHERE topic_id IS NOT NULL AND topic IS NOT NULL GROUP BY topic_id"""
-
-
 def _islands(rows: str, key: str, same: list[str], first: list[str]) -> str:
     """SQL: `rows` (with from_offset, from_timestamp, to_offset, to_timestamp) with consecutive rows of one `key` merged
     where one ends where the next begins and the columns `same` are equal; `first` columns are the first row's."""
@@ -324,7 +313,7 @@ def group_assignments_table(events: DataFrame, topic_ids: DataFrame, metadata: D
     (assigned_to_offset, _timestamp; null: still held at the end of the input)."""
     owned = ", ".join(f"'{r}'" for r in OWNED_ROLES)
     rows = f"""(
-        WITH names AS ({topic_names_sql()}),
+        WITH names AS (SELECT * FROM {{names}}),
         classic AS (
             SELECT cluster_id, coordinator_broker, coordinator_partition, group_id, group_type, member_id, tp.topic,
                    CAST(NULL AS STRING) AS topic_id, tp.partition, CAST(NULL AS STRING) AS subtopology_id, generation,
@@ -377,7 +366,8 @@ def group_assignments_table(events: DataFrame, topic_ids: DataFrame, metadata: D
                member_epoch, pending_revocation, from_offset AS assigned_from_offset,
                from_timestamp AS assigned_from_timestamp, to_offset AS assigned_to_offset,
                to_timestamp AS assigned_to_timestamp, coordinator_broker, coordinator_partition, file, position
-        FROM ({merged})""", events=events, topic_ids=topic_ids, metadata=metadata)
+        FROM ({merged})""", events=events, names=run_table(
+            "topic_names", partition_topic_ids=topic_ids, metadata_records=metadata, group_events=events))
 
 
 def consumer_lag_table(offsets: DataFrame, lso: DataFrame, assignments: DataFrame, members: DataFrame) -> DataFrame:
@@ -420,50 +410,6 @@ def consumer_lag_table(offsets: DataFrame, lso: DataFrame, assignments: DataFram
 
 
 # --- findings ------------------------------------------------------------------------------------------------------
-
-# ConsumerGroup.addPartitionEpochs (apache/kafka 1eb76443) throws "Cannot set the epoch of %s-%s ... still owned at
-# epoch %d" when a member's assigned or pending partition already has an owner: a log Kafka refuses to load.
-def partition_owned_twice_sql() -> str:
-    """Reads {assignments} (group_assignments); the fragment of `partition_owned_twice`: per pair of members of one
-    classic, consumer or streams group holding one partition (neither pending revocation) over overlapping spans of
-    the group's log, the first overlap."""
-    columns = finding_columns(
-        "partition_owned_twice", offset=None, producer_id=None, producer_epoch=None,
-        message=fmt_sql("Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and "
-                        "%s, "
-                        "from offset %d of %s: both were assigned it.", "group_id", "group_type",
-                        "coalesce(topic, topic_id)", "partition", "members[0]", "members[1]", "coordinator_offset",
-                        "coordinator_partition"),
-        details={"group": "group_id", "group_type": "group_type", "topic_id": "topic_id", "members": "members",
-                 "member_epochs": "member_epochs", "generation": "generation",
-                 "coordinator_partition": "coordinator_partition", "coordinator_offset": "coordinator_offset",
-                 "overlap_from_timestamp": "overlap_from_timestamp", "overlap_to_offset": "overlap_to_offset"})
-    return f"""
-SELECT {columns} FROM (
-  SELECT *, row_number() OVER (PARTITION BY cluster_id, coordinator_partition, group_id, topic_id, topic, partition,
-                                            members ORDER BY coordinator_offset) AS rank_
-  FROM (
-    SELECT a.cluster_id, a.group_id, a.group_type, a.topic, a.topic_id, a.partition, a.coordinator_broker AS broker,
-           a.coordinator_partition, array(a.member_id, b.member_id) AS members,
-           array(a.member_epoch, b.member_epoch) AS member_epochs, a.generation,
-           greatest(a.assigned_from_offset, b.assigned_from_offset) AS coordinator_offset,
-           greatest(a.assigned_from_timestamp, b.assigned_from_timestamp) AS overlap_from_timestamp,
-           least(a.assigned_to_offset, b.assigned_to_offset) AS overlap_to_offset,
-           CASE WHEN a.assigned_from_offset >= b.assigned_from_offset THEN a.file ELSE b.file END AS file,
-           CASE WHEN a.assigned_from_offset >= b.assigned_from_offset THEN a.position ELSE b.position END AS position
-    FROM {{assignments}} a JOIN {{assignments}} b
-      ON a.cluster_id = b.cluster_id AND a.coordinator_partition = b.coordinator_partition
-     AND a.group_id = b.group_id AND a.group_type = b.group_type AND a.partition = b.partition
-     AND coalesce(a.topic_id, a.topic) = coalesce(b.topic_id, b.topic) AND a.member_id < b.member_id
-     AND a.assigned_from_offset < coalesce(b.assigned_to_offset, {MAX_OFFSET})
-     AND b.assigned_from_offset < coalesce(a.assigned_to_offset, {MAX_OFFSET})
-    WHERE a.group_type <> 'share' AND NOT a.pending_revocation AND NOT b.pending_revocation))
-WHERE rank_ = 1"""
-
-
-def group_fragments() -> list[str]:
-    """The fragments of the group checks over {assignments}."""
-    return [partition_owned_twice_sql()]
 
 
 def with_commit_owners(found: DataFrame, assignments: DataFrame, members: DataFrame) -> DataFrame:

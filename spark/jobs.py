@@ -139,9 +139,8 @@ def parse_on_driver(spark: SparkSession, listing: Listing, out: str, scratch: st
                     profile: ScanProfile, readers: Any) -> tuple[dict[str, DataFrame], dict[str, int]]:
     """A small local input's parse pass, run by the driver (`driver_read`): the input tables that are output tables
     are written to OUT (`READ_BACK`), as the executors' parse pass writes them; the others to the folder `scratch`
-    (removed by the caller once the scan is done), and returned as DataFrames that read them. (As local relations
-    of their rows instead, the same analysis took ~0.6 s longer warm: its plans carry the rows.) Also returns each
-    input table's row count."""
+    (removed by the caller once the scan is done), and returned as DataFrames that read them (not as local relations:
+    docs/benchmarks/spark-settings.md). Also returns each input table's row count."""
     with profile.step("parse pass", "kforensics scan: parse pass"):
         tables = read_on_driver(listing, headers_only=options.headers_only, readers=readers)
     for name, source in READ_BACK.items():
@@ -160,7 +159,7 @@ def parse_on_driver(spark: SparkSession, listing: Listing, out: str, scratch: st
 
 def warm_python_workers(spark: SparkSession) -> None:
     """A one-task job whose Python worker imports what the parse pass's workers run (pyarrow, pandas, the
-    readers): the first parse task then finds a worker that is ready instead of starting one (~2 s, cold)."""
+    readers): the first parse task then finds a worker that is ready instead of starting one."""
     spark.sparkContext.parallelize([0], 1).mapPartitions(import_readers).collect()
 
 
@@ -210,9 +209,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         if on_driver:
             with job_threads(spark, 1) as warming:
                 if not options.headers_only:
-                    # the Python workers of the record check (content_duplicate: the analysis's one Python code)
-                    # start while the driver parses; measured one-shot, that beats starting them beside the
-                    # analysis, whose planning they slow down
+                    # the record check's Python workers start while the driver parses, not beside the analysis
+                    # (docs/benchmarks/spark-settings.md)
                     warming.submit(warm_python_workers, spark)
                 scratch = tempfile.mkdtemp(prefix="kforensics-parse-")
                 kept, rows = parse_on_driver(spark, listing, out, scratch, options, profile, readers)
@@ -227,8 +225,8 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
                 tables, _ = read_tables(spark, inputs, headers_only=options.headers_only,
                                         topic_glob=options.topic_glob, readers=readers, listing=listing)
         restores.append(apply_settings(spark, scan_settings(spark, SMALL_INPUT_SETTINGS if small else {})))
-        # A small scan's tables are collected and written by the driver (one Parquet file each, no commit protocol:
-        # ~0.3 s less per table); a large one's by the executors.
+        # A small scan's tables are written by the driver (one Parquet file each, no commit protocol); a large one's
+        # by the executors.
         by_driver = small and "://" not in out
         shipped = ship_package(spark)
 
@@ -265,12 +263,12 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
                 for future in writes:
                     future.result()
                 kept = {name: future.result() for name, future in kept_futures.items()}
-        # with the declared schema: Spark infers none (a footer read per table, ~0.1 s each warm, 2 s cold)
+        # with the declared schema: Spark reads no footer to infer one
         read_back = {READ_BACK[name]: spark.read.schema(ddl(INPUT_TABLES[READ_BACK[name]]))
                      .parquet(join_uri(out, name)) for name in READ_BACK}
         spark.catalog.clearCache()  # the parse pass's rows: everything the analysis needs is in OUT or kept now
         # The analysis reads batch headers, not records: many GB of segments can make small tables, then analysed as a
-        # small input's are but in generated code (2 GB bench input: 102 -> 40 jobs, 31-33 -> 29-30 s)
+        # small input's are but in generated code (docs/benchmarks/spark-settings.md)
         analysis_small = small or tables_are_small(scan_output.table_bytes(out, READ_BACK))
         if analysis_small and not small:
             restores.append(apply_settings(spark, scan_settings(spark, SMALL_TABLES_SETTINGS)))

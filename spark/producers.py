@@ -15,13 +15,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.defaults import DEFAULT_RESEND_MIN_RECORDS, DEFAULT_RESEND_TAIL
-from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
+from kforensics.spark.findings import KEY
 from kforensics.spark.views import run_sql
 
 PRODUCER = [*KEY, "producer_id"]
-SEQUENCE_SPACE = 2**31
-#: A gap of at most this many batches (of the previous batch's size) could be a lost in-flight window.
-MAX_IN_FLIGHT_BATCHES = 5
 
 
 #: A batch's create time as the analysis reads it: the header of a batch whose attributes bit 6 is set holds the
@@ -63,134 +60,8 @@ def data_batches(batches: DataFrame) -> DataFrame:
                           & (F.col("base_sequence") >= 0))
 
 
-#: The coordinators' own topics: their batches are appended with AppendOrigin.COORDINATOR, whose sequences the broker
-#: never checks (ProducerAppendInfo.maybeValidateDataBatch validates sequences for AppendOrigin.CLIENT only; a
-#: TxnOffsetCommit batch is written with base sequence 0 every time, CoordinatorRuntime): no sequence rule applies.
-#: (apache/kafka ProducerAppendInfo.java at 07455355)
-COORDINATOR_TOPICS_SQL = "('__consumer_offsets', '__transaction_state', '__share_group_state')"
-
-
 def _producer_window(order: str = "base_offset, segment_base_offset, position") -> str:
     return f"PARTITION BY broker, topic, partition, producer_id ORDER BY {order}"
-
-
-def _sequence_holes_ctes() -> str:
-    """CTEs `previous` and `holes` over {data} (data batches with leader_epoch_change and cleaner_offset): per
-    producer, each batch against the previous one (prev_epoch, prev_count, prev_base_offset, prev_last_offset,
-    expected_sequence), and the batches whose base sequence jumps past it (gap mod 2^31, size_class, `cleaned`: the
-    missing sequence numbers may have stood at offsets the log cleaner has compacted)."""
-    return f"""
-    previous AS (
-      SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
-             lag(base_offset) OVER w AS prev_base_offset, lag(last_offset) OVER w AS prev_last_offset,
-             (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % {SEQUENCE_SPACE} AS expected_sequence
-      FROM {{data}} WHERE topic NOT IN {COORDINATOR_TOPICS_SQL} WINDOW w AS ({_producer_window()})),
-    holes AS (
-      SELECT *, CASE WHEN gap <= prev_count * {MAX_IN_FLIGHT_BATCHES} THEN 'small' ELSE 'large' END AS size_class,
-             -- the cleaner deletes a batch whose records are all superseded (MemoryRecords.filterTo, DELETE_EMPTY)
-             -- and keeps the survivors' baseSequence and lastOffsetDelta: below its checkpoint a jump is compaction
-             coalesce(prev_last_offset + 1 < cleaner_offset, false) AS cleaned
-      FROM (SELECT *, pmod(base_sequence - expected_sequence, {SEQUENCE_SPACE}) AS gap FROM previous)
-      WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < {SEQUENCE_SPACE // 2})"""
-
-
-def sequence_gap_sql() -> str:
-    """Reads {data} (data batches with leader_epoch_change and cleaner_offset); the `sequence_gap` fragment: per
-    producer epoch, a batch whose base sequence is not the previous batch's last + 1, unless the missing sequences
-    can have stood below the partition's cleaner offset (`cleaned_sequence_holes` counts those)."""
-    message = fmt_sql(
-        "Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).",
-        "producer_id", "producer_epoch", "expected_sequence - 1", "base_sequence", "base_offset", "gap", "size_class",
-        "CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END")
-    return f"""
-    WITH {_sequence_holes_ctes()}
-    SELECT {finding_columns("sequence_gap", message=message, details={
-        "expected_sequence": "expected_sequence", "found_sequence": "base_sequence", "gap_size": "gap",
-        "size_class": "size_class", "leader_epoch_change": "leader_epoch_change",
-        "previous_batch_offset": "prev_base_offset"})}
-    FROM holes WHERE NOT cleaned"""
-
-
-def cleaned_sequence_holes_sql() -> str:
-    """Reads {data} as sequence_gap_sql does; the `cleaned_sequence_holes` fragment (info): per compacted
-    partition, the sequence holes between surviving batches of one producer epoch that the log cleaner made below
-    its checkpoint, counted, located at the first of them."""
-    message = fmt_sql(
-        "The log cleaner has compacted %s-%d below offset %d: %d sequence holes (%d sequence numbers) between the "
-        "surviving batches of %d producer epochs, as compaction leaves them.", "topic", "partition",
-        "cleaner_offset", "holes", "sequence_numbers", "producer_epochs")
-    return f"""
-    WITH {_sequence_holes_ctes()}
-    SELECT {finding_columns("cleaned_sequence_holes", message=message, details={
-        "cleaner_offset": "cleaner_offset", "holes": "holes", "sequence_numbers": "sequence_numbers",
-        "producer_epochs": "producer_epochs"})}
-    FROM (SELECT broker, topic, partition, max(cleaner_offset) AS cleaner_offset, count(1) AS holes,
-                 CAST(sum(gap) AS BIGINT) AS sequence_numbers,
-                 count(DISTINCT producer_id, producer_epoch) AS producer_epochs,
-                 min(base_offset) AS base_offset, min_by(file, base_offset) AS file,
-                 min_by(position, base_offset) AS position, min_by(producer_id, base_offset) AS producer_id,
-                 min_by(producer_epoch, base_offset) AS producer_epoch
-          FROM holes WHERE cleaned GROUP BY broker, topic, partition)"""
-
-
-def sequence_gaps(data: DataFrame) -> DataFrame:
-    """Needs data batches and leader_epoch_change; returns `sequence_gap` findings."""
-    return findings_sql([sequence_gap_sql()], data=data)
-
-
-def duplicate_sequence_sql() -> str:
-    """Reads {data} (data batches); the `duplicate_sequence` fragment: one finding per repeated (producer, epoch,
-    range), located at the second copy."""
-    copies = "PARTITION BY broker, topic, partition, producer_id, producer_epoch, base_sequence, last_sequence " \
-             "ORDER BY base_offset"
-    message = fmt_sql("Producer %d epoch %d wrote sequences %d-%d again at offset %d (first at offset %d): the "
-                      "broker's deduplication was defeated.", "producer_id", "producer_epoch", "base_sequence",
-                      "last_sequence", "base_offset", "element_at(offsets, 1)")
-    return f"""
-    SELECT {finding_columns("duplicate_sequence", message=message, details={
-        "sequence_range": "array(base_sequence, last_sequence)", "offsets": "offsets"})}
-    FROM (SELECT *, row_number() OVER ({copies}) AS copy,
-                 collect_list(base_offset) OVER ({copies} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-                   AS offsets
-          FROM {{data}} WHERE topic NOT IN {COORDINATOR_TOPICS_SQL})
-    WHERE copy = 2"""
-
-
-def duplicate_sequences(data: DataFrame) -> DataFrame:
-    """Needs data batches; returns `duplicate_sequence` findings, one per repeated (producer, epoch, range),
-    located at the second copy."""
-    return findings_sql([duplicate_sequence_sql()], data=data)
-
-
-def zombie_epoch_sql() -> str:
-    """Reads {batches}; the `zombie_epoch` fragment: data written with an epoch lower than one already written
-    (data or marker) for that producer id, with the offset where the newer epoch began."""
-    message = fmt_sql("Producer %d wrote with epoch %d at offset %d after epoch %d had been written (from offset %d): "
-                      "a fenced zombie producer.", "producer_id", "producer_epoch", "base_offset", "newer_epoch",
-                      "newer_epoch_first_offset")
-    return f"""
-    WITH producer_batches AS (
-      SELECT * FROM {{batches}} WHERE magic = 2 AND producer_id >= 0 AND crc_valid),
-    zombies AS (
-      SELECT * FROM (
-        SELECT *, max(producer_epoch) OVER ({_producer_window()} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-                  AS newer_epoch
-        FROM producer_batches)
-      WHERE NOT is_control AND producer_epoch < newer_epoch),
-    first_of_epoch AS (
-      SELECT broker, topic, partition, producer_id, producer_epoch AS newer_epoch,
-             min(base_offset) AS newer_epoch_first_offset
-      FROM producer_batches GROUP BY broker, topic, partition, producer_id, producer_epoch)
-    SELECT {finding_columns("zombie_epoch", message=message, details={
-        "newer_epoch": "newer_epoch", "newer_epoch_first_offset": "newer_epoch_first_offset",
-        "evidence": "'log_order'"})}
-    FROM zombies LEFT JOIN first_of_epoch USING (broker, topic, partition, producer_id, newer_epoch)"""
-
-
-def zombie_epochs(batches: DataFrame) -> DataFrame:
-    """Needs the batches columns; returns `zombie_epoch` findings: data written with an epoch lower than one
-    already written (data or marker) for that producer id."""
-    return findings_sql([zombie_epoch_sql()], batches=batches)
 
 
 def producers_table(data: DataFrame) -> DataFrame:
@@ -252,8 +123,6 @@ def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame
         SELECT broker, topic, partition, file, position, size FROM ranked
         WHERE (newer AND records_before < {int(tail)}) OR (earlier AND records_after < {int(tail)})""",
         data=data, pairs=pairs)
-
-
 
 
 def longest_prefix_matches(head: list, tail: list) -> list[int]:
@@ -332,15 +201,3 @@ def resends(records: DataFrame, pairs: DataFrame, *, min_records: int = DEFAULT_
     return rows.groupBy(*PRODUCER).applyInPandas(_match_resends(min_records), RESEND_SCHEMA)
 
 
-def content_duplicates(found: DataFrame) -> DataFrame:
-    """Needs resends' rows; `content_duplicate` findings."""
-    columns = finding_columns(
-        "content_duplicate", file=None, position=None, offset="b_first_offset", producer_id="pid_b",
-        message=fmt_sql("Producer %d re-sent %d records that producer %d had written (offsets %d-%d again at %d-%d, "
-                        "%d ms after producer %d's last write): duplicates the broker could not detect.", "pid_b",
-                        "matches", "pid_a", "a_first_offset", "a_last_offset", "b_first_offset", "b_last_offset",
-                        "ms_between", "pid_a"),
-        details={"producer_ids": "array(pid_a, pid_b)", "matches": "matches",
-                 "original_offsets": "array(a_first_offset, a_last_offset)",
-                 "resent_offsets": "array(b_first_offset, b_last_offset)", "ms_between": "ms_between"})
-    return findings_sql([f"SELECT {columns} FROM {{found}}"], found=found)

@@ -50,8 +50,7 @@ class ScanProfile:
             entry["start_s"] = round(started - self.started, 3)
             self._steps.append(entry)
         self._context.setJobGroup(group, description)
-        # Spark names every RDD it creates with a call site; with neither form given, it walks the thread's stack
-        # for one each time (~4% of the driver JVM's CPU in a small scan's planning)
+        # Spark names every RDD it creates with a call site; without one given, it walks the thread's stack for it
         self._context.setLocalProperty(CALL_SITE_SHORT, f"kforensics scan: {name}")
         self._context.setLocalProperty(CALL_SITE_LONG, description)
         try:

@@ -21,15 +21,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kforensics.defaults import DEFAULT_REMOTE_STUCK_AFTER_MS
 from kforensics.spark import schemas as S
-from kforensics.spark.findings import finding_columns, findings_sql, fmt_sql, sql_literal
+from kforensics.spark.findings import sql_literal
 from kforensics.spark.replicas import TP, with_cluster_id_sql
 from kforensics.spark.views import run_sql
 
 TOPIC = "__remote_log_metadata"
 FINISHED = "COPY_SEGMENT_FINISHED"
-STARTED_STATES = ("COPY_SEGMENT_STARTED", "DELETE_SEGMENT_STARTED")
 # TP (replicas.TP): a data partition across the remote and local tiers (topic ids are compared separately:
 # either may be unknown).
 
@@ -141,40 +139,7 @@ SELECT broker, topic, partition, topic_id, state, broker_id, event_timestamp, fi
 FROM {events} WHERE record_type = 'partition_delete'""", events=events)
 
 
-# --- findings -------------------------------------------------------------------------------------------
-# Each check is a SQL fragment (spark/findings.py) over the shared tables, named in the text as {remote} (the
-# remote_segments table), {finished} (finished_copies), {local} (local_logs), {ranges} (epoch_ranges of
-# finished_copies), {pairs} (range_pairs) and {epochs} (the leader_epochs table); `remote_fragments` lists the
-# five.
-
-# A recreated topic has the same name and another id: its old remote segments are not its history.
-_SAME_TOPIC = "(topic_id IS NULL OR local_topic_id IS NULL OR topic_id = local_topic_id)"
-
-
-def remote_segment_stuck_sql(stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS) -> str:
-    """Reads {remote} (broker, topic, partition, topic_id, remote_segment_id, start_offset, end_offset, state,
-    last_event_at, file, position); the fragment of `remote_segment_stuck`."""
-    after = int(stuck_after_ms)
-    columns = finding_columns(
-        "remote_segment_stuck", offset="start_offset", producer_id=None, producer_epoch=None,
-        message=fmt_sql("Remote segment %s (offsets %d-%d) has been %s for %d ms before the partition's newest remote "
-                        "log metadata event.", "remote_segment_id", "start_offset", "end_offset", "state", "stuck_ms"),
-        details={"remote_segment_id": "remote_segment_id", "state": "state", "start_offset": "start_offset",
-                 "end_offset": "end_offset", "stuck_since": "last_event_at", "newest_event_at": "newest_event_at",
-                 "stuck_ms": "stuck_ms", "stuck_after_ms": f"({after})"})
-    return f"""
-SELECT {columns} FROM (
-  SELECT *, newest_event_at - last_event_at AS stuck_ms FROM (
-    SELECT *, max(last_event_at) OVER (PARTITION BY broker, topic, topic_id, partition) AS newest_event_at
-    FROM {{remote}}))
-WHERE state IN ({', '.join(sql_literal(s) for s in STARTED_STATES)}) AND stuck_ms > ({after})"""
-
-
-def remote_segment_stuck(segments: DataFrame, stuck_after_ms: int = DEFAULT_REMOTE_STUCK_AFTER_MS) -> DataFrame:
-    """Needs remote_segments; `remote_segment_stuck` findings: a segment whose latest state is
-    COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED, entered more than `stuck_after_ms` before the newest
-    event of its partition (in the same broker's metadata)."""
-    return findings_sql([remote_segment_stuck_sql(stuck_after_ms)], remote=segments)
+# The five checks are spark/sql/remote_*.sql, over the tables built here.
 
 
 def finished_copies(segments: DataFrame, brokers: DataFrame) -> DataFrame:
@@ -209,51 +174,6 @@ def local_logs(segments: DataFrame, topic_ids: DataFrame, brokers: DataFrame) ->
         topic_ids=topic_ids, brokers=brokers)
 
 
-def remote_log_gaps_sql() -> str:
-    """Reads {finished} (cluster_id, topic, partition, topic_id, start_offset, end_offset, file, position) and
-    {local} (broker, cluster_id, topic, partition, local_log_start_offset, local_topic_id); the fragment of
-    `remote_log_gaps`."""
-    columns = finding_columns(
-        "remote_log_gap", offset="first_missing", producer_id=None, producer_epoch=None,
-        message=fmt_sql("Offsets %d-%d are in neither tier: the remote tier ends at %d below them and the local log "
-                        "starts at %d.", "first_missing", "last_missing", "remote_end_offset",
-                        "local_log_start_offset"),
-        details={"missing_offsets": "array(first_missing, last_missing)", "remote_end_offset": "remote_end_offset",
-                 "local_log_start_offset": "local_log_start_offset", "topic_id": "topic_id"})
-    # the local log as one more interval closes the last gap
-    return f"""
-WITH intervals AS (
-  SELECT broker, cluster_id, topic, partition, topic_id, local_log_start_offset, start_offset, end_offset, file,
-         position
-  FROM {{finished}} JOIN {{local}} USING (cluster_id, topic, partition)
-  WHERE {_SAME_TOPIC} AND start_offset < local_log_start_offset),
-bounded AS (
-  SELECT * FROM intervals
-  UNION ALL
-  SELECT broker, cluster_id, topic, partition, topic_id, local_log_start_offset, local_log_start_offset,
-         local_log_start_offset, CAST(NULL AS STRING), CAST(NULL AS BIGINT)
-  FROM (SELECT DISTINCT broker, cluster_id, topic, partition, topic_id, local_log_start_offset FROM intervals)),
-preceded AS (
-  SELECT *, max(named_struct('end_offset', end_offset, 'file', file, 'position', position)) OVER (
-           PARTITION BY broker, cluster_id, topic, partition ORDER BY start_offset, end_offset
-           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
-  FROM bounded)
-SELECT {columns} FROM (
-  SELECT broker, cluster_id, topic, partition, topic_id, local_log_start_offset, prev.end_offset + 1 AS first_missing,
-         start_offset - 1 AS last_missing, prev.end_offset AS remote_end_offset, prev.file AS file,
-         prev.position AS position
-  FROM preceded WHERE prev IS NOT NULL AND start_offset > prev.end_offset + 1)"""
-
-
-def remote_log_gaps(finished: DataFrame, local: DataFrame) -> DataFrame:
-    """Needs finished_copies and local_logs; `remote_log_gap` findings: per local replica, the offsets from the
-    earliest finished remote segment up to the local log start that no finished remote segment holds (one
-    finding per missing range: missing_offsets [first, last], remote_end_offset (the highest remote offset
-    below the gap), local_log_start_offset); file and position are the metadata record of the segment ending
-    at remote_end_offset."""
-    return findings_sql([remote_log_gaps_sql()], finished=finished, local=local)
-
-
 def epoch_ranges(segments: DataFrame) -> DataFrame:
     """Needs segments with start_offset, end_offset and segment_leader_epochs (`epoch@offset, ...`); adds one
     row per entry: epoch, lo, hi (the offsets the segment says that epoch covers)."""
@@ -263,45 +183,6 @@ SELECT s.*, CAST(split(e.entry, '@')[0] AS INT) AS epoch, {lo} AS lo,
        coalesce(lead({lo}) OVER (PARTITION BY s.metadata_broker, s.topic, s.partition, s.remote_segment_id
                                  ORDER BY e.i) - 1, s.end_offset) AS hi
 FROM {{segments}} s LATERAL VIEW posexplode(split(s.segment_leader_epochs, ', ')) e AS i, entry""", segments=segments)
-
-
-def remote_epoch_mismatches_with_checkpoint_sql() -> str:
-    """Reads {ranges} (epoch_ranges of finished_copies: cluster_id, topic, partition, topic_id, remote_segment_id,
-    segment_leader_epochs, file, position, epoch, lo, hi), {local} (broker, cluster_id, topic, partition,
-    local_topic_id) and {epochs} (the leader_epochs table: broker, topic, partition, file, epoch, start_offset);
-    the fragment of `remote_epoch_mismatches_with_checkpoint`."""
-    columns = finding_columns(
-        "remote_leader_epoch_mismatch", offset="m.offset", producer_id=None, producer_epoch=None,
-        message=fmt_sql("Remote segment %s says offset %d is in leader epoch %d; the local leader-epoch-checkpoint "
-                        "says epoch %d.", "remote_segment_id", "m.offset", "m.remote_epoch", "m.expected_epoch"),
-        details={"remote_segment_id": "remote_segment_id", "against": sql_literal("leader-epoch-checkpoint"),
-                 "remote_epoch": "m.remote_epoch", "expected_epoch": "m.expected_epoch",
-                 "segment_leader_epochs": "segment_leader_epochs", "checkpoint_file": "checkpoint_file",
-                 "other_remote_segment_id": "CAST(NULL AS STRING)"})
-    return f"""
-WITH checkpoint AS (
-  SELECT broker, topic, partition, file AS checkpoint_file, epoch AS expected_epoch, start_offset AS c_lo,
-         lead(start_offset) OVER (PARTITION BY broker, topic, partition ORDER BY start_offset) - 1 AS c_hi
-  FROM {{epochs}}),
-covered AS (
-  SELECT * FROM {{ranges}} JOIN {{local}} USING (cluster_id, topic, partition) WHERE {_SAME_TOPIC})
-SELECT {columns} FROM (
-  SELECT broker, cluster_id, topic, partition, remote_segment_id, segment_leader_epochs, file, position,
-         checkpoint_file,
-         min(named_struct('offset', greatest(lo, c_lo), 'remote_epoch', epoch, 'expected_epoch', expected_epoch)) AS m
-  FROM covered JOIN checkpoint USING (broker, topic, partition)
-  WHERE epoch != expected_epoch AND lo <= coalesce(c_hi, hi) AND c_lo <= hi
-  GROUP BY broker, cluster_id, topic, partition, remote_segment_id, segment_leader_epochs, file, position,
-           checkpoint_file)"""
-
-
-def remote_epoch_mismatches_with_checkpoint(ranges: DataFrame, local: DataFrame, epochs: DataFrame) -> DataFrame:
-    """Needs epoch_ranges (of finished_copies), local_logs and the leader_epochs table (broker, topic, partition, file, epoch,
-    start_offset); `remote_leader_epoch_mismatch` findings (`against`: leader-epoch-checkpoint): a finished
-    remote segment that assigns another epoch than the local replica's leader-epoch-checkpoint to an offset
-    both cover (the checkpoint covers offsets from its first entry on): offset (the first such offset),
-    remote_epoch, expected_epoch (the checkpoint's), segment_leader_epochs, checkpoint_file."""
-    return findings_sql([remote_epoch_mismatches_with_checkpoint_sql()], ranges=ranges, local=local, epochs=epochs)
 
 
 def range_pairs(ranges: DataFrame) -> DataFrame:
@@ -316,77 +197,3 @@ SELECT * FROM (SELECT {key}, {a} FROM {{ranges}}) JOIN (SELECT {key}, {b} FROM {
 WHERE a_remote_segment_id != b_remote_segment_id""", ranges=ranges)
 
 
-def remote_epoch_chain_mismatches_sql() -> str:
-    """Reads {pairs} (range_pairs of finished_copies: metadata_broker, cluster_id, topic, partition and the a_/b_
-    remote_segment_id, segment_leader_epochs, file, position, epoch, lo, hi); the fragment of
-    `remote_epoch_chain_mismatches`."""
-    columns = finding_columns(
-        "remote_leader_epoch_mismatch", file="b_file", position="b_position", offset="m.offset", producer_id=None,
-        producer_epoch=None,
-        message=fmt_sql("Remote segment %s says offset %d is in leader epoch %d, but remote segment %s holds epoch %d "
-                        "at lower offsets.", "b_remote_segment_id", "m.offset", "m.remote_epoch", "m.other",
-                        "m.expected_epoch"),
-        details={"remote_segment_id": "b_remote_segment_id", "against": sql_literal("remote segments"),
-                 "remote_epoch": "m.remote_epoch", "expected_epoch": "m.expected_epoch",
-                 "segment_leader_epochs": "b_segment_leader_epochs", "checkpoint_file": "CAST(NULL AS STRING)",
-                 "other_remote_segment_id": "m.other"})
-    return f"""
-SELECT {columns} FROM (
-  SELECT metadata_broker AS broker, cluster_id, topic, partition, b_remote_segment_id, b_segment_leader_epochs, b_file,
-         b_position,
-         min(named_struct('offset', b_lo, 'remote_epoch', b_epoch, 'expected_epoch', a_epoch,
-                          'other', a_remote_segment_id)) AS m
-  FROM {{pairs}} WHERE a_hi < b_lo AND a_epoch > b_epoch
-  GROUP BY metadata_broker, cluster_id, topic, partition, b_remote_segment_id, b_segment_leader_epochs, b_file,
-           b_position)"""
-
-
-def remote_epoch_chain_mismatches(pairs: DataFrame) -> DataFrame:
-    """Needs range_pairs (of finished_copies); `remote_leader_epoch_mismatch` findings (`against`: remote segments): a finished
-    segment holding, at offsets above another finished segment's range of epoch E, an epoch lower than E (a
-    partition's leader epoch never decreases along its log). Reported on the later segment: offset,
-    remote_epoch, expected_epoch (at least E), other_remote_segment_id."""
-    return findings_sql([remote_epoch_chain_mismatches_sql()], pairs=pairs)
-
-
-def remote_overlaps_sql() -> str:
-    """Reads {pairs} (range_pairs of finished_copies: metadata_broker, cluster_id, topic, partition and the a_/b_
-    remote_segment_id, segment_leader_epochs, start_offset, end_offset, first_event_at, file, position, epoch,
-    lo, hi); the fragment of `remote_overlaps`."""
-    columns = finding_columns(
-        "remote_overlap", file="b_file", position="b_position", offset="first_overlap", producer_id=None,
-        producer_epoch=None,
-        message=fmt_sql("Remote segments %s and %s both hold offsets %d-%d with different leader epochs (%s vs %s).",
-                        "b_remote_segment_id", "a_remote_segment_id", "first_overlap", "last_overlap",
-                        "b_segment_leader_epochs", "a_segment_leader_epochs"),
-        details={"remote_segment_id": "b_remote_segment_id", "other_remote_segment_id": "a_remote_segment_id",
-                 "overlap": "array(first_overlap, last_overlap)", "segment_leader_epochs": "b_segment_leader_epochs",
-                 "other_segment_leader_epochs": "a_segment_leader_epochs"})
-    return f"""
-SELECT {columns} FROM (
-  SELECT metadata_broker AS broker, cluster_id, topic, partition, b_remote_segment_id, a_remote_segment_id,
-         b_segment_leader_epochs, a_segment_leader_epochs, b_file, b_position,
-         greatest(a_start_offset, b_start_offset) AS first_overlap, least(a_end_offset, b_end_offset) AS last_overlap
-  FROM {{pairs}}
-  WHERE (b_first_event_at > a_first_event_at
-         OR (b_first_event_at = a_first_event_at AND b_remote_segment_id > a_remote_segment_id))
-    AND a_epoch != b_epoch AND a_lo <= b_hi AND b_lo <= a_hi
-  GROUP BY metadata_broker, cluster_id, topic, partition, b_remote_segment_id, a_remote_segment_id,
-           b_segment_leader_epochs, a_segment_leader_epochs, b_file, b_position, a_start_offset, a_end_offset,
-           b_start_offset, b_end_offset)"""
-
-
-def remote_overlaps(pairs: DataFrame) -> DataFrame:
-    """Needs range_pairs (of finished_copies); `remote_overlap` findings: two finished segments of a partition holding the same
-    offsets with different leader-epoch chains (some common offset in different epochs). One finding per pair,
-    on the segment copied later: remote_segment_id, other_remote_segment_id, overlap [first, last] (of their
-    offset ranges), segment_leader_epochs, other_segment_leader_epochs; offset is the first overlapping one."""
-    return findings_sql([remote_overlaps_sql()], pairs=pairs)
-
-
-def remote_fragments(stuck_after_ms: int) -> list[str]:
-    """The fragments of the five tiered-storage checks (remote_segment_stuck, remote_log_gap,
-    remote_leader_epoch_mismatch against the leader-epoch-checkpoint and along the remote segments,
-    remote_overlap), over the tables named above."""
-    return [remote_segment_stuck_sql(stuck_after_ms), remote_log_gaps_sql(), remote_epoch_mismatches_with_checkpoint_sql(),
-            remote_epoch_chain_mismatches_sql(), remote_overlaps_sql()]

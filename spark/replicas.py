@@ -13,7 +13,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql, sql_literal
+from kforensics.spark.checks import run_table
+from kforensics.spark.findings import KEY
 from kforensics.spark.views import run_sql
 
 #: A topic-partition of one cluster (a broker's meta.properties cluster.id; "" when unknown).
@@ -127,130 +128,12 @@ def divergences(batches: DataFrame, ends: DataFrame) -> DataFrame:
     WHERE `offset` IS NOT NULL""", batches=batches, ends=ends)
 
 
-def _pick(name: str) -> str:
-    """SQL: the `name` fact of the replica whose history was replaced (b when its leader epoch at the divergence is
-    the lower, else a)."""
-    return f"CASE WHEN b_epoch < a_epoch THEN b_{name} ELSE a_{name} END"
-
-
-def _at_offset_sql(side: str) -> str:
-    """SQL over {batches} and {div}: each replica's first batch reaching the divergence offset: its leader epoch,
-    file and position."""
-    return f"""
-      SELECT cluster_id, topic, partition, a_broker, b_broker,
-             min_by(partition_leader_epoch, base_offset) AS {side}_epoch, min_by(file, base_offset) AS {side}_file,
-             min_by(position, base_offset) AS {side}_position
-      FROM (SELECT * FROM {{batches}} WHERE crc_valid)
-           JOIN (SELECT cluster_id, topic, partition, a_broker, b_broker, `offset`, {side}_broker AS broker FROM {{div}})
-           USING (cluster_id, topic, partition, broker)
-      WHERE last_offset >= `offset`
-      GROUP BY cluster_id, topic, partition, a_broker, b_broker"""
-
-
-def _replica_facts_sql(side: str) -> str:
-    return f"""
-      SELECT cluster_id, topic, partition, broker AS {side}_broker, log_end_offset AS {side}_log_end_offset,
-             high_watermark AS {side}_high_watermark, leader_epoch_checkpoint AS {side}_leader_epoch_checkpoint
-      FROM {{ends}}"""
-
-
-def divergence_facts_sql() -> str:
-    """Reads {batches}, {ends} (replica_ends) and {div} (divergences); the query of `divergence_facts` (one SELECT,
-    no WITH clause: it can stand as a subquery or a CTE of a fragment)."""
-    pair = "cluster_id, topic, partition, a_broker, b_broker"
-    a_lost, b_lost = "a_epoch < b_epoch", "b_epoch < a_epoch"
-    # lost_last: an unknown high watermark (no replication-offset-checkpoint, kafka-dump-log text, or no loser within
-    # one epoch) commits nothing: least() would skip the null and claim the whole tail committed
-    return f"""
-    SELECT *, CASE WHEN lost_last >= `offset` THEN array(`offset`, lost_last) END AS lost_offsets
-    FROM (
-      SELECT *, CASE WHEN loser_hw IS NOT NULL THEN least(loser_hw, loser_leo) - 1 END AS lost_last
-      FROM (
-        SELECT *, {_pick("broker")} AS broker,
-               CASE WHEN {a_lost} THEN b_broker WHEN {b_lost} THEN a_broker END AS winner,
-               CASE WHEN {a_lost} OR {b_lost} THEN {_pick("high_watermark")} END AS loser_hw,
-               {_pick("log_end_offset")} AS loser_leo
-        FROM {{div}}
-             LEFT JOIN ({_at_offset_sql("a")}) USING ({pair})
-             LEFT JOIN ({_at_offset_sql("b")}) USING ({pair})
-             LEFT JOIN ({_replica_facts_sql("a")}) USING (cluster_id, topic, partition, a_broker)
-             LEFT JOIN ({_replica_facts_sql("b")}) USING (cluster_id, topic, partition, b_broker)))"""
-
-
 def divergence_facts(batches: DataFrame, ends: DataFrame, div: DataFrame) -> DataFrame:
     """Needs the batches table, replica_ends and divergences; per pair: both replicas' leader epochs at the
     divergence (a_epoch, b_epoch), file, position and ends, `broker` (the replica whose history was replaced, or
     a_broker), `winner`, `loser_hw`, `lost_last` and `lost_offsets` ([first, last] committed offsets lost, null
     when none or unknown)."""
-    return run_sql(divergence_facts_sql(), batches=batches, ends=ends, div=div)
-
-
-ELECTIONS_TYPE = "ARRAY<STRUCT<leader_epoch: INT, leader: INT, election: STRING, elected_at: BIGINT>>"
-
-
-def replica_divergence_sql(with_elections: bool) -> str:
-    """Reads {batches}, {ends} (replica_ends), {div} (divergences) and, `with_elections`, {elections}
-    (control_plane.elections_of); the `replica_divergence` fragment: one finding per pair (divergence_facts_sql)."""
-    pair = "cluster_id, topic, partition, a_broker, b_broker"
-    if with_elections:
-        replaced = f"""
-    involved AS (
-      SELECT {pair}, array_sort(collect_list(named_struct('leader_epoch', leader_epoch, 'leader', leader,
-                                                          'election', election, 'elected_at', elected_at)))
-               AS elections
-      FROM (SELECT {pair}, a_epoch, b_epoch FROM facts) JOIN {{elections}} USING (cluster_id, topic, partition)
-      WHERE leader_epoch > least(a_epoch, b_epoch) AND leader_epoch <= greatest(a_epoch, b_epoch)
-      GROUP BY {pair}),
-    replaced AS (SELECT * FROM facts LEFT JOIN involved USING ({pair}))"""
-    else:
-        replaced = f"""
-    replaced AS (SELECT *, CAST(NULL AS {ELECTIONS_TYPE}) AS elections FROM facts)"""
-    epochs = "greatest(a_epoch, b_epoch)", "least(a_epoch, b_epoch)"
-    story = f"""CASE
-        WHEN lost_offsets IS NOT NULL THEN {fmt_sql(
-            " %s's leader epoch %d history replaced %s's epoch %d: offsets %d-%d were committed on %s (high watermark "
-            "%d) and are lost.", "winner", epochs[0], "broker", epochs[1], "`offset`", "lost_last", "broker",
-            "loser_hw")}
-        WHEN winner IS NOT NULL AND loser_hw IS NULL THEN {fmt_sql(
-            " %s's leader epoch %d history replaced %s's from there; whether those offsets were committed is unknown "
-            "(no high watermark for %s in the input).", "winner", epochs[0], "broker", "broker")}
-        WHEN winner IS NOT NULL THEN {fmt_sql(
-            " %s's leader epoch %d history replaced %s's uncommitted tail (high watermark %s).", "winner", epochs[0],
-            "broker", "coalesce(CAST(loser_hw AS STRING), 'unknown')")}
-        ELSE {sql_literal(" Both carry the same leader epoch there: not an election, the bytes differ.")} END"""
-    message = "concat({}, {})".format(
-        fmt_sql("%s and %s hold different batches of %s-%d from offset %d (common prefix ends at %d).", "a_broker",
-                "b_broker", "topic", "partition", "`offset`", "common_prefix_end_offset"), story)
-
-    def replica(side: str) -> str:
-        return (f"named_struct('broker', {side}_broker, 'leader_epoch_at_offset', {side}_epoch, "
-                f"'log_end_offset', {side}_log_end_offset, 'high_watermark', {side}_high_watermark, "
-                f"'leader_epoch_checkpoint', {side}_leader_epoch_checkpoint)")
-
-    return f"""
-    WITH facts AS ({divergence_facts_sql()}),{replaced}
-    SELECT {finding_columns(
-        "replica_divergence", severity="CASE WHEN lost_offsets IS NOT NULL THEN 'error' ELSE 'warning' END",
-        file=_pick("file"), position=_pick("position"), offset="`offset`", producer_id=None, producer_epoch=None,
-        message=message,
-        details={"offset": "`offset`", "common_prefix_end_offset": "common_prefix_end_offset",
-                 "brokers": "array(a_broker, b_broker)", "lost_offsets": "lost_offsets",
-                 "lost_on": "CASE WHEN lost_offsets IS NOT NULL THEN broker END", "winner": "winner",
-                 "replicas": f"array({replica('a')}, {replica('b')})", "elections": "elections"})}
-    FROM replaced"""
-
-
-def replica_divergence_findings(batches: DataFrame, ends: DataFrame, div: DataFrame,
-                                elections: DataFrame | None = None) -> DataFrame:
-    """Needs the batches table, replica_ends and divergences; `replica_divergence` findings, one per pair,
-    on the replica whose history was replaced (error when it had committed the lost offsets). With `elections`
-    (control_plane.elections_of: cluster_id, topic, partition, leader_epoch, leader, election, elected_at, from
-    the KRaft metadata log) each carries `elections`: the leader changes of the epochs involved (above the lower of
-    the two replicas' epochs at the divergence, up to the higher)."""
-    tables = {"batches": batches, "ends": ends, "div": div}
-    if elections is not None:
-        tables["elections"] = elections
-    return findings_sql([replica_divergence_sql(elections is not None)], **tables)
+    return run_table("divergence_facts", clustered_batches=batches, replica_ends=ends, divergences=div)
 
 
 #: SQL over {applied} (control_plane.applied_records): per cluster_id and topic, its cleanup.policy as the
@@ -344,52 +227,3 @@ def with_node(df: DataFrame, brokers: DataFrame) -> DataFrame:
     return df.join(ids, "broker", "left").withColumn("node", F.expr(_NODE_OR_LABEL))
 
 
-def future_replica_divergence_sql() -> str:
-    """Reads {batches} (with dir_state) and {brokers}; the `future_replica_divergence` fragment: per -future dir, its
-    first batch within the live log's offsets that the same node's live dir (`with_node`) does not hold
-    identically."""
-    node_key = "node, topic, partition"
-    same = " AND ".join(f"{c} <=> live_{c}" for c in FINGERPRINT)
-    message = fmt_sql(
-        "the -future copy of %s-%d on %s holds a batch at offset %d that the live replica (%s) does not hold "
-        "identically (live CRC %s, future CRC %d): the copy being moved between log dirs differs from the log it is "
-        "copied from", "topic", "partition", "broker", "base_offset", "live_broker",
-        "coalesce(CAST(live_crc AS STRING), 'none')", "crc")
-    return f"""
-    WITH valid AS (
-      SELECT * EXCEPT (node), {_NODE_OR_LABEL} AS node
-      FROM (SELECT * FROM {{batches}} WHERE crc_valid)
-           LEFT JOIN (SELECT broker, {_NODE_OF_BROKER} AS node FROM {{brokers}}) USING (broker)),
-    live AS (SELECT * FROM valid WHERE dir_state = 'live'),
-    bounds AS (
-      SELECT {node_key}, min(base_offset) AS live_log_start_offset, max(last_offset) + 1 AS live_log_end_offset,
-             min(broker) AS live_broker
-      FROM live GROUP BY {node_key}),
-    future AS (
-      SELECT * FROM (SELECT * FROM valid WHERE dir_state = 'future') JOIN bounds USING ({node_key})
-      WHERE base_offset >= live_log_start_offset AND base_offset < live_log_end_offset),
-    joined AS (
-      SELECT * FROM future
-           LEFT JOIN (SELECT {node_key}, base_offset, {", ".join(f"{c} AS live_{c}" for c in FINGERPRINT)} FROM live)
-           USING ({node_key}, base_offset)),
-    first_differing AS (
-      SELECT * FROM (
-        SELECT *, row_number() OVER (PARTITION BY broker, topic, partition,
-                                                  regexp_extract(file, {sql_literal(r"^(.*)/[^/]*$")}, 1)
-                                     ORDER BY base_offset) AS n
-        FROM joined WHERE NOT ({same}))
-      WHERE n = 1)
-    SELECT {finding_columns("future_replica_divergence", message=message, offset="base_offset", details={
-        "live_log_start_offset": "live_log_start_offset", "live_log_end_offset": "live_log_end_offset",
-        "future_crc": "crc", "live_crc": "live_crc", "live_broker": "live_broker"})}
-    FROM first_differing"""
-
-
-def future_replica_divergences(batches: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Needs the batches table with dir_state and the brokers table; `future_replica_divergence` findings: a -future
-    dir (the copy a broker builds while it moves a replica to another of its log dirs, fetched from the live log)
-    holding a batch, within the live log's offsets, that the live dir does not hold identically. The live dir is the
-    same broker's (`with_node`): Kafka keeps the two in different log dirs, which are different inputs. One finding
-    per future dir, at its first such batch. A future copy that is only shorter is still catching up: no
-    finding."""
-    return findings_sql([future_replica_divergence_sql()], batches=batches, brokers=brokers)

@@ -18,10 +18,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kforensics.parsers.findings import FINDING_COLUMNS
 from kforensics.parsers.restart import PREDICTION_COLUMNS, PartitionState, SegmentState, predict
 from kforensics.spark import schemas as S
-from kforensics.spark.findings import findings_sql
 
 KEY = ["broker", "topic", "partition"]
 _SPANS = ("offsets_discarded", "committed_offsets_discarded")
@@ -128,11 +126,3 @@ def restart_prediction_table(predicted: DataFrame) -> DataFrame:
         if name in _SPANS else name for name in PREDICTION_COLUMNS])
 
 
-def restart_findings_sql() -> str:
-    """Reads {predicted} (predictions' rows); the fragment of the restart findings (FINDING_COLUMNS)."""
-    return f"SELECT {', '.join(FINDING_COLUMNS)} FROM {{predicted}} WHERE row_kind = 'finding'"
-
-
-def restart_findings(predicted: DataFrame) -> DataFrame:
-    """Needs predictions' rows; the restart findings (FINDING_COLUMNS)."""
-    return findings_sql([restart_findings_sql()], predicted=predicted)

@@ -26,18 +26,16 @@ from kforensics.spark.jvm_archive import with_archive
 T = TypeVar("T")
 DEFAULT_MASTER = "local[*]"
 #: JVM options of an embedded (local-mode) driver; `--conf spark.driver.extraJavaOptions=...` replaces them.
-#: C1 only and the serial GC (see `_local_defaults`); C1 alone gets a 48 MB code cache by default, which a
-#: long-lived session fills (then the JVM switches its compiler off for good), hence the tiered default of
-#: 240 MB; and the JVM's own warnings go to stderr, never into the stdout that carries `--json` lines.
+#: C1 only and the serial GC, with the tiered code cache (C1's own fills up), why: docs/benchmarks/spark-settings.md;
+#: the JVM's own warnings go to stderr, never into the stdout that carries `--json` lines.
 LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m "
                       "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
 
 
 #: Settings of the Python side of any session kforensics starts (embedded, on a cluster, spark-submit).
 PYTHON_CLIENT_SETTINGS = {
-    # PySpark 4 records the Python call site of every Column function in the JVM (for error messages that point
-    # at the transform's line): 15 py4j round trips for one F.col instead of 4, ~1.5 ms each time on 2 cores.
-    # The analyses build ~3,000 columns per scan; their errors name the check that failed instead.
+    # the Python call site of every Column costs py4j round trips (docs/benchmarks/spark-settings.md); a failing
+    # check's error names the check instead
     "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
@@ -50,19 +48,14 @@ def _local_defaults() -> dict[str, str]:
         # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
         # stage would schedule 200 tiny tasks.
         "spark.sql.shuffle.partitions": LOCAL_SHUFFLE_PARTITIONS,
-        # An embedded scan lasts seconds to minutes in one freshly started JVM, and most of its JVM work is
-        # planning and scheduling, not number crunching: the C2 compiler's warm-up and G1's concurrent
-        # threads cost more CPU than they win back. Measured on the 200 MB headers-only bench (2 cores):
-        # 85-94 CPU-s and 46-52 s wall with the defaults, 41 CPU-s and 28 s with these. Plus the class-data
-        # archive `kforensics warmup` recorded for exactly these options, if there is one.
+        # a short-lived JVM that mostly plans: C2's warm-up and G1's threads cost more than they win back
+        # (docs/benchmarks/spark-settings.md); plus the class-data archive `kforensics warmup` recorded, if any
         "spark.driver.extraJavaOptions": with_archive(LOCAL_JAVA_OPTIONS),
         # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
         # tables of a scan (the Python parsers run outside the heap, in the worker processes).
         "spark.driver.memory": "3g",
-        # A scan generates hundreds of Java classes (whole-stage code, projections, orderings): ~270 for the
-        # single-broker bench, ~700 for the two sample brokers, ~850 for both of them in both modes. Spark keeps
-        # only 100 compiled, so a long-lived session (`kforensics serve`, the tests' shared session) compiled them
-        # again with Janino at every scan: 262-267 compilations per warm headers-only bench scan, 0-8 with this.
+        # a scan generates hundreds of classes: with Spark's 100, a long-lived session compiles them again at every
+        # scan (docs/benchmarks/spark-settings.md)
         "spark.sql.codegen.cache.maxEntries": "2000",
     }
 
@@ -118,20 +111,17 @@ def _start_jvm_logging_to(log_file: str, settings: dict[str, str]) -> None:
 
 
 #: Up to this many bytes of segments, a scan is small: Spark's per-job and per-query overheads, not the data,
-#: make its time, and `SMALL_INPUT_SETTINGS` apply (the 200 MB bench input is above it and keeps the defaults).
+#: make its time, and `SMALL_INPUT_SETTINGS` apply.
 SMALL_INPUT_BYTES = 64 << 20
 #: Up to this many bytes of input tables (Parquet, as the parse pass wrote them), the analysis is small, whatever the
-#: segments weighed: it reads batch headers, not records (the 2 GB bench input's tables weigh 1.7 MB). A batch row
-#: takes ~10-40 bytes of Parquet: ~0.5-2 M batches, which one task sorts or joins in seconds.
+#: segments weighed: it reads batch headers, not records (~0.5-2 M batches, which one task sorts or joins in seconds).
 SMALL_TABLES_BYTES = 16 << 20
 
 #: SQL properties of a small scan (each settable per query; a property the operator passes with --conf wins).
-#: Measured on the two sample brokers in a warm session (JFR samples of the driver JVM, which does all the work of
-#: a small scan): most of its CPU went to deserializing task binaries, to analysis, to explaining plans for the
-#: listener bus and to closure cleaning, not to rows.
+#: A small scan's driver spends its CPU on task binaries, analysis and plan strings, not rows
+#: (docs/benchmarks/spark-settings.md).
 SMALL_INPUT_SETTINGS = {
-    # A few MB at most per shuffle: one task per stage. Every task deserializes its stage's plan (~10 ms each
-    # here); the other core runs the other threads' jobs meanwhile.
+    # A few MB at most per shuffle: one task per stage (every task deserializes its stage's plan)
     "spark.sql.shuffle.partitions": "1",
     # Small Parquet tables are read as one task, not one per file (each file costs openCostInBytes otherwise).
     "spark.sql.files.maxPartitionNum": "1",
@@ -142,17 +132,15 @@ SMALL_INPUT_SETTINGS = {
     # the projections and orderings outside whole-stage code are interpreted too (no Janino at all)
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    # Runtime bloom filters add a subquery job per join, and their 1 MiB bit arrays travel in every task binary
-    # of the stages that use them (4-14 MiB task binaries for this 168 KB input)
+    # Runtime bloom filters add a subquery job per join and bloat every task binary
     "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
     # No broadcast joins: broadcasting a side that is not a local relation is a job of its own, started while the
-    # query is planned; a sort-merge join's shuffles are stages of the query's one job (-2 s of 13 s, warm)
+    # query is planned; a sort-merge join's shuffles are stages of the query's one job
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     # nor where a transform asks for one (F.broadcast of the brokers table): every input of a small scan is one
-    # partition, which a sort-merge join reads without a shuffle (-13 of 50 jobs, -2 s of a one-shot scan)
+    # partition, which a sort-merge join reads without a shuffle
     "spark.sql.optimizer.disableHints": "true",
-    # Inferring and propagating constraints walks every predicate and alias of the wide plans of the checks
-    # (~7% of the driver JVM's CPU, warm); the rows are few, the filters it would infer save nothing
+    # Inferring constraints walks every predicate of the checks' wide plans; on few rows its filters save nothing
     "spark.sql.constraintPropagation.enabled": "false",
     # Every query posts its physical plan as text for the SQL UI (off in an embedded session): the plain tree,
     # cut short, instead of the formatted explain of every operator
@@ -161,8 +149,7 @@ SMALL_INPUT_SETTINGS = {
 }
 
 #: SQL properties of the small analysis of a large input (its tables weigh at most SMALL_TABLES_BYTES): those of a
-#: small scan but for code generation. Interpreted, the 180,000 batch rows of the 2 GB bench input took 40 s to
-#: analyse one-shot against 29 s in generated code; the few rows of a small input are the other way round.
+#: small scan but for code generation, which pays off on that many rows (docs/benchmarks/spark-settings.md).
 SMALL_TABLES_SETTINGS = {key: value for key, value in SMALL_INPUT_SETTINGS.items()
                          if not key.startswith("spark.sql.codegen.")}
 

@@ -20,7 +20,7 @@ apache/kafka 1eb76443; the tombstone branch of `handleShareSnapshot` and `server
 - delivery states: 0 AVAILABLE, 1 ACQUIRED, 2 ACKNOWLEDGED, 3 ARCHIVING (KIP-1191), 4 ARCHIVED.
 
 The share partition is named by topic id; its name comes from the partitions' `partition.metadata`, the KRaft
-metadata log or the group's own records (`groups.topic_names_sql`), and the log it is held against is the name's
+metadata log or the group's own records (spark/sql/topic_names.sql), and the log it is held against is the name's
 longest replica in the same cluster.
 """
 
@@ -30,8 +30,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from kforensics.spark.findings import finding_columns, fmt_sql
-from kforensics.spark.groups import topic_names_sql
+from kforensics.spark.checks import run_table
 from kforensics.spark.views import run_sql
 
 DELIVERY_STATES = {0: "AVAILABLE", 1: "ACQUIRED", 2: "ACKNOWLEDGED", 3: "ARCHIVING", 4: "ARCHIVED"}
@@ -67,18 +66,6 @@ def share_record_rows(where: dict[str, Any], decoded: dict[str, Any]) -> list[di
 
 # --- the replay ----------------------------------------------------------------------------------------------------
 
-def _events_sql() -> str:
-    """SQL over {records} (share_state_records) and {longest}: the records of each cluster's longest replica of every
-    `__share_group_state` partition, with cluster_id, coordinator_broker, coordinator_partition and `life` (the
-    tombstones of the key up to and including this record)."""
-    return f"""
-        SELECT *, sum(CAST(tombstone AS INT)) OVER (PARTITION BY {SHARE_KEY} ORDER BY offset
-                                                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS life
-        FROM (
-            SELECT *, broker AS coordinator_broker, format_string('%s-%d', topic, partition) AS coordinator_partition
-            FROM {{records}} JOIN (SELECT cluster_id, topic, partition, longest_broker AS broker FROM {{longest}})
-                             USING (topic, partition, broker))"""
-
 
 def share_state_table(records: DataFrame, longest: DataFrame, topic_ids: DataFrame, metadata: DataFrame,
                       events: DataFrame) -> DataFrame:
@@ -89,8 +76,8 @@ def share_state_table(records: DataFrame, longest: DataFrame, topic_ids: DataFra
     (coordinator_offset, timestamp, file, position)."""
     states = " ".join(f"WHEN {k} THEN '{v}'" for k, v in DELIVERY_STATES.items())
     return run_sql(f"""
-        WITH names AS ({topic_names_sql()}),
-        ev AS ({_events_sql()}),
+        WITH names AS (SELECT * FROM {{names}}),
+        ev AS (SELECT * FROM {{events}}),
         kept AS (
             -- the last life of each key, from its last snapshot on (a key whose last record is a tombstone has none)
             SELECT * FROM (
@@ -155,84 +142,10 @@ def share_state_table(records: DataFrame, longest: DataFrame, topic_ids: DataFra
           ON r.cluster_id = h.cluster_id AND r.coordinator_partition = h.coordinator_partition
          AND r.group_id = h.group_id AND r.topic_id = h.topic_id AND r.share_partition = h.share_partition
         LEFT JOIN names n ON n.topic_id = h.topic_id""",
-        records=records, longest=longest, topic_ids=topic_ids, metadata=metadata, events=events)
+        names=run_table("topic_names", partition_topic_ids=topic_ids, metadata_records=metadata, group_events=events),
+        events=run_table("share_events", share_state_records=records, longest_replicas=longest))
 
 
 # --- findings ------------------------------------------------------------------------------------------------------
 
-_COMMON = {"group": "group_id", "topic_id": "topic_id",
-           "share_partition_key": "format_string('%s:%s:%d', group_id, topic_id, partition)",
-           "start_offset": "start_offset", "coordinator_partition": "coordinator_partition",
-           "coordinator_offset": "coordinator_offset"}
-_KW = {"producer_id": None, "producer_epoch": None}
 
-
-def share_fragments() -> list[str]:
-    """The fragments of the share partition checks: over {state} (share_partition_state), {longest}
-    (longest_replicas), {records} (share_state_records), and for topic names {topic_ids}, {metadata} and
-    {events} (`groups.topic_names_sql`)."""
-    deleted = finding_columns(
-        "share_records_deleted_undelivered", offset="start_offset", **_KW,
-        message=fmt_sql("Share group %s's state of %s-%d starts at offset %d, below the log start %d (%s): offsets "
-                        "%d-%d were deleted before the group acknowledged them.", "group_id", "topic", "partition",
-                        "start_offset", "log_start_offset", "longest_broker", "start_offset", "log_start_offset - 1"),
-        details={**_COMMON, "log_start_offset": "log_start_offset",
-                 "deleted_offsets": "array(start_offset, log_start_offset - 1)", "reference_broker": "longest_broker"})
-    beyond = finding_columns(
-        "share_state_beyond_log_end", offset="start_offset", **_KW,
-        message=fmt_sql("Share group %s's state of %s-%d starts at offset %d, beyond the log end %d (%s): the log was "
-                        "truncated under the share group's acknowledgements.", "group_id", "topic", "partition",
-                        "start_offset", "log_end_offset", "longest_broker"),
-        details={**_COMMON, "log_end_offset": "log_end_offset", "reference_broker": "longest_broker"})
-    archived = finding_columns(
-        "share_records_archived", offset="first_offset", **_KW,
-        message=fmt_sql("Share group %s archived offsets %d-%d of %s-%d after %d deliveries (the delivery limit, or a "
-                        "rejection): no consumer of the group will get them again.", "group_id", "first_offset",
-                        "last_offset", "coalesce(topic, topic_id)", "partition", "delivery_count"),
-        details={**_COMMON, "first_offset": "first_offset", "last_offset": "last_offset",
-                 "record_count": "last_offset - first_offset + 1", "delivery_count": "delivery_count"})
-    return [
-        _heads(deleted, "start_offset >= 0 AND start_offset < log_start_offset"),
-        _heads(beyond, "start_offset > log_end_offset"),
-        f"SELECT {archived} FROM (SELECT *, coordinator_broker AS broker FROM {{state}}) "
-        "WHERE delivery_state = 'ARCHIVED'",
-        share_state_stale_leader_sql(),
-    ]
-
-
-def _heads(columns: str, where: str) -> str:
-    """A fragment over one row per share partition of {state} held against its longest replica in {longest}."""
-    return f"""
-SELECT {columns} FROM (
-  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.longest_broker
-  FROM (SELECT DISTINCT cluster_id, group_id, topic, topic_id, partition, start_offset, coordinator_broker,
-                        coordinator_partition, coordinator_offset, file, position FROM {{state}}) s
-  JOIN {{longest}} l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
-WHERE {where}"""
-
-
-def share_state_stale_leader_sql() -> str:
-    """Reads {records} (share_state_records) and {longest}; the fragment of `share_state_stale_leader`: a ShareUpdate
-    whose leader epoch (not -1) is below the highest one the key's earlier records (since its last tombstone)
-    recorded."""
-    columns = finding_columns(
-        "share_state_stale_leader", offset=None, **_KW,
-        message=fmt_sql("Share group %s's ShareUpdate of %s-%d at offset %d of %s carries leader epoch %d, below epoch "
-                        "%d recorded at offset %d: a stale share partition leader's write, which the coordinator "
-                        "fences.", "group_id", "coalesce(topic, topic_id)", "partition", "offset",
-                        "coordinator_partition", "leader_epoch", "recorded.e", "recorded.o"),
-        details={**_COMMON, "leader_epoch": "leader_epoch", "recorded_leader_epoch": "recorded.e",
-                 "recorded_at_offset": "recorded.o"})
-    return f"""
-WITH names AS ({topic_names_sql()})
-SELECT {columns} FROM (
-  SELECT ev.* EXCEPT (broker, topic, partition), ev.coordinator_broker AS broker, ev.offset AS coordinator_offset,
-         names.topic,
-         ev.share_partition AS partition
-  FROM (
-    SELECT *, max(CASE WHEN NOT tombstone AND leader_epoch <> -1 THEN named_struct('e', leader_epoch, 'o', offset) END)
-                  OVER (PARTITION BY {SHARE_KEY}, life ORDER BY offset
-                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS recorded
-    FROM ({_events_sql()})) ev
-  LEFT JOIN names ON names.topic_id = ev.topic_id)
-WHERE record_type = 'share_update' AND NOT tombstone AND leader_epoch <> -1 AND leader_epoch < recorded.e"""

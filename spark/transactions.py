@@ -13,9 +13,8 @@ import heapq
 
 import pandas as pd
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
-from kforensics.spark.findings import KEY, finding_columns, findings_sql, fmt_sql
+from kforensics.spark.findings import KEY
 from kforensics.spark.views import run_sql
 
 PRODUCER = [*KEY, "producer_id"]
@@ -81,53 +80,6 @@ def partition_ends(batches: DataFrame, checkpoints: DataFrame) -> DataFrame:
         LEFT JOIN (SELECT broker, topic, partition, high_watermark, log_start_offset, cleaner_offset
                    FROM {checkpoints})
         USING (broker, topic, partition)""", batches=batches, checkpoints=checkpoints)
-
-
-#: Integer.MAX_VALUE: the timeout of a KIP-939 two-phase-commit transaction, which the coordinator never aborts
-#: (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4).
-TWO_PHASE_COMMIT_TIMEOUT_MS = 2**31 - 1
-
-
-def timeout_sql(txn_timeout_ms: int) -> str:
-    """A transaction's own timeout (`transaction_timeout_ms`, its transactional id's txnTimeoutMs) or the global one."""
-    return f"coalesce(transaction_timeout_ms, {int(txn_timeout_ms)})"
-
-
-def with_timeouts(txns: DataFrame) -> DataFrame:
-    """transactions_table as the timeout checks read it: with `transaction_timeout_ms` (null where not known)."""
-    if "transaction_timeout_ms" in txns.columns:
-        return txns
-    return txns.withColumn("transaction_timeout_ms", F.lit(None).cast("int"))
-
-
-def hanging_transaction_sql(txn_timeout_ms: int) -> str:
-    """The `hanging_transaction` fragment: reads `{txns}` (transactions_table with transaction_timeout_ms:
-    producer_id, producer_epoch, outcome, first_offset, last_data_offset, first_timestamp, file, position) and
-    `{ends}` (partition_ends: log_end_timestamp); an open transaction older than its timeout at the log end (its
-    transactional id's txnTimeoutMs, which TransactionStateManager.timedOutTransactions aborts after, else
-    `txn_timeout_ms`; never a two-phase-commit one)."""
-    timeout = timeout_sql(txn_timeout_ms)
-    columns = finding_columns(
-        "hanging_transaction", offset="first_offset",
-        message=fmt_sql("Producer %d's transaction opened at offset %d is still open at the log end, %d ms later "
-                        "(timeout %d ms): read_committed consumers are stuck at offset %d.", "producer_id",
-                        "first_offset", "age_ms_at_log_end", timeout, "first_offset"),
-        details={"first_offset": "first_offset", "lso_stuck_at": "first_offset",
-                 "age_ms_at_log_end": "age_ms_at_log_end", "last_data_offset": "last_data_offset",
-                 "transaction_timeout_ms": timeout})
-    return f"""
-        SELECT {columns} FROM (
-            SELECT *, log_end_timestamp - first_timestamp AS age_ms_at_log_end
-            FROM {{txns}} JOIN {{ends}} USING (broker, topic, partition)
-            WHERE outcome = 'OPEN' AND first_offset IS NOT NULL)
-        WHERE age_ms_at_log_end > {timeout} AND {timeout} != {TWO_PHASE_COMMIT_TIMEOUT_MS}"""
-
-
-def hanging_transactions(txns: DataFrame, ends: DataFrame, txn_timeout_ms: int) -> DataFrame:
-    """Needs transactions_table (and, where known, each transaction's transaction_timeout_ms) and partition_ends;
-    `hanging_transaction` findings: still open at the log end and older than the transaction's timeout (age measured
-    against the newest timestamp in the log)."""
-    return findings_sql([hanging_transaction_sql(txn_timeout_ms)], txns=with_timeouts(txns), ends=ends)
 
 
 SWEEP_SCHEMA = ("row_kind string, broker string, topic string, partition int, offset long, "
@@ -201,93 +153,16 @@ def lso_table(txns: DataFrame, ends: DataFrame) -> DataFrame:
         USING (broker, topic, partition)""", txns=txns, ends=ends)
 
 
-def _aborted_joined_sql(with_ends: bool) -> str:
-    """The CTE `joined`: the aborted ranges of lso_sweep's output `{sweep}` (`marked`: an ABORT marker is there)
-    full-outer-joined with the `{txnindex}` entries (first offset, LSO and file as index_first_offset,
-    index_last_stable_offset, index_file) on producer and marker offset, and whether both agree; `with_ends`: with
-    `{ends}`' cleaner_offset and log_first_offset.
-
-    On a compacted log the index is held to the markers (CleanedTransactionMetadata keeps an ABORT marker and the
-    cleaned segment's entry, first offset as written, while it removes the data; apache/kafka trunk c4342d76): an entry whose first
-    offset, or LSO, lies below the cleaner offset and below what the log still shows names batches the cleaner
-    removed, and agrees."""
-    ends = ("LEFT JOIN (SELECT broker, topic, partition, cleaner_offset, log_first_offset FROM {ends}) "
-            "USING (broker, topic, partition)") if with_ends else ""
-    cleaner = "cleaner_offset" if with_ends else "CAST(NULL AS BIGINT)"
-    return f"""
-    joined AS (
-        SELECT *, (first_offset IS NULL OR first_offset = index_first_offset
-                   OR coalesce(index_first_offset < first_offset AND index_first_offset < {cleaner}, false))
-                  AND (last_stable_offset IS NULL OR last_stable_offset = index_last_stable_offset
-                       OR coalesce(index_last_stable_offset < last_stable_offset
-                                   AND index_last_stable_offset < {cleaner}, false)) AS agrees
-        FROM (SELECT broker, topic, partition, producer_id, first_offset, last_offset, last_stable_offset,
-                     true AS marked
-              FROM {{sweep}} WHERE row_kind = 'aborted')
-        FULL OUTER JOIN (SELECT broker, topic, partition, producer_id, last_offset,
-                                first_offset AS index_first_offset,
-                                last_stable_offset AS index_last_stable_offset, file AS index_file
-                         FROM {{txnindex}})
-        USING (broker, topic, partition, producer_id, last_offset)
-        {ends})"""
-
-
-def _txnindex_findings_sql(with_ends: bool) -> str:
-    """The txnindex_missing / txnindex_orphan / txnindex_mismatch findings over _aborted_joined_sql; `with_ends`:
-    reads `{ends}` (partition_ends: log_first_offset, cleaner_offset) to skip the orphans below the log's first
-    offset and to read what the log cleaner removed."""
-    common = {"first_offset": "coalesce(first_offset, index_first_offset)", "last_offset": "last_offset",
-              "last_stable_offset": "coalesce(last_stable_offset, index_last_stable_offset)"}
-    missing = finding_columns(
-        "txnindex_missing", file=None, position=None, offset="first_offset", producer_epoch=None,
-        message=fmt_sql("The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: "
-                        "read_committed consumers would deliver its records.", "producer_id", "first_offset",
-                        "last_offset"),
-        details=common)
-    orphan = finding_columns(
-        "txnindex_orphan", file="index_file", position=None, offset="index_first_offset", producer_epoch=None,
-        message=fmt_sql("The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log "
-                        "holds no ABORT marker of that producer there.", "producer_id", "last_offset"),
-        details=common)
-    mismatch = finding_columns(
-        "txnindex_mismatch", file="index_file", position=None, offset="first_offset", producer_epoch=None,
-        message=fmt_sql("The .txnindex entry for producer %d's abort at offset %d says first offset %d and LSO %d; "
-                        "the log says %d and %d.", "producer_id", "last_offset", "index_first_offset",
-                        "index_last_stable_offset", "first_offset", "last_stable_offset"),
-        details={**common, "index_first_offset": "index_first_offset",
-                 "index_last_stable_offset": "index_last_stable_offset"})
-    orphans = "marked IS NULL"
-    if with_ends:
-        orphans += " AND (log_first_offset IS NULL OR index_first_offset >= log_first_offset)"
-    # an ABORT marker without data has no entry to miss: an empty transaction gets none
-    # (ProducerAppendInfo.appendEndTxnMarker), nor does a marker the cleaner will remove (CleanedTransactionMetadata)
-    return f"""
-        WITH {_aborted_joined_sql(with_ends)}
-        SELECT {missing} FROM joined WHERE marked AND first_offset IS NOT NULL AND index_first_offset IS NULL
-        UNION ALL
-        SELECT {orphan} FROM joined WHERE {orphans}
-        UNION ALL
-        SELECT {mismatch} FROM joined WHERE marked AND index_first_offset IS NOT NULL AND NOT agrees"""
-
-
-def aborted_ranges(sweep: DataFrame, txnindex: DataFrame,
-                   ends: DataFrame | None = None) -> tuple[DataFrame, DataFrame]:
-    """Needs lso_sweep's output, the txnindex table and (optionally) partition_ends for log_first_offset and
-    cleaner_offset; returns (aborted_ranges with `txnindex_agrees`, txnindex_missing / txnindex_orphan /
-    txnindex_mismatch findings). An ABORT marker whose data the log cleaner removed is an aborted range as its
-    `.txnindex` entry gives it (first offset and LSO).
-
-    An index entry whose transaction began below the log's first offset is not an orphan: retention deletes
-    segments up to the high watermark, not the LSO, so an aborted transaction's data can be gone while its
-    marker and its .txnindex entry are still there; nothing in the log can confirm or deny such an entry."""
-    tables = {"sweep": sweep, "txnindex": txnindex, **({"ends": ends} if ends is not None else {})}
-    table = run_sql(f"""
-        WITH {_aborted_joined_sql(ends is not None)}
+def aborted_ranges(aborted: DataFrame) -> DataFrame:
+    """Needs aborted_transactions (spark/sql/aborted_transactions.sql); the aborted_ranges table with
+    `txnindex_agrees`. An ABORT marker whose data the log cleaner removed is an aborted range as its `.txnindex`
+    entry gives it (first offset and LSO)."""
+    return run_sql("""
         SELECT broker, topic, partition, producer_id, coalesce(first_offset, index_first_offset) AS first_offset,
                last_offset, coalesce(last_stable_offset, index_last_stable_offset) AS last_stable_offset,
                coalesce(agrees, false) AS txnindex_agrees
-        FROM joined WHERE marked AND (first_offset IS NOT NULL OR index_first_offset IS NOT NULL)""", **tables)
-    return table, run_sql(_txnindex_findings_sql(ends is not None), **tables)
+        FROM {aborted} WHERE marked AND (first_offset IS NOT NULL OR index_first_offset IS NOT NULL)""",
+        aborted=aborted)
 
 
 def lso_changes(sweep: DataFrame) -> DataFrame:

@@ -1,16 +1,16 @@
 """SQL text over DataFrames: `run_sql`, with the tables a scan's statements share registered as temp views once.
 
 PySpark's `spark.sql(text, name=df)` registers a temp view for every DataFrame it is given and drops it after the
-statement. Registering a view is a command of its own: Spark analyses, optimises and describes the DataFrame's
-plan for it (~7% of the driver JVM's CPU in a warm scan of the sample disks, where the ~40 statements name ~150
-tables, most of them the same dozen shared ones). A scan's `SqlViews` registers each shared table once, on its
-first use, and drops them all when the scan is done.
+statement, and registering a view is a command Spark analyses and plans of its own (docs/benchmarks/spark-settings.md).
+A scan's `SqlViews` registers each shared table once, on its first use, and drops them all when the scan is done.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -52,22 +52,52 @@ class SqlViews:
             self._spark.catalog.dropTempView(name)
 
 
+def _named(tables: Mapping[str, DataFrame]) -> tuple[dict[str, str], list[str]]:
+    """The view name of each table (a shared table's scan view; any other registered here, for one statement) and
+    the views registered here."""
+    names, temporary = {}, []
+    for key, df in tables.items():
+        views = df.__dict__.get(_SCOPE)
+        if views is not None:
+            names[key] = views.name_of(df)
+        else:
+            names[key] = _view_name()
+            df.createOrReplaceTempView(names[key])
+            temporary.append(names[key])
+    return names, temporary
+
+
 def run_sql(text: str, **tables: DataFrame) -> DataFrame:
     """`text` run as one statement, its `{name}` placeholders naming `tables` (braces of its own doubled, as
     `str.format` reads them). A shared table is named by its scan's view; any other is registered for this
     statement only, as `spark.sql(text, **tables)` does."""
     spark = next(iter(tables.values())).sparkSession
-    names, temporary = {}, []
+    names, temporary = _named(tables)
     try:
-        for key, df in tables.items():
-            views = df.__dict__.get(_SCOPE)
-            if views is not None:
-                names[key] = views.name_of(df)
-            else:
-                names[key] = _view_name()
-                df.createOrReplaceTempView(names[key])
-                temporary.append(names[key])
         return spark.sql(text.format(**names))
+    finally:
+        for name in temporary:
+            spark.catalog.dropTempView(name)
+
+
+def with_views(text: str, inputs: Sequence[str], names: Mapping[str, str]) -> str:
+    """`text` with each table it reads by a name of `inputs` (after FROM or JOIN, keywords in capitals as the
+    SQL files write them) read from its view instead."""
+    if not inputs:
+        return text
+    pattern = re.compile(rf"\b(FROM|JOIN)(\s+)({'|'.join(map(re.escape, inputs))})\b")
+    return pattern.sub(lambda m: f"{m[1]}{m[2]}{names[m[3]]}", text)
+
+
+def run_named(statements: Sequence[tuple[str, Sequence[str]]], tables: Mapping[str, DataFrame],
+              args: Mapping[str, object]) -> DataFrame:
+    """The UNION ALL of `statements` (SQL text and the names of the tables it reads, as a file of spark/sql/ reads
+    them) as one statement over `tables` (name -> DataFrame), its named parameters bound from `args` by Spark."""
+    spark = next(iter(tables.values())).sparkSession
+    names, temporary = _named(tables)
+    try:
+        text = " UNION ALL ".join(f"({with_views(sql, inputs, names)})" for sql, inputs in statements)
+        return spark.sql(text, args=dict(args)) if args else spark.sql(text)
     finally:
         for name in temporary:
             spark.catalog.dropTempView(name)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from conftest import SAMPLE_LOGS
+from unit_frames import run_check, with_timeouts
 
 from kforensics.parsers.findings import KINDS
 
@@ -20,12 +21,10 @@ MIN = 60_000
 
 
 def _blocked(spark, txns: list[tuple], ends: list[tuple], batches: list[tuple], timeout: int = 15 * MIN) -> list:
-    from kforensics.spark.cleaner import cleaner_blocked, cleaner_holds
-
-    holds = cleaner_holds(spark.createDataFrame(txns, TXNS), spark.createDataFrame(ends, ENDS),
-                          spark.createDataFrame(batches, BATCHES), timeout)
-    return sorted((r["topic"], r["offset"], r["producer_id"], json.loads(r["details"]))
-                   for r in cleaner_blocked(holds, timeout).collect())
+    found = run_check("cleaner_blocked", {"txn_timeout_ms": timeout},
+                      timed_transactions=with_timeouts(spark.createDataFrame(txns, TXNS)),
+                      partition_ends=spark.createDataFrame(ends, ENDS), batches=spark.createDataFrame(batches, BATCHES))
+    return sorted((r["topic"], r["offset"], r["producer_id"], json.loads(r["details"])) for r in found.collect())
 
 
 def test_cleaner_blocked_rules(spark) -> None:

@@ -152,10 +152,16 @@ def test_unknown_producer_severity_follows_coverage(spark, full_scan: Path) -> N
                                  "broker string, topic string, partition int, path string, dir_state string")
     brokers = spark.createDataFrame([(b, "kforensics-sample-cluster", n) for n, b in enumerate(("broker-1", "broker-2"))],
                                     "broker string, cluster_id string, node_id int")
+    from unit_frames import run_check
+
+    def unknown(dirs, partitions: int):
+        return run_check("unknown_producer", {"transaction_state_partitions": partitions}, timed_transactions=txns,
+                         transactional_ids=known, partition_dirs=dirs, brokers=brokers)
+
     for partitions, severity in ((2, "error"), (50, "warning")):
-        rows = coordinator.unknown_producers(txns, known, dirs, brokers, partitions).collect()
+        rows = unknown(dirs, partitions).collect()
         assert [(r["producer_id"], r["severity"]) for r in rows] == [(8002, severity)]
-    assert coordinator.unknown_producers(txns, known, dirs.limit(0), brokers, 2).count() == 0  # no coordinator: not judged
+    assert unknown(dirs.limit(0), 2).count() == 0  # no coordinator: not judged
 
 
 # --- consumer offsets -------------------------------------------------------------------------------

@@ -65,7 +65,9 @@ def test_the_findings_page_names_each_kinds_implementation() -> None:
     for name in KINDS:
         section = page.split(f"### `{name}`\n", 1)[1].split("\n### ", 1)[0]
         modules = re.search(r"\*\*Implemented in\*\*: (.*?)\.(?:\s|$)", " ".join(section.split())).group(1)
-        assert re.fullmatch(r"`(parsers|spark)/\w+\.pyx?`(, `(parsers|spark)/\w+\.pyx?`)*", modules), (name, modules)
+        source = r"`(?:(?:parsers|spark)/\w+\.pyx?|spark/sql/\w+\.sql)`"
+        assert re.fullmatch(rf"{source}(, {source})*", modules), (name, modules)
+        assert all((REPO / m.strip("`")).is_file() for m in modules.split(", ")), (name, modules)
 
 
 def test_pages_in_the_site_navigation_exist() -> None:

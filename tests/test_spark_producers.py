@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import run_check
 
 from kforensics.spark import producers
 from kforensics.spark.schemas import BATCH_FIELDS, PARTITION_KEY, RECORD_FIELDS, _schema, ddl
@@ -29,7 +30,7 @@ def _batch(base_offset: int, count: int, base_sequence: int, *, epoch: int = 0, 
 def _gaps(spark, rows: list[dict]) -> list:
     batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
     data = producers.data_batches(batches.transform(producers.with_leader_epoch_change))
-    found = producers.sequence_gaps(data)
+    found = run_check("sequence_gap", data=data)
     return found.select("kind", "offset", "details").collect()
 
 
@@ -51,7 +52,7 @@ def test_legal_histories_are_silent(spark, case):
 
 def _zombies(spark, rows: list[dict]) -> list:
     batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
-    return producers.zombie_epochs(batches).select("offset", "details").collect()
+    return run_check("zombie_epoch", batches=batches).select("offset", "details").collect()
 
 
 def test_zombie_epoch_after_newer_epoch(spark):
@@ -73,7 +74,7 @@ def test_duplicate_sequences_reported_once_at_the_second_copy(spark):
     rows = [_batch(0, 2, 0), _batch(2, 2, 2), _batch(4, 2, 2), _batch(6, 2, 2),  # 2-3 written three times
             _batch(8, 2, 0, epoch=1),                                           # a new epoch starts at 0 again
             _batch(10, 2, 2, pid=8)]                                            # another producer's 2-3
-    found = producers.duplicate_sequences(_frame(spark, rows)).select(
+    found = run_check("duplicate_sequence", data=_frame(spark, rows)).select(
         "kind", "severity", "offset", "position", "producer_id", "producer_epoch",
         F.get_json_object("details", "$.sequence_range").alias("sequence_range"),
         F.get_json_object("details", "$.offsets").alias("offsets"))
@@ -121,7 +122,8 @@ def _resends(spark, rows: list[tuple], *, min_records: int = 3, tail: int = 10_0
     selected = producers.resend_batches(batches, pairs, tail=tail)
     read = records.join(selected.select("broker", "topic", "partition", (F.col("position") / 100).cast("long")
                                         .alias("offset")), ["broker", "topic", "partition", "offset"], "left_semi")
-    found = producers.content_duplicates(producers.resends(read, pairs, min_records=min_records, tail=tail)).select(
+    found = run_check("content_duplicate", resends=producers.resends(read, pairs, min_records=min_records,
+                                                                    tail=tail)).select(
         "kind", "severity", "partition", "file", "offset", "producer_id",
         *[F.get_json_object("details", f"$.{k}").alias(k) for k in RESEND_DETAILS])
     return sorted(tuple(r) for r in found.collect())
@@ -216,7 +218,8 @@ def test_coordinator_written_batches_have_no_sequence_rules(spark):
     for row in commits:
         row["topic"] = "__consumer_offsets"
     data = producers.data_batches(_frame(spark, commits).transform(producers.with_leader_epoch_change))
-    assert producers.duplicate_sequences(data).count() == 0 and producers.sequence_gaps(data).count() == 0
+    assert run_check("duplicate_sequence", data=data).count() == 0 and run_check("sequence_gap", data=data).count() == 0
     as_data = producers.data_batches(_frame(spark, [{**r, "topic": "t"} for r in commits])
                                      .transform(producers.with_leader_epoch_change))
-    assert producers.duplicate_sequences(as_data).count() == 1 and producers.sequence_gaps(as_data).count() == 1
+    assert run_check("duplicate_sequence", data=as_data).count() == 1
+    assert run_check("sequence_gap", data=as_data).count() == 1

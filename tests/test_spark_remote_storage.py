@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from pyspark.testing import assertDataFrameEqual
+from unit_frames import run_check
 
 from kforensics.spark import remote_storage as R
 
@@ -76,7 +77,7 @@ def test_gap_and_stuck_copy_found_and_a_sound_tiered_partition_is_silent(spark) 
                        ("s3", 150, 199, "0@150", done), ("s4", 260, 299, "0@260", [("COPY_SEGMENT_STARTED", 5_000),
                                                                                    ("COPY_SEGMENT_FINISHED", 7_200_000)]))
     finished = R.finished_copies(broken, _brokers(spark))
-    gaps = R.remote_log_gaps(finished, _local(spark, 320))
+    gaps = run_check("remote_log_gap", finished_copies=finished, local_logs=_local(spark, 320))
     assert _details(gaps) == [
         {"local_log_start_offset": 320, "missing_offsets": [100, 149], "remote_end_offset": 99, "topic_id": "T1"},
         {"local_log_start_offset": 320, "missing_offsets": [200, 259], "remote_end_offset": 199, "topic_id": "T1"},
@@ -84,23 +85,25 @@ def test_gap_and_stuck_copy_found_and_a_sound_tiered_partition_is_silent(spark) 
     assert sorted((r["broker"], r["offset"], r["kind"]) for r in gaps.collect()) == [
         ("b1", 100, "remote_log_gap"), ("b1", 200, "remote_log_gap"), ("b1", 300, "remote_log_gap")]
     # another topic with the same name (recreated: another topic id) is not this partition's history
-    assert R.remote_log_gaps(finished, _local(spark, 320, topic_id="T2")).count() == 0
-    stuck = R.remote_segment_stuck(broken, 3_600_000)
+    assert run_check("remote_log_gap", finished_copies=finished,
+                     local_logs=_local(spark, 320, topic_id="T2")).count() == 0
+    stuck = run_check("remote_segment_stuck", {"remote_stuck_after_ms": 3_600_000}, remote_segments=broken)
     assert [(d["remote_segment_id"], d["stuck_ms"]) for d in _details(stuck)] == [("s2", 7_200_000 - 10)]
-    assert R.remote_segment_stuck(broken, 8_000_000).count() == 0
+    assert run_check("remote_segment_stuck", {"remote_stuck_after_ms": 8_000_000}, remote_segments=broken).count() == 0
 
     # Sound: contiguous finished copies up to a local log that overlaps them, a segment being deleted just now.
     sound = _segments(spark, ("s1", 0, 99, "0@0", [*done, ("DELETE_SEGMENT_STARTED", 7_200_000)]),
                       ("s2", 100, 199, "0@100", done), ("s3", 200, 299, "0@200, 1@250", done))
     finished = R.finished_copies(sound, _brokers(spark))
-    assert R.remote_log_gaps(finished, _local(spark, 250)).count() == 0
-    assert R.remote_segment_stuck(sound, 3_600_000).count() == 0
+    assert run_check("remote_log_gap", finished_copies=finished, local_logs=_local(spark, 250)).count() == 0
+    assert run_check("remote_segment_stuck", {"remote_stuck_after_ms": 3_600_000}, remote_segments=sound).count() == 0
     epochs = spark.createDataFrame([("b1", "t", 0, "lec", 1, 250)],
                                    "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
     ranges = R.epoch_ranges(finished)
-    assert R.remote_epoch_mismatches_with_checkpoint(ranges, _local(spark, 250), epochs).count() == 0
-    assert R.remote_epoch_chain_mismatches(R.range_pairs(ranges)).count() == 0
-    assert R.remote_overlaps(R.range_pairs(ranges)).count() == 0
+    assert run_check("remote_leader_epoch_mismatch_checkpoint", epoch_ranges=ranges, local_logs=_local(spark, 250),
+                     leader_epochs=epochs).count() == 0
+    assert run_check("remote_leader_epoch_mismatch_chain", range_pairs=R.range_pairs(ranges)).count() == 0
+    assert run_check("remote_overlap", range_pairs=R.range_pairs(ranges)).count() == 0
 
 
 def test_leader_epoch_mismatches_and_overlaps(spark) -> None:
@@ -112,19 +115,20 @@ def test_leader_epoch_mismatches_and_overlaps(spark) -> None:
     ranges = R.epoch_ranges(finished)
     pairs = R.range_pairs(ranges)
     # b says epoch 1 at 100 though a already holds epoch 2 at 50-99; c (inside b's offsets) says the same
-    chain = R.remote_epoch_chain_mismatches(pairs)
+    chain = run_check("remote_leader_epoch_mismatch_chain", range_pairs=pairs)
     assert [(d["remote_segment_id"], d["remote_epoch"], d["expected_epoch"], d["other_remote_segment_id"],
              d["against"]) for d in _details(chain)] == [("b", 1, 2, "a", "remote segments"),
                                                         ("c", 1, 2, "a", "remote segments")]
     assert sorted(r["offset"] for r in chain.collect()) == [100, 150]
     # b and c both hold 150-199; c says 180-199 are epoch 3, b says epoch 1: reported once, on c (copied later)
-    overlaps = R.remote_overlaps(pairs)
+    overlaps = run_check("remote_overlap", range_pairs=pairs)
     assert [(d["remote_segment_id"], d["other_remote_segment_id"], d["overlap"]) for d in _details(overlaps)] == [
         ("c", "b", [150, 199])]
     assert overlaps.first()["offset"] == 150 and overlaps.first()["severity"] == "warning"
     # the local checkpoint starts at 250 (truncated at the local log start) and says epoch 4 from 280
     epochs = spark.createDataFrame([("b1", "t", 0, "lec", 3, 250), ("b1", "t", 0, "lec", 4, 280)],
                                    "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
-    vs_checkpoint = R.remote_epoch_mismatches_with_checkpoint(ranges, _local(spark, 250), epochs)
+    vs_checkpoint = run_check("remote_leader_epoch_mismatch_checkpoint", epoch_ranges=ranges,
+                              local_logs=_local(spark, 250), leader_epochs=epochs)
     assert [(r["offset"], json.loads(r["details"])["remote_epoch"], json.loads(r["details"])["expected_epoch"])
             for r in vs_checkpoint.collect()] == [(280, 3, 4)]

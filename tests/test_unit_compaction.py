@@ -10,12 +10,12 @@ empty batch: count 0, baseTimestamp -1)."""
 
 from __future__ import annotations
 
+import unit_frames as frames
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batch, batches, expected_findings, findings_view, frame, marker, txn_data
+from unit_frames import batch, batches, expected_findings, findings_view, frame, marker, run_check, txn_data
 
 from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
-from kforensics.spark import crosschecks, producers, replicas, transactions
-from kforensics.spark.findings import findings_sql
+from kforensics.spark import producers, replicas, transactions
 from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY, SNAPSHOT_FIELDS, TXNINDEX_FIELDS
 
 INDEX = "t-0/00000000000000000000.txnindex"
@@ -50,7 +50,7 @@ def test_sequence_holes_below_the_cleaner_offset_are_counted_not_gaps(spark):
     ]
     data = producers.data_batches(producers.with_leader_epoch_change(batches(spark, rows),
                                                                      _checkpoints(spark, p0=20)))
-    found = findings_sql([producers.sequence_gap_sql(), producers.cleaned_sequence_holes_sql()], data=data)
+    found = run_check("sequence_holes", data=data)
     details = ("gap_size", "cleaner_offset", "holes", "sequence_numbers", "producer_epochs")
     assertDataFrameEqual(findings_view(found, *details), expected_findings(spark, [
         ("sequence_gap", "error", "b1", "t", 0, "t-0/00000000000000000000.log", 2400, 24, 7, 0, "14", None, None,
@@ -79,7 +79,7 @@ def test_a_snapshot_entry_naming_a_batch_the_cleaner_deleted(spark):
     ends = spark.createDataFrame([("b1", "t", 0, 0, 20), ("b1", "t", 1, 0, None)],
                                  "broker string, topic string, partition int, log_first_offset bigint, "
                                  "cleaner_offset bigint")
-    found = crosschecks.snapshot_mismatches(batches(spark, rows), snapshots, ends)
+    found = run_check("snapshot_mismatch", data=batches(spark, rows), snapshot_entries=snapshots, partition_ends=ends)
     assert sorted((r["partition"], r["producer_id"]) for r in found.collect()) == [(0, 2), (1, 1)]
 
 
@@ -112,11 +112,12 @@ def test_transactions_in_a_cleaned_range(spark):
         dict(producer_id=7, first_offset=28, last_offset=29, last_stable_offset=30),   # no ABORT marker there
     ], broker="b1", topic="t", partition=0, file=INDEX, version=0)
     ends = transactions.partition_ends(cleaned, _checkpoints(spark, p0=20))
-    table, found = transactions.aborted_ranges(transactions.lso_sweep(txns), index, ends)
+    table, found = frames.aborted_ranges(transactions.lso_sweep(txns), index, ends)
     assert sorted((r["producer_id"], r["first_offset"], r["last_offset"], r["last_stable_offset"],
                    r["txnindex_agrees"]) for r in table.collect()) == [
         (2, 3, 5, 6, True), (3, 8, 10, 11, True), (5, 22, 24, 25, False), (6, 26, 27, 28, False)]
-    hanging = transactions.hanging_transactions(txns, ends, DEFAULT_TXN_TIMEOUT_MS)
+    hanging = run_check("hanging_transaction", timed_transactions=frames.with_timeouts(txns), partition_ends=ends,
+                        params={"txn_timeout_ms": DEFAULT_TXN_TIMEOUT_MS})
     assert sorted((r["kind"], r["producer_id"], r["offset"]) for r in found.union(hanging).collect()) == [
         ("hanging_transaction", 8, 30), ("txnindex_mismatch", 5, 22), ("txnindex_missing", 6, 26),
         ("txnindex_orphan", 7, 28)]

@@ -5,8 +5,11 @@ committed_offset_* findings."""
 
 from __future__ import annotations
 
+from functools import reduce
+
+from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import expected_findings, findings_view, frame
+from unit_frames import expected_findings, findings_view, frame, run_check
 
 from kforensics.spark import consumer_offsets
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
@@ -103,4 +106,6 @@ def test_committed_offset_findings(spark):
         ("committed_offset_in_aborted_range", "warning", "b1", "d", 4, CO_LOG, 60, 22, None, None,
          "g", "22", "0", "50", "b2", "20", "25", "7"),
     ], *DETAILS)
-    assertDataFrameEqual(findings_view(consumer_offsets.committed_offset_findings(table), *DETAILS), expected)
+    found = reduce(DataFrame.unionByName, [run_check(kind, consumer_offsets=table) for kind in (
+        "committed_offset_beyond_log_end", "committed_offset_below_log_start", "committed_offset_in_aborted_range")])
+    assertDataFrameEqual(findings_view(found, *DETAILS), expected)

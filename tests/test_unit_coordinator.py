@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batches, expected_findings, findings_view, frame, marker, txn_data
+from unit_frames import batches, expected_findings, findings_view, frame, marker, run_check, txn_data
 
 from kforensics.spark import coordinator
+from kforensics.spark.checks import run_table
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
 
 LOG = "t-0/00000000000000000000.log"
@@ -144,7 +145,7 @@ def test_marker_checks_match_markers_by_time(spark):
     ends = spark.createDataFrame([("b1", "t", 0, "c", 9100, 0, None), ("b2", "t", 0, "c", 6000, 0, None)],
                                  "broker string, topic string, partition int, cluster_id string, "
                                  "log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint")
-    out = coordinator.marker_checks(ctx, batches(spark, rows), ends)
+    out = run_table("marker_checks", coordinator_txns=ctx, clustered_batches=batches(spark, rows), replica_ends=ends)
     expected = spark.createDataFrame([
         ("b1", 0, "a", 0, 1, "COMMIT", 0, 0), ("b1", 0, "a", 1, 3, "ABORT", 0, 2),
         ("b2", 0, "a", 0, None, None, None, 0), ("b2", 0, "a", 1, 3, "ABORT", 0, 2),
@@ -189,7 +190,7 @@ def test_marker_findings(spark):
         ("marker_missing", "error", "b4", "t", 4, LOG, 6000, 60, 10, 0, "a", "3", "COMMIT", None,
          "__transaction_state-7"),
     ], *MARKER_DETAILS)
-    assertDataFrameEqual(findings_view(coordinator.marker_findings(checks), *MARKER_DETAILS), expected)
+    assertDataFrameEqual(findings_view(run_check("marker", marker_checks=checks), *MARKER_DETAILS), expected)
 
 
 UNKNOWN_DETAILS = ("batches", "transaction_state_partitions_present", "transaction_state_partitions_missing")
@@ -218,7 +219,8 @@ def test_unknown_producers_only_open_transactions_matter(spark, expected_partiti
                                  "broker string, topic string, partition int, path string, dir_state string")
     brokers = spark.createDataFrame([("b1", "c", 1), ("b2", "c", 2), ("b3", "d", 3)],
                                     "broker string, cluster_id string, node_id int")
-    out = coordinator.unknown_producers(txns, known, dirs, brokers, expected_partitions)
+    out = run_check("unknown_producer", {"transaction_state_partitions": expected_partitions}, timed_transactions=txns,
+                    transactional_ids=known, partition_dirs=dirs, brokers=brokers)
     assertDataFrameEqual(findings_view(out, *UNKNOWN_DETAILS), expected_findings(spark, [
         ("unknown_producer", severity, "b1", "t", 0, LOG, 1200, 12, 21, 3, "3", "[0,1]", missing)], *UNKNOWN_DETAILS))
 
@@ -242,7 +244,8 @@ def test_epoch_fenced_writes(spark):
             txn_data(20, 0, partition=1, base_timestamp=9999),       # no record names it: not judged here
             txn_data(30, 0, partition=2, base_timestamp=150), txn_data(30, 1, partition=2, base_timestamp=300)]
     data = batches(spark, [{"cluster_id": "c", **r} for r in rows], clustered=True)
-    out = coordinator.epoch_fenced_writes(data, log, txn_ids, clock_skew_ms=0)
+    out = run_check("epoch_fenced_write", {"clock_skew_ms": 0}, clustered_batches=data, coordinator_log=log,
+                    transactional_ids=txn_ids)
     assertDataFrameEqual(findings_view(out, *FENCE_DETAILS), expected_findings(spark, [
         ("epoch_fenced_write", "error", "b1", "t", 0, LOG, 300, 3, 10, 0, "a", "5000", "1", "6000", "2",
          "__transaction_state-7"),

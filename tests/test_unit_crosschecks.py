@@ -1,12 +1,11 @@
-"""spark/crosschecks.py on small inline tables: producer snapshots, leader-epoch-checkpoint, offsets in file
+"""The log's cross-checks (spark/sql/) on small inline tables: producer snapshots, leader-epoch-checkpoint, offsets in file
 order and segment names against the log, with the legal cases that must stay silent."""
 
 from __future__ import annotations
 
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batch, batches, expected_findings, findings_view, frame
+from unit_frames import batch, batches, expected_findings, findings_view, frame, run_check
 
-from kforensics.spark import crosschecks
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY, SEGMENT_FIELDS, SNAPSHOT_FIELDS
 
 LOG = "t-0/00000000000000000000.log"
@@ -42,7 +41,7 @@ def test_snapshot_mismatches(spark):
     ends = spark.createDataFrame([("b1", "t", 0, 0, None), ("b1", "t", 1, 50, None)],
                                  "broker string, topic string, partition int, log_first_offset bigint, "
                                  "cleaner_offset bigint")
-    out = crosschecks.snapshot_mismatches(batches(spark, rows), snapshots, ends)
+    out = run_check("snapshot_mismatch", data=batches(spark, rows), snapshot_entries=snapshots, partition_ends=ends)
 
     def found(pid, last, seq, log_last, log_seq):
         return ("snapshot_mismatch", "error", "b1", "t", 0, SNAP, None, 20, pid, 0, str(last), str(seq), log_last,
@@ -68,7 +67,7 @@ def test_leader_epoch_mismatches(spark):
     epochs = frame(spark, [*PARTITION_KEY, *EPOCH_FIELDS], [
         dict(epoch=0, start_offset=0), dict(epoch=2, start_offset=5), dict(partition=1, epoch=1, start_offset=3)],
         broker="b1", topic="t", partition=0, file="leader-epoch-checkpoint")
-    out = crosschecks.leader_epoch_mismatches(batches(spark, rows), epochs)
+    out = run_check("leader_epoch_mismatch", batches=batches(spark, rows), leader_epochs=epochs)
     assertDataFrameEqual(findings_view(out, *EPOCH_DETAILS), expected_findings(spark, [
         ("leader_epoch_mismatch", "error", "b1", "t", 0, LOG, 500, 5, None, None, "1", "2", "2")], *EPOCH_DETAILS))
 
@@ -81,7 +80,7 @@ def test_leader_epoch_mismatch_one_finding_per_run(spark):
     epochs = frame(spark, [*PARTITION_KEY, *EPOCH_FIELDS],
                    [dict(epoch=0, start_offset=0), dict(epoch=2, start_offset=5)],
                    broker="b1", topic="t", partition=0, file="leader-epoch-checkpoint")
-    out = crosschecks.leader_epoch_mismatches(batches(spark, rows), epochs)
+    out = run_check("leader_epoch_mismatch", batches=batches(spark, rows), leader_epochs=epochs)
     assertDataFrameEqual(findings_view(out, *EPOCH_DETAILS), expected_findings(spark, [
         ("leader_epoch_mismatch", "error", "b1", "t", 0, LOG, 500, 5, None, None, "1", "2", "2"),
         ("leader_epoch_mismatch", "error", "b1", "t", 0, LOG, 800, 8, None, None, "1", "2", "1"),
@@ -95,7 +94,7 @@ def test_offset_overlaps(spark):
             batch(0, 5, partition=1), batch(2, 2, partition=1, position=100, crc_valid=False),  # garbage: no batch
             batch(5, 5, partition=1, position=200),
             batch(0, 5, partition=2), batch(10, 5, partition=2)]                      # a gap is not an overlap
-    out = crosschecks.offset_overlaps(batches(spark, rows))
+    out = run_check("offset_overlap", batches=batches(spark, rows))
     assertDataFrameEqual(findings_view(out, "previous_last_offset"), expected_findings(spark, [
         ("offset_overlap", "error", "b1", "t", 0, LOG, 800, 8, -1, -1, "9"),
         ("offset_overlap", "error", "b1", "t", 0, seg11, 0, 10, -1, -1, "10"),
@@ -115,7 +114,7 @@ def test_segment_name_mismatches(spark):
         seg(0, None, None, 1), seg(5, 5, 7, 1),  # an empty segment
     ], broker="b1", topic="t", size=100)
     details = ("name_offset", "next_segment_base_offset")
-    out = crosschecks.segment_name_mismatches(segments)
+    out = run_check("segment_name_mismatch", segments=segments)
     assertDataFrameEqual(findings_view(out, *details), expected_findings(spark, [
         ("segment_name_mismatch", "error", "b1", "t", 0, f"t-0/{20:020d}.log", None, 15, None, None, "20", "30"),
         ("segment_name_mismatch", "error", "b1", "t", 0, f"t-0/{30:020d}.log", None, 30, None, None, "30", "40"),

@@ -8,13 +8,15 @@ and the producer-id lineage."""
 from __future__ import annotations
 
 import json
+import re
 
 from pyspark.testing import assertDataFrameEqual
 from test_unit_consumer_offsets import CO, CO_LOG, COMMITS, _commit
 from test_unit_coordinator import TS_LOG, _records, _txn_record
-from unit_frames import batches, expected_findings, findings_view, frame, marker, txn_data
+from unit_frames import batches, expected_findings, findings_view, frame, marker, run_check, txn_data
 
-from kforensics.spark import consumer_offsets, coordinator, exactly_once, producers, transactions
+from kforensics.spark import consumer_offsets, coordinator, exactly_once
+from kforensics.spark.checks import run_table
 
 LOG = "t-0/00000000000000000000.log"
 TSP = "__transaction_state-3"
@@ -73,14 +75,14 @@ def test_markers_matched_by_epoch_under_tv2_across_a_rotation_and_by_time_under_
     ends = spark.createDataFrame([("b1", "t", p, "c", 9000, 0, None) for p in range(3)],
                                  "broker string, topic string, partition int, cluster_id string, "
                                  "log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint")
-    checks = coordinator.marker_checks(ctx, batches(spark, rows), ends)
+    checks = run_table("marker_checks", coordinator_txns=ctx, clustered_batches=batches(spark, rows), replica_ends=ends)
     assertDataFrameEqual(checks.select("partition", "transactional_id", "txn_seq", "marker_offset", "marker_epoch",
                                        "data_offset"), spark.createDataFrame([
         (0, "v1", 0, 1, 0, 0), (0, "v2", 0, 3, 6, 2), (1, "v2", 0, 1, 6, 0), (1, "v2", 1, None, None, 2),
         (2, "rot", 0, 1, 32767, 0)],
         "partition int, transactional_id string, txn_seq bigint, marker_offset bigint, marker_epoch int, "
         "data_offset bigint"))
-    found = findings_view(coordinator.marker_findings(checks), "transactional_id").collect()
+    found = findings_view(run_check("marker", marker_checks=checks), "transactional_id").collect()
     assert [(f["kind"], f["partition"], f["offset"], f["producer_id"], f["producer_epoch"]) for f in found] == [
         ("marker_missing", 1, 2, 10, 7)]
 
@@ -97,14 +99,16 @@ def test_fencing_by_the_coordinators_clock_with_a_tolerance_both_ways_and_by_log
     rows = [txn_data(10, 0, base_timestamp=5040), txn_data(10, 0, partition=1, base_timestamp=4960),
             txn_data(10, 0, partition=2, base_timestamp=6000)]
     data = batches(spark, [{"cluster_id": "c", **r} for r in rows], clustered=True)
-    fenced = findings_view(coordinator.epoch_fenced_writes(data, log, txn_ids), "evidence", "clock_skew_ms").collect()
+    tables = {"clustered_batches": data, "coordinator_log": log, "transactional_ids": txn_ids}
+    fenced = findings_view(run_check("epoch_fenced_write", **tables), "evidence", "clock_skew_ms").collect()
     assert [(f["partition"], f["evidence"], f["clock_skew_ms"]) for f in fenced] == [(2, "coordinator_clock", "200")]
-    strict = coordinator.epoch_fenced_writes(data, log, txn_ids, clock_skew_ms=0).collect()
+    strict = run_check("epoch_fenced_write", {"clock_skew_ms": 0}, **tables).collect()
     assert sorted(f["partition"] for f in strict) == [0, 2]
     # log order: data 5, marker 6, data 6 (TV2, healthy), then data 5 again (a zombie)
     log_rows = [txn_data(10, 0, epoch=5), marker(10, 1, "COMMIT", epoch=6), txn_data(10, 2, epoch=6),
                 marker(10, 3, "COMMIT", epoch=7), txn_data(10, 4, epoch=5)]
-    zombies = findings_view(producers.zombie_epochs(batches(spark, log_rows)), "newer_epoch", "evidence").collect()
+    zombies = findings_view(run_check("zombie_epoch", batches=batches(spark, log_rows)), "newer_epoch",
+                            "evidence").collect()
     assert [(z["offset"], z["producer_epoch"], z["newer_epoch"], z["evidence"]) for z in zombies] == [
         (4, 5, "7", "log_order")]
 
@@ -127,19 +131,20 @@ def test_each_transaction_by_its_own_timeout_and_two_phase_commit(spark):
                                  "broker string, topic string, partition int, log_end_timestamp bigint, "
                                  "log_end_offset bigint, high_watermark bigint, cleaner_offset bigint, "
                                  "log_first_offset bigint")
-    hanging = findings_view(transactions.hanging_transactions(txns, ends, 15 * MIN), "transaction_timeout_ms")
+    timed = {"timed_transactions": txns, "partition_ends": ends}
+    hanging = findings_view(run_check("hanging_transaction", {"txn_timeout_ms": 15 * MIN}, **timed),
+                            "transaction_timeout_ms")
     assert sorted((r["partition"], r["transaction_timeout_ms"]) for r in hanging.collect()) == [(1, "900000"),
                                                                                                 (3, "10000")]
-    prepared = findings_view(exactly_once.prepared_transactions(txns, ends), "transactional_id", "holds_lso_at")
+    prepared = findings_view(run_check("prepared_transaction", **timed), "transactional_id", "holds_lso_at")
     assertDataFrameEqual(prepared, expected_findings(spark, [
         ("prepared_transaction", "info", "b1", "t", 2, LOG, 3000, 30, 3, 0, "two-phase", "30")],
         "transactional_id", "holds_lso_at"))
     batch_rows = spark.createDataFrame([("b1", "t", p, 99, 100) for p in range(4)],
                                        "broker string, topic string, partition int, last_offset bigint, size int")
-    from kforensics.spark.cleaner import cleaner_holds
-
-    held = cleaner_holds(txns, ends, batch_rows, 15 * MIN).select("partition", "timeout_ms").collect()
-    assert sorted((r["partition"], r["timeout_ms"]) for r in held) == [(1, 15 * MIN), (3, 10_000)]
+    held = run_check("cleaner_blocked", {"txn_timeout_ms": 15 * MIN}, **timed, batches=batch_rows).collect()
+    assert sorted((r["partition"], re.search(r"timeout (\d+) ms", r["message"])[1]) for r in held) == [
+        (1, str(15 * MIN)), (3, "10000")]
 
 
 def _txn(pid: int, first: int, last: int, outcome: str, first_ts: int = 0) -> tuple:
@@ -177,14 +182,18 @@ def test_offset_commits_applied_as_the_group_coordinator_applies_them(spark):
                    ("g3", 0): (75, None, None, "beyond_log_end"), ("g5", 0): (1, 13, "OPEN", "ok"),
                    ("g6", 0): (1, 14, "OPEN", "ok")}
     # an aborted commit is no position of the group: not judged
-    beyond = consumer_offsets.committed_offset_findings(table).collect()
+    beyond = [r for kind in ("committed_offset_beyond_log_end", "committed_offset_below_log_start",
+                             "committed_offset_in_aborted_range")
+              for r in run_check(kind, consumer_offsets=table).collect()]
     assert sorted(json.loads(r["details"])["group"] for r in beyond) == ["g2", "g3"]
     # 60 s pending at the log end: g1's in a transaction whose id's timeout is 10 s (the group is stuck), g5's with 2
     # min (in flight), g6's a two-phase commit (never)
     ids = spark.createDataFrame([("c", 9, "app", 10_000), ("c", 13, "slow", 120_000), ("c", 14, "2pc", 2**31 - 1)],
                                 "cluster_id string, producer_id bigint, transactional_id string, "
                                 "transaction_timeout_ms int")
-    pending = findings_view(exactly_once.offset_commits_pending(commits, longest, txns, ids, 15 * MIN),
+    live = run_table("live_commits", offset_commits=commits, longest_replicas=longest, transactions=txns)
+    pending = findings_view(run_check("offset_commit_pending", {"txn_timeout_ms": 15 * MIN}, live_commits=live,
+                                      longest_replicas=longest, transactional_ids=ids),
                             "group", "transactional_id", "partitions", "committed_offsets", "age_ms_at_log_end")
     assertDataFrameEqual(pending, expected_findings(spark, [
         ("offset_commit_pending", "warning", "b1", CO, 0, CO_LOG, 40, 4, 9, 0, "g1", "app", '["d-1"]', "[50]",

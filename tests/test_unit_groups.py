@@ -21,11 +21,11 @@ from group_records import (
     topology,
     uuid,
 )
+from unit_frames import run_check
 
 from kforensics.parsers.findings import FINDING_COLUMNS
 from kforensics.spark import groups
 from kforensics.spark import schemas as S
-from kforensics.spark.findings import findings_sql
 
 ORDERS, PAYMENTS = uuid("orders"), uuid("payments")
 CO = "__consumer_offsets-0"
@@ -82,7 +82,7 @@ def replay(spark, small_input):
     assignments = groups.group_assignments_table(events, names, meta).cache()
     return {"members": members.collect(), "assignments": assignments.collect(), "members_df": members,
             "assignments_df": assignments,
-            "owned_twice": findings_sql(groups.group_fragments(), assignments=assignments).collect()}
+            "owned_twice": run_check("partition_owned_twice", group_assignments=assignments).collect()}
 
 
 def _sorted(rows):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batch, batches, frame
+from unit_frames import batch, batches, frame, run_check
 
-from kforensics.spark import replicas
+from kforensics.spark import control_plane, replicas
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY
 
 BROKERS = "broker string, cluster_id string"
@@ -135,6 +135,13 @@ def _divergence_view(out):
                       d("replicas[1].leader_epoch_at_offset").alias("b_epoch"))
 
 
+def _replica_divergence(spark, rows, ends, div):
+    """replica_divergence findings as a scan without a metadata log finds them (no elections)."""
+    facts = replicas.divergence_facts(batches(spark, rows, clustered=True), ends, div)
+    return run_check("replica_divergence", divergence_facts=facts,
+                     elections=spark.createDataFrame([], control_plane.ELECTIONS))
+
+
 def test_replica_divergence_findings(spark):
     rows = [*_election(1, 1, 2, 2, 5, 4),   # b1 (epoch 1, HW 4) lost committed offsets 2-3 to b2's epoch 2
             *_election(2, 1, 2, 2, 5, 4),   # the same, but b1's HW is 2: only its uncommitted tail differed
@@ -146,7 +153,7 @@ def test_replica_divergence_findings(spark):
     ], FINDING_ENDS)
     div = spark.createDataFrame([("c", "t", p, "b1", "b2", at, at) for p, at in ((1, 2), (2, 2), (4, 4))],
                                 DIV)
-    out = replicas.replica_divergence_findings(batches(spark, rows, clustered=True), ends, div)
+    out = _replica_divergence(spark, rows, ends, div)
     expected = spark.createDataFrame([
         (RD, "error", "b1", 1, _log(1), 200, 2, "[2,3]", "b1", "b2", "2", "1", "2"),
         (RD, "warning", "b1", 2, _log(2), 200, 2, None, None, "b2", "2", "1", "2"),
@@ -163,7 +170,7 @@ def test_replica_divergence_with_unknown_high_watermark_claims_no_lost_commits(s
     ends = spark.createDataFrame([("b1", "t", 1, "c", 5, None, "0@0, 1@2"), ("b2", "t", 1, "c", 4, 4, "0@0, 2@2")],
                                  FINDING_ENDS)
     div = spark.createDataFrame([("c", "t", 1, "b1", "b2", 2, 2)], DIV)
-    out = replicas.replica_divergence_findings(batches(spark, rows, clustered=True), ends, div)
+    out = _replica_divergence(spark, rows, ends, div)
     expected = spark.createDataFrame([(RD, "warning", "b1", 1, _log(1), 200, 2, None, None, "b2", "2", "1", "2")],
                                      DIVERGENCE_VIEW)
     assertDataFrameEqual(_divergence_view(out), expected)
@@ -174,7 +181,7 @@ def test_replica_divergence_within_one_leader_epoch_claims_no_lost_commits(spark
     ends = spark.createDataFrame([("b1", "t", 3, "c", 4, 4, "0@0, 1@2"), ("b2", "t", 3, "c", 4, 4, "0@0, 1@2")],
                                  FINDING_ENDS)
     div = spark.createDataFrame([("c", "t", 3, "b1", "b2", 2, 2)], DIV)
-    out = replicas.replica_divergence_findings(batches(spark, rows, clustered=True), ends, div)
+    out = _replica_divergence(spark, rows, ends, div)
     expected = spark.createDataFrame([(RD, "warning", "b1", 3, _log(3), 200, 2, None, None, None, "2", "1", "1")],
                                      DIVERGENCE_VIEW)
     assertDataFrameEqual(_divergence_view(out), expected)

@@ -11,9 +11,10 @@ import json
 
 import pytest
 from group_records import empty, longest, share_records, share_state, topic_ids, uuid
+from unit_frames import run_check
 
 from kforensics.spark import share_groups
-from kforensics.spark.findings import findings_sql
+from kforensics.spark.checks import run_table
 
 ORDERS, PAYMENTS = uuid("orders"), uuid("payments")
 AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
@@ -62,8 +63,10 @@ def replay(spark, small_input):
     names, meta, events = topic_ids(spark, {ORDERS: "orders"}), empty(spark, "metadata_records"), empty(
         spark, "group_records")
     state = share_groups.share_state_table(records, logs, names, meta, events).cache()
-    found = findings_sql(share_groups.share_fragments(), state=state, longest=logs, records=records, topic_ids=names,
-                         metadata=meta, events=events)
+    found = run_check("share_groups", share_partition_state=state, longest_replicas=logs,
+                      share_events=run_table("share_events", share_state_records=records, longest_replicas=logs),
+                      topic_names=run_table("topic_names", partition_topic_ids=names, metadata_records=meta,
+                                            group_events=events))
     return {"state": state.collect(), "findings": found.collect()}
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+import unit_frames as frames
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import BATCHES, batch, batches, expected_findings, findings_view, frame, marker, txn_data
+from unit_frames import BATCHES, batch, batches, expected_findings, findings_view, frame, marker, run_check, txn_data
 
 from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
 from kforensics.spark import transactions
@@ -97,7 +98,8 @@ def test_hanging_transactions(spark, timeout_ms, hanging):
         1: ("hanging_transaction", "error", "b1", "t", 1, LOG, 2000, 20, 2, 0, "20", "20", "900000", "20"),
         2: ("hanging_transaction", "error", "b1", "t", 2, LOG, 3000, 30, 3, 0, "30", "30", "500000", "31"),
     }
-    out = transactions.hanging_transactions(txns, ends, timeout_ms)
+    out = run_check("hanging_transaction", {"txn_timeout_ms": timeout_ms},
+                    timed_transactions=frames.with_timeouts(txns), partition_ends=ends)
     assertDataFrameEqual(findings_view(out, *HANGING_DETAILS),
                          expected_findings(spark, [every[p] for p in hanging], *HANGING_DETAILS))
 
@@ -197,7 +199,7 @@ def test_aborted_ranges_against_txnindex(spark):
         dict(producer_id=5, first_offset=40, last_offset=42, last_stable_offset=43),
         dict(producer_id=6, first_offset=50, last_offset=51, last_stable_offset=53),
     ], broker="b1", topic="t", partition=0, file=INDEX, version=0)
-    table, found = transactions.aborted_ranges(sweep, index)
+    table, found = frames.aborted_ranges(sweep, index)
     assertDataFrameEqual(table, spark.createDataFrame([
         ("b1", "t", 0, 1, 0, 4, 5, True), ("b1", "t", 0, 2, 10, 12, 13, False), ("b1", "t", 0, 4, 30, 33, 34, False),
         ("b1", "t", 0, 5, 40, 42, 38, False), ("b1", "t", 0, 6, 50, 52, 53, False),
@@ -225,9 +227,9 @@ def test_an_index_entry_whose_data_retention_deleted_is_no_orphan(spark):
     ], broker="b1", topic="t", partition=0, file=INDEX, version=0)
     ends = spark.createDataFrame([("b1", "t", 0, 100, None)], "broker string, topic string, partition int, "
                                                                "log_first_offset bigint, cleaner_offset bigint")
-    _table, found = transactions.aborted_ranges(sweep, index, ends)
+    _table, found = frames.aborted_ranges(sweep, index, ends)
     assertDataFrameEqual(findings_view(found, *ABORT_DETAILS), expected_findings(spark, [
         ("txnindex_orphan", "error", "b1", "t", 0, INDEX, None, 105, 8, None, "105", "108", "105", None, None),
     ], *ABORT_DETAILS))
-    _table, without_ends = transactions.aborted_ranges(sweep, index)
+    _table, without_ends = frames.aborted_ranges(sweep, index)
     assert without_ends.count() == 2

@@ -67,3 +67,40 @@ def findings_view(df: DataFrame, *details: str) -> DataFrame:
 def expected_findings(spark: SparkSession, rows: list[tuple], *details: str) -> DataFrame:
     """Expected rows of findings_view (detail values as their JSON text)."""
     return spark.createDataFrame(rows, FINDING_VIEW + "".join(f", `{key}` string" for key in details))
+
+
+def run_check(kind: str, params: dict | None = None, **tables: DataFrame) -> DataFrame:
+    """The `kind` findings of the SQL check that reports it (`checks.check_of`: its file, run as a scan runs it; all
+    its findings when `kind` names the file, or all of a family's when it names the family) over the inline `tables`
+    (by the names the files read), their parameters the scan's defaults but for `params`."""
+    from kforensics.scan_options import ScanOptions
+    from kforensics.spark.analysis import check_params
+    from kforensics.spark.checks import CHECKS, check_of, family, run_checks
+
+    args = {**check_params(ScanOptions()), **(params or {})}
+    if not any(kind == c.name or kind in c.kinds for c in CHECKS):
+        return run_checks(family(kind), tables, args)
+    check = check_of(kind)
+    found = run_checks((check,), tables, args)
+    return found if check.kinds in ((), (kind,)) or kind == check.name else found.where(F.col("kind") == kind)
+
+
+def with_timeouts(txns: DataFrame) -> DataFrame:
+    """transactions_table as the timeout checks read it (`timed_transactions`): with `transaction_timeout_ms` (null:
+    not known, the global timeout applies)."""
+    if "transaction_timeout_ms" in txns.columns:
+        return txns
+    return txns.withColumn("transaction_timeout_ms", F.lit(None).cast("int"))
+
+
+def aborted_ranges(sweep: DataFrame, txnindex: DataFrame, ends: DataFrame | None = None) -> tuple[DataFrame, DataFrame]:
+    """The aborted_ranges table and the txnindex findings of lso_sweep's rows against `txnindex`, as a scan builds
+    them (ends: partition_ends' log_first_offset and cleaner_offset; none: unknown)."""
+    from kforensics.spark import transactions
+    from kforensics.spark.checks import run_table
+
+    if ends is None:
+        ends = sweep.sparkSession.createDataFrame([], "broker string, topic string, partition int, "
+                                                      "cleaner_offset bigint, log_first_offset bigint")
+    aborted = run_table("aborted_transactions", lso_sweep=sweep, txnindex=txnindex, partition_ends=ends)
+    return transactions.aborted_ranges(aborted), run_check("txnindex", aborted_transactions=aborted)

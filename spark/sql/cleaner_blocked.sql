@@ -1,0 +1,49 @@
+-- Compaction held back by a transaction. The log cleaner never cleans past the last stable offset
+-- (LogCleanerManager's firstUncleanableDirtyOffset is the least of the LSO, the active segment's base offset and the
+-- compaction lag): on a compacted partition (one with a cleaner-offset-checkpoint entry) an open transaction stops
+-- compaction at its first offset, and a hanging one lets the partition grow without bound (KIP-664).
+-- The `cleaner_blocked` check: reads `timed_transactions` (transactions_table),
+-- `partition_ends` (partition_ends) and `batches` (last_offset, size).
+-- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
+-- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
+WITH 
+        first_open AS (
+            SELECT broker, topic, partition, min(first_offset) AS txn_first_offset,
+                   min_by(producer_id, first_offset) AS held_by_producer_id,
+                   min_by(producer_epoch, first_offset) AS producer_epoch,
+                   min_by(first_timestamp, first_offset) AS first_timestamp,
+                   min_by(file, first_offset) AS file, min_by(position, first_offset) AS position,
+                   min_by(coalesce(transaction_timeout_ms, :txn_timeout_ms), first_offset) AS timeout_ms
+            FROM timed_transactions WHERE outcome = 'OPEN' AND first_offset IS NOT NULL
+            GROUP BY broker, topic, partition),
+        held AS (
+            SELECT * FROM (
+                SELECT *, least(txn_first_offset, coalesce(high_watermark, log_end_offset)) AS last_stable_offset,
+                       log_end_timestamp - first_timestamp AS age_ms_at_log_end
+                FROM (SELECT * FROM partition_ends WHERE cleaner_offset IS NOT NULL)
+                JOIN first_open USING (broker, topic, partition))
+            -- held by the transaction itself (not by a high watermark below it), below the log end, for too long
+            WHERE last_stable_offset = txn_first_offset AND last_stable_offset < log_end_offset
+              AND age_ms_at_log_end > timeout_ms AND timeout_ms != 2147483647),
+        behind AS (
+            SELECT broker, topic, partition, CAST(sum(size) AS BIGINT) AS bytes_behind
+            FROM batches JOIN (SELECT broker, topic, partition, last_stable_offset FROM held)
+                 USING (broker, topic, partition)
+            WHERE last_offset >= last_stable_offset
+            GROUP BY broker, topic, partition),
+        holds AS (
+            SELECT broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id,
+                   producer_epoch, txn_first_offset, age_ms_at_log_end, coalesce(bytes_behind, 0) AS bytes_behind,
+                   file, position, timeout_ms
+            FROM held LEFT JOIN behind USING (broker, topic, partition)) SELECT 'cleaner_blocked' AS kind,
+       'warning' AS severity,
+       broker,
+       topic,
+       partition,
+       CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position,
+       CAST(txn_first_offset AS BIGINT) AS offset,
+       CAST(held_by_producer_id AS BIGINT) AS producer_id,
+       CAST(producer_epoch AS INT) AS producer_epoch,
+       format_string('Compaction of %s-%d stops at the last stable offset %d: producer %d\'s transaction, open since offset %d for %d ms (timeout %d ms), holds it, so the log cleaner (checkpointed at %d) leaves the %d bytes from there to the log end uncleaned and the partition keeps growing.', topic, partition, last_stable_offset, held_by_producer_id, txn_first_offset, age_ms_at_log_end, timeout_ms, cleaner_offset, bytes_behind) AS message,
+       to_json(named_struct('cleaner_offset', cleaner_offset, 'last_stable_offset', last_stable_offset, 'held_by_producer_id', held_by_producer_id, 'txn_first_offset', txn_first_offset, 'bytes_behind', bytes_behind)) AS details FROM holds

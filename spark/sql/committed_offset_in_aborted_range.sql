@@ -1,0 +1,7 @@
+-- The `committed_offset_in_aborted_range` check: reads consumer_offsets (consumer_offsets_table); names the group
+-- (on the broker holding the commit).
+SELECT 'committed_offset_in_aborted_range' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(committed_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
+       CAST(NULL AS INT) AS producer_epoch,
+       format_string('Group %s committed offset %d on %s-%d, inside producer %d\'s aborted transaction (offsets %d-%d): it consumed aborted records (read_uncommitted) or committed a position no read_committed consumer reaches.', group_id, committed_offset, topic, partition, aborted_producer_id, aborted_first_offset, aborted_last_offset) AS message,
+       to_json(named_struct('group', group_id, 'committed_offset', committed_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'commit_timestamp', commit_timestamp, 'log_start_offset', log_start_offset, 'log_end_offset', log_end_offset, 'reference_broker', data_broker, 'aborted_first_offset', aborted_first_offset, 'aborted_last_offset', aborted_last_offset, 'aborted_producer_id', aborted_producer_id)) AS details FROM (SELECT *, coordinator_broker AS broker FROM consumer_offsets) WHERE status = 'in_aborted_range' AND coalesce(transaction_outcome, 'COMMIT') = 'COMMIT'

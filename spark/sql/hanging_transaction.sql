@@ -1,0 +1,16 @@
+-- The `hanging_transaction` check: reads `timed_transactions` (transactions_table with transaction_timeout_ms:
+-- producer_id, producer_epoch, outcome, first_offset, last_data_offset, first_timestamp, file, position) and
+-- `partition_ends` (partition_ends: log_end_timestamp); an open transaction older than its timeout at the log end
+-- (its transactional id's txnTimeoutMs, which TransactionStateManager.timedOutTransactions aborts after, else
+-- `txn_timeout_ms`; never a two-phase-commit one).
+-- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
+-- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
+SELECT 'hanging_transaction' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+       CAST(producer_epoch AS INT) AS producer_epoch,
+       format_string('Producer %d\'s transaction opened at offset %d is still open at the log end, %d ms later (timeout %d ms): read_committed consumers are stuck at offset %d.', producer_id, first_offset, age_ms_at_log_end, coalesce(transaction_timeout_ms, :txn_timeout_ms), first_offset) AS message,
+       to_json(named_struct('first_offset', first_offset, 'lso_stuck_at', first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'last_data_offset', last_data_offset, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details FROM (
+     SELECT *, log_end_timestamp - first_timestamp AS age_ms_at_log_end
+     FROM timed_transactions JOIN partition_ends USING (broker, topic, partition)
+     WHERE outcome = 'OPEN' AND first_offset IS NOT NULL)
+ WHERE age_ms_at_log_end > coalesce(transaction_timeout_ms, :txn_timeout_ms) AND coalesce(transaction_timeout_ms, :txn_timeout_ms) != 2147483647

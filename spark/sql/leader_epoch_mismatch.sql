@@ -1,0 +1,32 @@
+-- Reads batches and leader_epochs (leader_epochs); the `leader_epoch_mismatch` check: batches whose
+-- partitionLeaderEpoch is not the epoch the checkpoint assigns to their offset, one finding per run of consecutive
+-- batches (in offset order) with the same wrong epoch where the checkpoint says the same one.
+WITH marks AS (
+  SELECT broker, topic, partition, base_offset, 1 AS `order`, partition_leader_epoch, file, position,
+         CAST(NULL AS INT) AS epoch
+  FROM batches WHERE magic = 2 AND crc_valid
+  UNION ALL
+  SELECT broker, topic, partition, start_offset AS base_offset, 0 AS `order`,
+         CAST(NULL AS INT) AS partition_leader_epoch, file, CAST(NULL AS BIGINT) AS position, epoch
+  FROM leader_epochs),
+assigned AS (
+  SELECT *, CASE WHEN partition_leader_epoch != expected_epoch
+                 THEN concat_ws(':', partition_leader_epoch, expected_epoch) END AS wrong
+  FROM (SELECT *, last(epoch, true) OVER (PARTITION BY broker, topic, partition ORDER BY base_offset, `order`
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS expected_epoch
+        FROM marks)
+  WHERE `order` = 1 AND expected_epoch IS NOT NULL),
+runs AS (
+  SELECT *, sum(CAST(starts_run AS INT)) OVER (PARTITION BY broker, topic, partition ORDER BY base_offset ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS run
+  FROM (SELECT *, coalesce(lag(wrong) OVER (PARTITION BY broker, topic, partition ORDER BY base_offset) != wrong, true) AS starts_run FROM assigned)),
+first_of_run AS (
+  SELECT broker, topic, partition, run, partition_leader_epoch, expected_epoch, min(base_offset) AS base_offset,
+         min_by(file, base_offset) AS file, min_by(position, base_offset) AS position, count(1) AS batches
+  FROM runs WHERE wrong IS NOT NULL
+  GROUP BY broker, topic, partition, run, partition_leader_epoch, expected_epoch)
+SELECT 'leader_epoch_mismatch' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
+       CAST(NULL AS INT) AS producer_epoch,
+       format_string('%d batches from offset %d carry leader epoch %d where leader-epoch-checkpoint says epoch %d.', batches, base_offset, partition_leader_epoch, expected_epoch) AS message,
+       to_json(named_struct('batch_leader_epoch', partition_leader_epoch, 'checkpoint_epoch', expected_epoch, 'batches', batches)) AS details
+FROM first_of_run

@@ -1,0 +1,20 @@
+-- The offset commits of each __consumer_offsets partition's longest replica with their transaction's fate, over
+-- offset_commits, longest_replicas and transactions (transactions_table): every commit with cluster_id,
+-- transaction_outcome (COMMIT|ABORT|OPEN for a transactional one, null otherwise), txn_first_offset and
+-- txn_first_timestamp, keeping the non-tombstone commits after their partition's last tombstone, which drops the
+-- applied offset and the pending ones (OffsetMetadataManager.replay, 2d7df031).
+WITH
+pick AS (SELECT cluster_id, topic, partition, longest_broker AS broker FROM longest_replicas),
+fates AS (
+    SELECT c.*, CASE WHEN c.transactional THEN coalesce(t.outcome, 'OPEN') END AS transaction_outcome,
+           t.first_offset AS txn_first_offset, t.first_timestamp AS txn_first_timestamp
+    FROM (SELECT * FROM offset_commits JOIN pick USING (topic, partition, broker)) c  -- one replica of each partition
+    LEFT JOIN (SELECT broker, topic, partition, producer_id, first_offset, last_data_offset, outcome,
+                      first_timestamp FROM transactions) t
+    ON c.transactional AND c.broker = t.broker AND c.topic = t.topic AND c.partition = t.partition
+       AND c.producer_id = t.producer_id AND c.offset BETWEEN t.first_offset AND t.last_data_offset),
+cut AS (
+    SELECT cluster_id, group_id, commit_topic, commit_partition, max(offset) AS tombstone_offset
+    FROM fates WHERE tombstone GROUP BY cluster_id, group_id, commit_topic, commit_partition)
+SELECT * FROM fates LEFT JOIN cut USING (cluster_id, group_id, commit_topic, commit_partition)
+WHERE NOT tombstone AND (tombstone_offset IS NULL OR offset > tombstone_offset)

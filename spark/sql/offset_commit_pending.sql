@@ -1,0 +1,28 @@
+-- The `offset_commit_pending` check: reads `live_commits`, `longest_replicas` (with log_end_timestamp) and
+-- `transactional_ids` (transactional_id, transaction_timeout_ms); per group and open transaction, its offset commits still pending at the log end of their
+-- __consumer_offsets partition, longer than the transaction's timeout (a younger one is a transaction in flight; a
+-- two-phase-commit one is a `prepared_transaction`).
+-- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
+-- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
+WITH pending AS (
+        SELECT cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset,
+               min(offset) AS first_commit_offset, min_by(file, offset) AS file,
+               min_by(position, offset) AS position, min_by(producer_epoch, offset) AS producer_epoch,
+               min(txn_first_timestamp) AS txn_first_timestamp,
+               array_sort(collect_set(format_string('%s-%d', commit_topic, commit_partition))) AS committed,
+               transform(array_sort(collect_list(struct(commit_topic, commit_partition, committed_offset))),
+                         c -> c.committed_offset) AS committed_offsets
+        FROM live_commits WHERE transaction_outcome = 'OPEN'
+        GROUP BY cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset)
+    SELECT 'offset_commit_pending' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+           CAST(position AS BIGINT) AS position, CAST(first_commit_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+           CAST(producer_epoch AS INT) AS producer_epoch,
+           format_string('Group %s has offset commits for %s pending in producer %d\'s transaction (transactional id %s), open since offset %d of %s-%d for %d ms (timeout %d ms): until a marker ends it, OffsetFetch answers UNSTABLE_OFFSET_COMMIT for these partitions and the group\'s consumers wait.', group_id, array_join(committed, ', '), producer_id, coalesce(transactional_id, '?'), txn_first_offset, topic, partition, age_ms_at_log_end, coalesce(transaction_timeout_ms, :txn_timeout_ms)) AS message,
+           to_json(named_struct('group', group_id, 'transactional_id', transactional_id, 'partitions', committed, 'committed_offsets', committed_offsets, 'txn_first_offset', txn_first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details FROM (
+        SELECT *, log_end_timestamp - txn_first_timestamp AS age_ms_at_log_end
+        FROM pending
+        JOIN (SELECT cluster_id, topic, partition, log_end_timestamp FROM longest_replicas)
+            USING (cluster_id, topic, partition)
+        LEFT JOIN (SELECT cluster_id, producer_id, transactional_id, transaction_timeout_ms FROM transactional_ids)
+            USING (cluster_id, producer_id))
+    WHERE age_ms_at_log_end > coalesce(transaction_timeout_ms, :txn_timeout_ms) AND coalesce(transaction_timeout_ms, :txn_timeout_ms) != 2147483647

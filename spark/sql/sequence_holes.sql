@@ -1,0 +1,41 @@
+-- The sequence holes of each producer epoch over data (data batches with leader_epoch_change and cleaner_offset):
+-- `sequence_gap`, a batch whose base sequence is not the previous batch's last + 1 (mod 2^31), unless the missing
+-- sequences can have stood below the partition's cleaner offset; `cleaned_sequence_holes` (info), per compacted
+-- partition, the holes between surviving batches that the log cleaner made below its checkpoint, counted, located
+-- at the first of them.
+WITH
+previous AS (
+  SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
+         lag(base_offset) OVER w AS prev_base_offset, lag(last_offset) OVER w AS prev_last_offset,
+         (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % 2147483648 AS expected_sequence
+  -- the coordinators' own topics are appended with AppendOrigin.COORDINATOR, whose sequences the broker never checks
+  -- (ProducerAppendInfo.maybeValidateDataBatch, apache/kafka 07455355): no sequence rule applies there
+  FROM data WHERE topic NOT IN ('__consumer_offsets', '__transaction_state', '__share_group_state')
+  WINDOW w AS (PARTITION BY broker, topic, partition, producer_id ORDER BY base_offset, segment_base_offset, position)),
+holes AS (
+  -- a gap of at most 5 batches (of the previous batch's size) could be a lost in-flight window
+  SELECT *, CASE WHEN gap <= prev_count * 5 THEN 'small' ELSE 'large' END AS size_class,
+         -- the cleaner deletes a batch whose records are all superseded (MemoryRecords.filterTo, DELETE_EMPTY)
+         -- and keeps the survivors' baseSequence and lastOffsetDelta: below its checkpoint a jump is compaction
+         coalesce(prev_last_offset + 1 < cleaner_offset, false) AS cleaned
+  FROM (SELECT *, pmod(base_sequence - expected_sequence, 2147483648) AS gap FROM previous)
+  WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < 1073741824)
+SELECT 'sequence_gap' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+       CAST(producer_epoch AS INT) AS producer_epoch,
+       format_string('Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).', producer_id, producer_epoch, expected_sequence - 1, base_sequence, base_offset, gap, size_class, CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END) AS message,
+       to_json(named_struct('expected_sequence', expected_sequence, 'found_sequence', base_sequence, 'gap_size', gap, 'size_class', size_class, 'leader_epoch_change', leader_epoch_change, 'previous_batch_offset', prev_base_offset)) AS details
+FROM holes WHERE NOT cleaned
+UNION ALL
+SELECT 'cleaned_sequence_holes' AS kind, 'info' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+       CAST(producer_epoch AS INT) AS producer_epoch,
+       format_string('The log cleaner has compacted %s-%d below offset %d: %d sequence holes (%d sequence numbers) between the surviving batches of %d producer epochs, as compaction leaves them.', topic, partition, cleaner_offset, holes, sequence_numbers, producer_epochs) AS message,
+       to_json(named_struct('cleaner_offset', cleaner_offset, 'holes', holes, 'sequence_numbers', sequence_numbers, 'producer_epochs', producer_epochs)) AS details
+FROM (SELECT broker, topic, partition, max(cleaner_offset) AS cleaner_offset, count(1) AS holes,
+             CAST(sum(gap) AS BIGINT) AS sequence_numbers,
+             count(DISTINCT producer_id, producer_epoch) AS producer_epochs,
+             min(base_offset) AS base_offset, min_by(file, base_offset) AS file,
+             min_by(position, base_offset) AS position, min_by(producer_id, base_offset) AS producer_id,
+             min_by(producer_epoch, base_offset) AS producer_epoch
+      FROM holes WHERE cleaned GROUP BY broker, topic, partition)

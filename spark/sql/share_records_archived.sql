@@ -1,0 +1,6 @@
+-- The `share_records_archived` check: the state batches of share_partition_state that the share group archived.
+SELECT 'share_records_archived' AS kind, 'info' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
+       CAST(NULL AS INT) AS producer_epoch,
+       format_string('Share group %s archived offsets %d-%d of %s-%d after %d deliveries (the delivery limit, or a rejection): no consumer of the group will get them again.', group_id, first_offset, last_offset, coalesce(topic, topic_id), partition, delivery_count) AS message,
+       to_json(named_struct('group', group_id, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', group_id, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'first_offset', first_offset, 'last_offset', last_offset, 'record_count', last_offset - first_offset + 1, 'delivery_count', delivery_count)) AS details FROM (SELECT *, coordinator_broker AS broker FROM share_partition_state) WHERE delivery_state = 'ARCHIVED'

@@ -1,0 +1,26 @@
+-- The `unknown_producer` check: reads `timed_transactions` (transactions_table with cluster_id: producer_id,
+-- producer_epoch, outcome, first_offset, batch_count, file, position), `transactional_ids` (transactional_ids: the
+-- producer ids the coordinator's records name), `partition_dirs` (partition_dirs) and `brokers` (the
+-- __transaction_state partitions in the input, per cluster: a dir is in the input whether its segments hold records
+-- or not).
+--
+-- Only an open transaction matters: __transaction_state is compacted (LogCleaner keeps the newest record of each
+-- transactional id), so an id's older producer ids (a rotation, transactional.id.expiration.ms, a restart) are named
+-- by no record, and their marker-closed transactions are what a healthy log holds. A transaction still open is named
+-- by its id's newest record (Ongoing) as long as the coordinator knows it (TransactionStateManager never expires an
+-- id with a pending transaction): if none does, no coordinator will ever write its marker.
+WITH unknown AS (
+     SELECT * FROM (SELECT * FROM timed_transactions WHERE outcome = 'OPEN' AND first_offset IS NOT NULL)
+     LEFT ANTI JOIN (SELECT cluster_id, producer_id FROM transactional_ids) USING (cluster_id, producer_id)),
+ coverage AS (
+     SELECT cluster_id, array_sort(collect_set(partition)) AS present
+     FROM (SELECT coalesce(b.cluster_id, '') AS cluster_id, d.partition FROM partition_dirs d
+           LEFT JOIN (SELECT broker, cluster_id FROM brokers) b USING (broker)
+           WHERE d.topic = '__transaction_state')
+     GROUP BY cluster_id)
+SELECT 'unknown_producer' AS kind, CASE WHEN missing = 0 THEN 'error' ELSE 'warning' END AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+       CAST(producer_epoch AS INT) AS producer_epoch,
+       format_string('Producer %d holds a transaction open since offset %d (%d batches), but no __transaction_state record in the input names it (%d of its %d partitions in the input): no coordinator will ever write its marker, so the last stable offset stays at %d for good.', producer_id, first_offset, batch_count, size(present), :transaction_state_partitions, first_offset) AS message,
+       to_json(named_struct('batches', batch_count, 'transaction_state_partitions_present', present, 'transaction_state_partitions_missing', missing)) AS details FROM (
+     SELECT *, greatest(0, :transaction_state_partitions - size(present)) AS missing FROM unknown JOIN coverage USING (cluster_id))

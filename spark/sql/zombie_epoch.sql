@@ -1,0 +1,20 @@
+-- Reads batches; the `zombie_epoch` check: data written with an epoch lower than one already written (data or
+-- marker) for that producer id, with the offset where the newer epoch began.
+WITH producer_batches AS (
+  SELECT * FROM batches WHERE magic = 2 AND producer_id >= 0 AND crc_valid),
+zombies AS (
+  SELECT * FROM (
+    SELECT *, max(producer_epoch) OVER (PARTITION BY broker, topic, partition, producer_id ORDER BY base_offset, segment_base_offset, position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+              AS newer_epoch
+    FROM producer_batches)
+  WHERE NOT is_control AND producer_epoch < newer_epoch),
+first_of_epoch AS (
+  SELECT broker, topic, partition, producer_id, producer_epoch AS newer_epoch,
+         min(base_offset) AS newer_epoch_first_offset
+  FROM producer_batches GROUP BY broker, topic, partition, producer_id, producer_epoch)
+SELECT 'zombie_epoch' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+       CAST(producer_epoch AS INT) AS producer_epoch,
+       format_string('Producer %d wrote with epoch %d at offset %d after epoch %d had been written (from offset %d): a fenced zombie producer.', producer_id, producer_epoch, base_offset, newer_epoch, newer_epoch_first_offset) AS message,
+       to_json(named_struct('newer_epoch', newer_epoch, 'newer_epoch_first_offset', newer_epoch_first_offset, 'evidence', 'log_order')) AS details
+FROM zombies LEFT JOIN first_of_epoch USING (broker, topic, partition, producer_id, newer_epoch)
