@@ -15,11 +15,11 @@ PALETTE = ("#2e90fa", "#12b76a", "#f79009", "#7a5af8", "#ee46bc", "#0e9384", "#d
            "#155eef")
 #: Groups drawn at most (those with findings first, then the most partitions).
 MAX_FIGURES = 20
-COLUMNS = ["group_id", "group_type", "coordinator_partition", "members", "partitions", "commits_lag", "findings"]
+COLUMNS = ["group", "group_type", "coordinator_partition", "members", "partitions", "commits_lag", "findings"]
 
 
 def load_groups(out: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per group the scan replayed or saw commits of: group_id, group_type, coordinator_partition, members
+    """One row per group the scan replayed or saw commits of: group, group_type, coordinator_partition, members
     (distinct member ids), partitions (owned at some time), commits_lag (total lag of its committed partitions),
     findings (partition_owned_twice and share kinds naming it), and what to draw (`assignments`)."""
     members = scan_output.read_table(out, "group_members")
@@ -29,10 +29,10 @@ def load_groups(out: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]
     rows: dict[str, dict[str, Any]] = {}
 
     def row(r: dict[str, Any]) -> dict[str, Any]:
-        return rows.setdefault(r["group_id"], {"group_id": r["group_id"], "group_type": r.get("group_type"),
-                                               "coordinator_partition": r.get("coordinator_partition"),
-                                               "members": set(), "partitions": set(), "commits_lag": None,
-                                               "findings": 0, "assignments": []})
+        return rows.setdefault(r["group"], {"group": r["group"], "group_type": r.get("group_type"),
+                                            "coordinator_partition": r.get("coordinator_partition"),
+                                            "members": set(), "partitions": set(), "commits_lag": None,
+                                            "findings": 0, "assignments": []})
 
     for m in members:
         row(m)["members"].add(m["member_id"])
@@ -55,7 +55,7 @@ def load_groups(out: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]
     out_rows = []
     for g in rows.values():
         out_rows.append({**g, "members": len(g["members"]), "partitions": len(g["partitions"])})
-    return sorted(out_rows, key=lambda g: (-g["findings"], g["group_id"]))
+    return sorted(out_rows, key=lambda g: (-g["findings"], g["group"]))
 
 
 def ownership_figure(g: dict[str, Any], svg: Any) -> str:
@@ -84,14 +84,14 @@ def ownership_figure(g: dict[str, Any], svg: Any) -> str:
     ax.invert_yaxis()
     ax.set_xlim(utc_datetime(start), utc_datetime(end))
     ax.set_xlabel("time (UTC, coordinator record timestamp)")
-    ax.set_title(plot_text(f"{g['group_id']} ({g['group_type']}): who owned each partition"))
+    ax.set_title(plot_text(f"{g['group']} ({g['group_type']}): who owned each partition"))
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=color, label=plot_text(member)) for member, color in list(owners.items())[:12]]
     handles.append(Patch(facecolor="white", edgecolor="#475467", hatch="//", label="pending revocation"))
     ax.legend(handles=handles, loc="upper left", fontsize=7, bbox_to_anchor=(1.01, 1.0))
     fig.autofmt_xdate()
-    return (f"<figure class='group-ownership' data-group='{html_attr(g['group_id'])}'>{svg(fig)}"
-            f"<figcaption>{html_text(g['group_id'])}: {len(owners)} member(s) over {len(lanes)} partition(s), "
+    return (f"<figure class='group-ownership' data-group='{html_attr(g['group'])}'>{svg(fig)}"
+            f"<figcaption>{html_text(g['group'])}: {len(owners)} member(s) over {len(lanes)} partition(s), "
             f"{html_text(g['coordinator_partition'] or '')}</figcaption></figure>")
 
 

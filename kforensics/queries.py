@@ -126,22 +126,22 @@ def leadership(out: str, *, topic: str | None = None, partition: int | None = No
 
 # --- groups (issue 41): who consumed what -------------------------------------------------------------------------
 
-GROUP_MEMBER_FIELDS = ("cluster_id", "group_id", "group_type", "member_id", "instance_id", "client_id", "client_host",
+GROUP_MEMBER_FIELDS = ("cluster_id", "group", "group_type", "member_id", "instance_id", "client_id", "client_host",
                        "rack", "generation", "member_epoch", "member_state", "subscribed_topics",
                        "subscribed_topic_regex", "from_time", "from_offset", "from_timestamp", "to_time", "to_offset",
                        "to_timestamp", "coordinator_broker", "coordinator_partition")
-GROUP_ASSIGNMENT_FIELDS = ("cluster_id", "group_id", "group_type", "member_id", "topic", "topic_id", "partition",
+GROUP_ASSIGNMENT_FIELDS = ("cluster_id", "group", "group_type", "member_id", "topic", "topic_id", "partition",
                            "subtopology_id", "generation", "member_epoch", "pending_revocation", "from_time",
                            "assigned_from_offset", "assigned_from_timestamp", "to_time", "assigned_to_offset",
                            "assigned_to_timestamp", "coordinator_broker", "coordinator_partition")
-GROUP_COMMIT_FIELDS = ("group_id", "topic", "partition", "committed_offset", "committed_leader_epoch", "commit_time",
+GROUP_COMMIT_FIELDS = ("group", "topic", "partition", "committed_offset", "committed_leader_epoch", "commit_time",
                        "commit_timestamp", "tombstone", "coordinator_offset", "coordinator_broker",
                        "coordinator_partition")
-GROUP_LAG_FIELDS = ("cluster_id", "group_id", "topic", "partition", "committed_offset", "last_commit_timestamp",
+GROUP_LAG_FIELDS = ("cluster_id", "group", "topic", "partition", "committed_offset", "last_commit_timestamp",
                     "log_end_offset", "last_stable_offset", "lag", "data_broker", "status", "owner_member_id",
                     "owner_client_id", "owner_client_host", "owned_until_offset", "owned_until_timestamp",
                     "coordinator_broker", "coordinator_partition")
-SHARE_PARTITION_FIELDS = ("cluster_id", "group_id", "topic", "topic_id", "partition", "snapshot_epoch", "state_epoch",
+SHARE_PARTITION_FIELDS = ("cluster_id", "group", "topic", "topic_id", "partition", "snapshot_epoch", "state_epoch",
                           "leader_epoch", "start_offset", "first_offset", "last_offset", "delivery_state",
                           "delivery_count", "coordinator_broker", "coordinator_partition", "coordinator_offset",
                           "timestamp")
@@ -164,25 +164,25 @@ def group_history(out: str, *, group: str | None = None, at: int | None = None) 
 
     def add(kind: str, rows: Iterable[dict[str, Any]], fields: tuple[str, ...], key: Any) -> None:
         for r in sorted(rows, key=key):
-            lines.setdefault(r["group_id"], []).append({"type": kind, **{f: r.get(f) for f in fields}})
+            lines.setdefault(r["group"], []).append({"type": kind, **{f: r.get(f) for f in fields}})
 
     members = [{**r, "from_time": _utc(r["from_timestamp"]), "to_time": _utc(r["to_timestamp"])}
-               for r in read_table(out, "group_members") if wanted(r["group_id"])
+               for r in read_table(out, "group_members") if wanted(r["group"])
                and _during(r, "from_timestamp", "to_timestamp", at)]
     add("member", members, GROUP_MEMBER_FIELDS, lambda r: (r["from_offset"], r["member_id"] or ""))
     owned = [{**r, "from_time": _utc(r["assigned_from_timestamp"]), "to_time": _utc(r["assigned_to_timestamp"])}
-             for r in read_table(out, "group_assignments") if wanted(r["group_id"])
+             for r in read_table(out, "group_assignments") if wanted(r["group"])
              and _during(r, "assigned_from_timestamp", "assigned_to_timestamp", at)]
     add("assignment", owned, GROUP_ASSIGNMENT_FIELDS,
         lambda r: (r["topic"] or r["topic_id"] or "", r["partition"], r["assigned_from_offset"], r["member_id"]))
-    lag = [r for r in read_table(out, "consumer_lag") if wanted(r["group_id"])]
+    lag = [r for r in read_table(out, "consumer_lag") if wanted(r["group"])]
     # the commits of the replica the replay read (a __consumer_offsets partition may be on several brokers)
     replayed = {(r["cluster_id"], r["coordinator_partition"]): r["coordinator_broker"]
                 for r in [*members, *owned, *lag]}
     clusters = {b["broker"]: b["cluster_id"] or "" for b in read_table(out, "replicas", ["broker", "cluster_id"])}
-    commits = [{**r, "topic": r["commit_topic"], "partition": r["commit_partition"], "coordinator_offset": r["offset"],
-                "coordinator_broker": r["broker"], "coordinator_partition": f"{r['topic']}-{r['partition']}",
-                "commit_time": _utc(r["commit_timestamp"])}
+    commits = [{**r, "group": r["group_id"], "topic": r["commit_topic"], "partition": r["commit_partition"],
+                "coordinator_offset": r["offset"], "coordinator_broker": r["broker"],
+                "coordinator_partition": f"{r['topic']}-{r['partition']}", "commit_time": _utc(r["commit_timestamp"])}
                for r in read_table(out, "offset_commits") if wanted(r["group_id"])
                and (at is None or r["timestamp"] is None or r["timestamp"] <= at)
                and replayed.get((clusters.get(r["broker"], ""), f"{r['topic']}-{r['partition']}"), r["broker"])
@@ -190,7 +190,7 @@ def group_history(out: str, *, group: str | None = None, at: int | None = None) 
     add("commit", commits, GROUP_COMMIT_FIELDS,
         lambda r: (r["coordinator_broker"], r["coordinator_partition"], r["coordinator_offset"]))
     add("lag", lag, GROUP_LAG_FIELDS, lambda r: (r["topic"], r["partition"]))
-    add("share_partition", [r for r in read_table(out, "share_partition_state") if wanted(r["group_id"])],
+    add("share_partition", [r for r in read_table(out, "share_partition_state") if wanted(r["group"])],
         SHARE_PARTITION_FIELDS, lambda r: (r["topic"] or r["topic_id"], r["partition"], r["first_offset"] or -1))
     return [line for g in sorted(lines) for line in lines[g]]
 

@@ -146,11 +146,11 @@ def classic_group(log: Log) -> tuple[list, list, list]:
     gen = {1: "billing gen 1", 2: "billing gen 2", 3: "billing gen 3"}
     ends = {1: gen[2], 2: gen[3], 3: None}
     spans = [("A", 1, [0, 1]), ("A", 2, [0]), ("B", 2, [1]), ("B", 3, [0, 1])]
-    expected_members = [{"group_id": group, "group_type": "classic", "member_id": members[m][0],
+    expected_members = [{"group": group, "group_type": "classic", "member_id": members[m][0],
                          "instance_id": members[m][1], "client_id": members[m][2], "client_host": members[m][3],
                          "rack": "rack-a", "generation": n, "member_epoch": None, "member_state": None,
                          "subscribed_topics": ["payments"], "from": gen[n], "to": ends[n]} for m, n, _ in spans]
-    expected_assignments = [{"group_id": group, "member_id": members[m][0], "topic": "payments", "partition": q,
+    expected_assignments = [{"group": group, "member_id": members[m][0], "topic": "payments", "partition": q,
                              "generation": n, "pending_revocation": False, "from": gen[n], "to": ends[n]}
                             for m, n, ps in spans for q in ps]
     return expected_members, expected_assignments, [members["B"][0], members["B"][2]]
@@ -225,7 +225,7 @@ def consumer_groups(log: Log) -> tuple[list, list, list]:
         (m["m2"], 2, "m2 epoch 2 stable", None, "STABLE"),
         (m["m3"], None, "orders-app m3 joins", "m3 epoch 3 waits", "UNKNOWN"),
         (m["m3"], 3, "m3 epoch 3 waits", None, "UNRELEASED_PARTITIONS")]
-    expected_members = [{"group_id": group, "group_type": "consumer", "member_id": mid, "member_epoch": epoch,
+    expected_members = [{"group": group, "group_type": "consumer", "member_id": mid, "member_epoch": epoch,
                          "member_state": None if state == "UNKNOWN" else state, "client_id": None, "from": f,
                          "to": t} for mid, epoch, f, t, state in members]
     for row in expected_members:
@@ -240,7 +240,7 @@ def consumer_groups(log: Log) -> tuple[list, list, list]:
              ("m1", 2, 2, True, "m1 epoch 2 revoking", "m1 epoch 2 revoked"),
              ("m1", 0, 3, False, "m1 epoch 3 revoking", None), ("m1", 1, 3, True, "m1 epoch 3 revoking", None),
              ("m2", 2, 2, False, "m2 epoch 2 stable", None)]
-    expected_assignments = [{"group_id": group, "member_id": m[n], "topic": "orders", "partition": q,
+    expected_assignments = [{"group": group, "member_id": m[n], "topic": "orders", "partition": q,
                              "member_epoch": e, "pending_revocation": pending, "from": f, "to": t}
                             for n, q, e, pending, f, t in owned]
     # fraud-check: two members of one KIP-848 group hold orders-0 at once
@@ -285,7 +285,7 @@ def streams_group(log: Log) -> list:
                                                     ("wordcount-counts-repartition", 0, 20))):
         log.add(CONSUMER_OFFSETS, p, at + 30 + i, 1, {"group": group, "topic": topic, "partition": partition},
                 {"offset": offset, "leaderEpoch": 0, "metadata": "", "commitTimestamp": at + 30 + i}, version=3)
-    return [{"group_id": group, "member_id": s[n], "topic": topic, "partition": q, "member_epoch": 1,
+    return [{"group": group, "member_id": s[n], "topic": topic, "partition": q, "member_epoch": 1,
              "pending_revocation": False, "subtopology_id": sub, "from": f"wordcount {n} epoch 1", "to": None}
             for n, topic, q, sub in (("s1", "words", 0, "0"), ("s1", "words", 1, "0"),
                                      ("s2", "wordcount-counts-repartition", 0, "1"))]
@@ -308,7 +308,7 @@ def share_group(log: Log) -> tuple[list, list, list]:
         log.add(CONSUMER_OFFSETS, p, at + 20 + i, 14, {"groupId": group, "memberId": a[n]}, {
             "memberEpoch": 1, "previousMemberEpoch": 0, "state": 0,
             "assignedPartitions": [{"topicId": alerts, "partitions": [0, 1, 2]}]}, label=f"alerts-share {n} epoch 1")
-    assignments = [{"group_id": group, "member_id": a[n], "topic": "alerts", "partition": q, "member_epoch": 1,
+    assignments = [{"group": group, "member_id": a[n], "topic": "alerts", "partition": q, "member_epoch": 1,
                     "pending_revocation": False, "from": f"alerts-share {n} epoch 1", "to": None}
                    for n in ("a1", "a2") for q in (0, 1, 2)]
 
@@ -333,7 +333,7 @@ def share_group(log: Log) -> tuple[list, list, list]:
              "alerts-0 stale leader"),
             (1, 25, 0, [(25, 29, "AVAILABLE", 1)], "alerts-1 snapshot"), (2, 150, 0, [(None, None, None, None)],
                                                                           "alerts-2 snapshot")]
-    expected_state = [{"group_id": group, "topic": "alerts", "topic_id": alerts, "partition": q, "start_offset": start,
+    expected_state = [{"group": group, "topic": "alerts", "topic_id": alerts, "partition": q, "start_offset": start,
                        "leader_epoch": leader, "state_epoch": 0, "snapshot_epoch": 0, "first_offset": f,
                        "last_offset": last, "delivery_state": s, "delivery_count": c, "latest": latest}
                       for q, start, leader, batches, latest in rows for f, last, s, c in batches]
@@ -452,21 +452,21 @@ def main(out: Path) -> dict:
         "group_assignments": placed(classic_assignments + consumer_assignments + streams_assignments
                                     + share_assignments, "assigned_"),
         "consumer_lag": [
-            {"group_id": "billing", "topic": "payments", "partition": 0, "committed_offset": 70, "log_end_offset": 80,
+            {"group": "billing", "topic": "payments", "partition": 0, "committed_offset": 70, "log_end_offset": 80,
              "lag": 10, "status": "ok", "owner_member_id": billing_b[0]},
-            {"group_id": "billing", "topic": "payments", "partition": 1, "committed_offset": 75, "log_end_offset": 60,
+            {"group": "billing", "topic": "payments", "partition": 1, "committed_offset": 75, "log_end_offset": 60,
              "lag": -15, "status": "beyond_log_end", "owner_member_id": billing_b[0]},
-            {"group_id": "orders-app", "topic": "orders", "partition": 0, "committed_offset": 50,
+            {"group": "orders-app", "topic": "orders", "partition": 0, "committed_offset": 50,
              "log_end_offset": 50, "lag": 0, "status": "ok", "owner_member_id": member_uuid("orders-app m1")},
-            {"group_id": "orders-app", "topic": "orders", "partition": 1, "committed_offset": 30,
+            {"group": "orders-app", "topic": "orders", "partition": 1, "committed_offset": 30,
              "log_end_offset": 50, "lag": 20, "status": "ok", "owner_member_id": member_uuid("orders-app m1")},
-            {"group_id": "orders-app", "topic": "orders", "partition": 2, "committed_offset": 40,
+            {"group": "orders-app", "topic": "orders", "partition": 2, "committed_offset": 40,
              "log_end_offset": 50, "lag": 10, "status": "ok", "owner_member_id": member_uuid("orders-app m2")},
-            {"group_id": "wordcount", "topic": "words", "partition": 0, "committed_offset": 40, "log_end_offset": 40,
+            {"group": "wordcount", "topic": "words", "partition": 0, "committed_offset": 40, "log_end_offset": 40,
              "lag": 0, "status": "ok", "owner_member_id": member_uuid("wordcount s1")},
-            {"group_id": "wordcount", "topic": "words", "partition": 1, "committed_offset": 38, "log_end_offset": 40,
+            {"group": "wordcount", "topic": "words", "partition": 1, "committed_offset": 38, "log_end_offset": 40,
              "lag": 2, "status": "ok", "owner_member_id": member_uuid("wordcount s1")},
-            {"group_id": "wordcount", "topic": "wordcount-counts-repartition", "partition": 0, "committed_offset": 20,
+            {"group": "wordcount", "topic": "wordcount-counts-repartition", "partition": 0, "committed_offset": 20,
              "log_end_offset": 20, "lag": 0, "status": "ok", "owner_member_id": member_uuid("wordcount s2")}],
         "share_partition_state": state,
         "findings": findings,

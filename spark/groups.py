@@ -300,8 +300,8 @@ def group_members_table(events: DataFrame) -> DataFrame:
                       ["instance_id", "client_id", "client_host", "rack", "generation", "member_epoch", "member_state",
                        "subscribed_topics", "subscribed_topic_regex"], ["file", "position"])
     return run_sql(f"""
-        SELECT cluster_id, group_id, group_type, member_id, instance_id, client_id, client_host, rack, generation,
-               member_epoch, member_state, subscribed_topics, subscribed_topic_regex, from_offset, from_timestamp,
+        SELECT cluster_id, group_id AS `group`, group_type, member_id, instance_id, client_id, client_host, rack,
+               generation, member_epoch, member_state, subscribed_topics, subscribed_topic_regex, from_offset, from_timestamp,
                to_offset, to_timestamp, coordinator_broker, coordinator_partition, file, position
         FROM ({merged})""", events=events)
 
@@ -362,8 +362,8 @@ def group_assignments_table(events: DataFrame, topic_ids: DataFrame, metadata: D
                             "topic_id, topic, partition, subtopology_id",
                       ["generation", "member_epoch", "pending_revocation"], ["file", "position"])
     return run_sql(f"""
-        SELECT cluster_id, group_id, group_type, member_id, topic, topic_id, partition, subtopology_id, generation,
-               member_epoch, pending_revocation, from_offset AS assigned_from_offset,
+        SELECT cluster_id, group_id AS `group`, group_type, member_id, topic, topic_id, partition,
+               subtopology_id, generation, member_epoch, pending_revocation, from_offset AS assigned_from_offset,
                from_timestamp AS assigned_from_timestamp, to_offset AS assigned_to_offset,
                to_timestamp AS assigned_to_timestamp, coordinator_broker, coordinator_partition, file, position
         FROM ({merged})""", events=events, names=run_table(
@@ -379,24 +379,24 @@ def consumer_lag_table(offsets: DataFrame, lso: DataFrame, assignments: DataFram
         WITH owners AS (
             SELECT * FROM (
                 SELECT a.*, row_number() OVER (PARTITION BY cluster_id, coordinator_broker, coordinator_partition,
-                                                            group_id, topic, partition
+                                                            `group`, topic, partition
                                                ORDER BY assigned_from_offset DESC, pending_revocation) AS rank_
                 FROM {{assignments}} a WHERE topic IS NOT NULL)
             WHERE rank_ = 1),
         who AS (
-            SELECT o.cluster_id, o.coordinator_broker, o.coordinator_partition, o.group_id, o.topic, o.partition,
+            SELECT o.cluster_id, o.coordinator_broker, o.coordinator_partition, o.`group`, o.topic, o.partition,
                    o.member_id AS owner_member_id, max_by(m.client_id, m.from_offset) AS owner_client_id,
                    max_by(m.client_host, m.from_offset) AS owner_client_host,
                    first(o.assigned_to_offset) AS owned_until_offset,
                    first(o.assigned_to_timestamp) AS owned_until_timestamp
             FROM owners o LEFT JOIN {{members}} m
               ON m.cluster_id = o.cluster_id AND m.coordinator_partition = o.coordinator_partition
-             AND m.group_id = o.group_id AND m.group_type = o.group_type AND m.member_id = o.member_id
+             AND m.`group` = o.`group` AND m.group_type = o.group_type AND m.member_id = o.member_id
              AND m.from_offset <= o.assigned_from_offset
              AND o.assigned_from_offset < coalesce(m.to_offset, {MAX_OFFSET})
-            GROUP BY o.cluster_id, o.coordinator_broker, o.coordinator_partition, o.group_id, o.topic, o.partition,
+            GROUP BY o.cluster_id, o.coordinator_broker, o.coordinator_partition, o.`group`, o.topic, o.partition,
                      o.member_id)
-        SELECT c.cluster_id, c.group_id, c.topic, c.partition, c.committed_offset,
+        SELECT c.cluster_id, c.group_id AS `group`, c.topic, c.partition, c.committed_offset,
                c.commit_timestamp AS last_commit_timestamp, c.log_end_offset, l.last_stable_offset,
                c.log_end_offset - c.committed_offset AS lag, c.data_broker, c.status, w.owner_member_id,
                w.owner_client_id, w.owner_client_host, w.owned_until_offset, w.owned_until_timestamp,
@@ -405,7 +405,7 @@ def consumer_lag_table(offsets: DataFrame, lso: DataFrame, assignments: DataFram
         LEFT JOIN {{lso}} l ON l.broker = c.data_broker AND l.topic = c.topic AND l.partition = c.partition
         LEFT JOIN who w
           ON w.cluster_id = c.cluster_id AND w.coordinator_broker = c.coordinator_broker
-         AND w.coordinator_partition = c.coordinator_partition AND w.group_id = c.group_id AND w.topic = c.topic
+         AND w.coordinator_partition = c.coordinator_partition AND w.`group` = c.group_id AND w.topic = c.topic
          AND w.partition = c.partition""", offsets=offsets, lso=lso, assignments=assignments, members=members)
 
 
@@ -433,12 +433,12 @@ def with_commit_owners(found: DataFrame, assignments: DataFrame, members: DataFr
                   FROM f) k
             JOIN {{assignments}} a
               ON a.coordinator_broker = k.broker AND a.coordinator_partition = k.coordinator_partition_
-             AND a.group_id = k.group_ AND a.topic = k.topic AND a.partition = k.partition
+             AND a.`group` = k.group_ AND a.topic = k.topic AND a.partition = k.partition
              AND a.assigned_from_offset <= k.coordinator_offset_
              AND k.coordinator_offset_ < coalesce(a.assigned_to_offset, {MAX_OFFSET})
             LEFT JOIN {{members}} m
               ON m.coordinator_broker = a.coordinator_broker AND m.coordinator_partition = a.coordinator_partition
-             AND m.group_id = a.group_id AND m.group_type = a.group_type AND m.member_id = a.member_id
+             AND m.`group` = a.`group` AND m.group_type = a.group_type AND m.member_id = a.member_id
              AND m.from_offset <= k.coordinator_offset_
              AND k.coordinator_offset_ < coalesce(m.to_offset, {MAX_OFFSET})
             GROUP BY k.broker, k.group_, k.coordinator_partition_, k.coordinator_offset_, k.topic, k.partition)

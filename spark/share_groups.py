@@ -132,8 +132,8 @@ def share_state_table(records: DataFrame, longest: DataFrame, topic_ids: DataFra
             SELECT {SHARE_KEY}, coordinator_broker, snapshot_epoch, state_epoch_now AS state_epoch,
                    leader_now AS leader_epoch, start_now AS start_offset, offset, timestamp, file, position
             FROM carried WHERE from_end = 1)
-        SELECT h.cluster_id, h.group_id, n.topic, h.topic_id, h.share_partition AS partition, h.snapshot_epoch,
-               h.state_epoch, h.leader_epoch, h.start_offset, r.first_offset, r.last_offset,
+        SELECT h.cluster_id, h.group_id AS `group`, n.topic, h.topic_id, h.share_partition AS partition,
+               h.snapshot_epoch, h.state_epoch, h.leader_epoch, h.start_offset, r.first_offset, r.last_offset,
                CASE r.delivery_state {states} ELSE CAST(r.delivery_state AS STRING) END AS delivery_state,
                r.delivery_count, h.coordinator_broker, h.coordinator_partition, h.offset AS coordinator_offset,
                h.timestamp, h.file, h.position

@@ -61,16 +61,16 @@ def test_the_findings_are_exactly_the_planted_ones(groups_scan: Path) -> None:
 
 
 def test_group_members(groups_scan: Path) -> None:
-    rows = [r for r in _table(groups_scan, "group_members") if r["group_id"] in ("billing", "orders-app")]
+    rows = [r for r in _table(groups_scan, "group_members") if r["group"] in ("billing", "orders-app")]
     got, want = _project(rows, EXPECTED["group_members"])
     assert got == want
-    everyone = {(r["group_id"], r["group_type"]) for r in _table(groups_scan, "group_members")}
+    everyone = {(r["group"], r["group_type"]) for r in _table(groups_scan, "group_members")}
     assert everyone == {("billing", "classic"), ("orders-app", "consumer"), ("fraud-check", "consumer"),
                         ("wordcount", "streams"), ("alerts-share", "share")}
 
 
 def test_group_assignments(groups_scan: Path) -> None:
-    rows = [r for r in _table(groups_scan, "group_assignments") if r["group_id"] != "fraud-check"]
+    rows = [r for r in _table(groups_scan, "group_assignments") if r["group"] != "fraud-check"]
     got, want = _project(rows, EXPECTED["group_assignments"])
     assert got == want
 
@@ -89,7 +89,7 @@ def test_kforensics_groups_lines(groups_scan: Path) -> None:
     lines = [json.loads(line) for line in result.output.splitlines()]
     assert [t for t in ("member", "assignment", "commit", "lag") if any(r["type"] == t for r in lines)] == [
         "member", "assignment", "commit", "lag"]
-    assert {r["group_id"] for r in lines} == {"orders-app"}
+    assert {r["group"] for r in lines} == {"orders-app"}
     # in force at m1's first epoch: m1 alone, owning the three partitions; the commits written by then
     first = next(r for r in lines if r["type"] == "assignment" and r["member_epoch"] == 1)
     result = runner.invoke(main, ["groups", str(groups_scan), "--group", "orders-app", "--json", "--at",
@@ -129,7 +129,7 @@ def test_the_html_report_draws_a_lane_per_partition_colored_by_owner(groups_scan
     from kforensics.report import load_report, render_html
 
     report = load_report(str(groups_scan))
-    assert {(g["group_id"], g["group_type"], g["members"], g["partitions"]) for g in report.groups} == {
+    assert {(g["group"], g["group_type"], g["members"], g["partitions"]) for g in report.groups} == {
         ("billing", "classic", 2, 2), ("orders-app", "consumer", 3, 3), ("fraud-check", "consumer", 2, 1),
         ("wordcount", "streams", 2, 3), ("alerts-share", "share", 2, 3)}
     page = tmp_path / "r.html"

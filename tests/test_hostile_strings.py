@@ -227,7 +227,7 @@ def test_each_report_json_is_exact(hostile_scan: dict[str, Any], command: str) -
     if command == "txns":
         assert {r["transactional_id"] for r in rows} == {TID}
     if command == "groups":
-        assert {r["group_id"] for r in rows} == {GROUP}
+        assert {r["group"] for r in rows} == {GROUP}
 
 
 def test_the_html_report_isolates_and_escapes(hostile_scan: dict[str, Any], tmp_path: Path) -> None:

@@ -292,7 +292,7 @@ def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
     assert not [f for f in _table(tmp_path, "findings") if f["kind"] == "consumer_protocol_undecodable"]
     owned = _table(tmp_path, "group_assignments")
     assert len(owned) > 50 and {r["group_type"] for r in owned} == {"classic"}
-    assert {r["group_id"] for r in _table(tmp_path, "group_members")} >= {"schema-registry", "my-first-application"}
+    assert {r["group"] for r in _table(tmp_path, "group_members")} >= {"schema-registry", "my-first-application"}
 
 
 def test_scan_cli_json_lines_and_exit_code(spark, tmp_path: Path) -> None:

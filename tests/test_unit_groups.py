@@ -91,13 +91,13 @@ def _sorted(rows):
 
 def _members(replay, group):
     return _sorted((r.member_id, r.generation, r.member_epoch, r.member_state, r.from_offset, r.to_offset)
-                   for r in replay["members"] if r.group_id == group)
+                   for r in replay["members"] if r.group == group)
 
 
 def _owned(replay, group):
     return _sorted((r.member_id, r.topic, r.partition, r.generation if r.generation is not None else r.member_epoch,
                     r.pending_revocation, r.assigned_from_offset, r.assigned_to_offset)
-                   for r in replay["assignments"] if r.group_id == group)
+                   for r in replay["assignments"] if r.group == group)
 
 
 def test_classic_group_through_two_rebalances(replay):
@@ -106,7 +106,7 @@ def test_classic_group_through_two_rebalances(replay):
     assert _owned(replay, "cl") == [
         ("A", "t", 0, 1, False, 0, 1), ("A", "t", 0, 2, False, 1, 2), ("A", "t", 1, 1, False, 0, 1),
         ("B", "t", 0, 3, False, 2, 4), ("B", "t", 1, 2, False, 1, 2), ("B", "t", 1, 3, False, 2, 4)]
-    a = next(r for r in replay["members"] if (r.group_id, r.member_id, r.generation) == ("cl", "A", 1))
+    a = next(r for r in replay["members"] if (r.group, r.member_id, r.generation) == ("cl", "A", 1))
     assert (a.group_type, a.client_id, a.client_host, a.subscribed_topics, a.coordinator_partition) == (
         "classic", "client-A", "/10.0.0.0", ["t"], CO)
 
@@ -120,9 +120,9 @@ def test_consumer_group_epochs_revocation_and_leaving(replay):
     assert _owned(replay, "kc") == [
         ("A", "orders", 0, 1, False, 7, 9), ("A", "orders", 0, 2, False, 9, 13), ("A", "orders", 1, 1, False, 7, 9),
         ("A", "orders", 1, 2, True, 9, 11), ("B", "orders", 1, 2, False, 12, None)]
-    a = next(r for r in replay["assignments"] if r.group_id == "kc" and r.member_id == "A")
+    a = next(r for r in replay["assignments"] if r.group == "kc" and r.member_id == "A")
     assert (a.group_type, a.topic_id, a.coordinator_broker, a.cluster_id) == ("consumer", ORDERS, "b1", "c")
-    b = [r for r in replay["members"] if r.group_id == "kc" and r.member_id == "B"]
+    b = [r for r in replay["members"] if r.group == "kc" and r.member_id == "B"]
     assert {r.client_id for r in b} == {"client-B"} and {tuple(r.subscribed_topics) for r in b} == {("orders",)}
 
 
@@ -136,9 +136,9 @@ def test_streams_tasks_are_their_subtopologys_source_topics(replay):
     assert _owned(replay, "st") == [
         ("A", "words", 0, 3, False, 25, 27), ("A", "words", 0, 4, False, 27, None), ("A", "words", 1, 3, False, 25, 27),
         ("A", "words", 1, 4, True, 27, None), ("B", "counts-repartition", 0, 3, False, 26, None)]
-    assert {r.subtopology_id for r in replay["assignments"] if r.group_id == "st"} == {"0", "1"}
+    assert {r.subtopology_id for r in replay["assignments"] if r.group == "st"} == {"0", "1"}
     # streams groups number their member states from 1 (streams/MemberState.java)
-    assert {r.member_state for r in replay["members"] if r.group_id == "st"} == {"STABLE", "UNREVOKED_TASKS"}
+    assert {r.member_state for r in replay["members"] if r.group == "st"} == {"STABLE", "UNREVOKED_TASKS"}
 
 
 def test_share_group_members_share_partitions(replay):
@@ -168,7 +168,7 @@ def test_consumer_lag_names_the_last_owner(spark, replay):
     lso = spark.createDataFrame([("b1", "orders", 0, 45), ("b1", "orders", 1, 50)],
                                 "broker string, topic string, partition int, last_stable_offset bigint")
     rows = groups.consumer_lag_table(offsets, lso, replay["assignments_df"], replay["members_df"]).collect()
-    got = sorted((r.group_id, r.partition, r.lag, r.last_stable_offset, r.owner_member_id, r.owner_client_id,
+    got = sorted((r.group, r.partition, r.lag, r.last_stable_offset, r.owner_member_id, r.owner_client_id,
                   r.owned_until_offset) for r in rows)
     assert got == [("kc", 0, 10, 45, "A", "client-A", 13), ("kc", 1, 10, 50, "B", "client-B", None),
                    ("solo", 0, None, None, None, None, None)]

@@ -75,7 +75,7 @@ def test_snapshot_then_updates(replay):
                   for r in replay["state"] if r.topic == "orders" and r.partition == 0)
     assert rows == [(0, 3, 6, "AVAILABLE", 2), (0, 7, 14, "ACKNOWLEDGED", 1), (0, 15, 17, "ARCHIVED", 5)]
     head = next(r for r in replay["state"] if r.partition == 0 and r.topic == "orders")
-    assert (head.group_id, head.topic_id, head.start_offset, head.leader_epoch, head.state_epoch, head.snapshot_epoch,
+    assert (head.group, head.topic_id, head.start_offset, head.leader_epoch, head.state_epoch, head.snapshot_epoch,
             head.coordinator_offset, head.coordinator_partition, head.position) == (
         "g", ORDERS, 3, 1, 0, 0, 4, "__share_group_state-0", 400)
 

@@ -203,7 +203,7 @@ def groups(source: tuple[str, ...], group: str | None, at: str | None, as_json: 
         return
     by_group: dict[str, list[dict]] = {}
     for line in lines:
-        by_group.setdefault(line["group_id"], []).append(line)
+        by_group.setdefault(line["group"], []).append(line)
     for group_id, rows in by_group.items():
         _show_group(group_id, rows, at)
     if not lines:

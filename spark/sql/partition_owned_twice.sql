@@ -4,12 +4,12 @@
 SELECT 'partition_owned_twice' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
-       format_string('Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and %s, from offset %d of %s: both were assigned it.', group_id, group_type, coalesce(topic, topic_id), partition, members[0], members[1], coordinator_offset, coordinator_partition) AS message,
-       to_json(named_struct('group', group_id, 'group_type', group_type, 'topic_id', topic_id, 'members', members, 'member_epochs', member_epochs, 'generation', generation, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'overlap_from_timestamp', overlap_from_timestamp, 'overlap_to_offset', overlap_to_offset)) AS details FROM (
-  SELECT *, row_number() OVER (PARTITION BY cluster_id, coordinator_partition, group_id, topic_id, topic, partition,
+       format_string('Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and %s, from offset %d of %s: both were assigned it.', `group`, group_type, coalesce(topic, topic_id), partition, members[0], members[1], coordinator_offset, coordinator_partition) AS message,
+       to_json(named_struct('group', `group`, 'group_type', group_type, 'topic_id', topic_id, 'members', members, 'member_epochs', member_epochs, 'generation', generation, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'overlap_from_timestamp', overlap_from_timestamp, 'overlap_to_offset', overlap_to_offset)) AS details FROM (
+  SELECT *, row_number() OVER (PARTITION BY cluster_id, coordinator_partition, `group`, topic_id, topic, partition,
                                             members ORDER BY coordinator_offset) AS rank_
   FROM (
-    SELECT a.cluster_id, a.group_id, a.group_type, a.topic, a.topic_id, a.partition, a.coordinator_broker AS broker,
+    SELECT a.cluster_id, a.`group`, a.group_type, a.topic, a.topic_id, a.partition, a.coordinator_broker AS broker,
            a.coordinator_partition, array(a.member_id, b.member_id) AS members,
            array(a.member_epoch, b.member_epoch) AS member_epochs, a.generation,
            greatest(a.assigned_from_offset, b.assigned_from_offset) AS coordinator_offset,
@@ -19,7 +19,7 @@ SELECT 'partition_owned_twice' AS kind, 'warning' AS severity, broker, topic, pa
            CASE WHEN a.assigned_from_offset >= b.assigned_from_offset THEN a.position ELSE b.position END AS position
     FROM group_assignments a JOIN group_assignments b
       ON a.cluster_id = b.cluster_id AND a.coordinator_partition = b.coordinator_partition
-     AND a.group_id = b.group_id AND a.group_type = b.group_type AND a.partition = b.partition
+     AND a.`group` = b.`group` AND a.group_type = b.group_type AND a.partition = b.partition
      AND coalesce(a.topic_id, a.topic) = coalesce(b.topic_id, b.topic) AND a.member_id < b.member_id
      AND a.assigned_from_offset < coalesce(b.assigned_to_offset, 9223372036854775807)
      AND b.assigned_from_offset < coalesce(a.assigned_to_offset, 9223372036854775807)

@@ -3,10 +3,10 @@
 SELECT 'share_records_deleted_undelivered' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
-       format_string('Share group %s\'s state of %s-%d starts at offset %d, below the log start %d (%s): offsets %d-%d were deleted before the group acknowledged them.', group_id, topic, partition, start_offset, log_start_offset, longest_broker, start_offset, log_start_offset - 1) AS message,
-       to_json(named_struct('group', group_id, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', group_id, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'log_start_offset', log_start_offset, 'deleted_offsets', array(start_offset, log_start_offset - 1), 'reference_broker', longest_broker)) AS details FROM (
+       format_string('Share group %s\'s state of %s-%d starts at offset %d, below the log start %d (%s): offsets %d-%d were deleted before the group acknowledged them.', `group`, topic, partition, start_offset, log_start_offset, longest_broker, start_offset, log_start_offset - 1) AS message,
+       to_json(named_struct('group', `group`, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', `group`, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'log_start_offset', log_start_offset, 'deleted_offsets', array(start_offset, log_start_offset - 1), 'reference_broker', longest_broker)) AS details FROM (
   SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.longest_broker
-  FROM (SELECT DISTINCT cluster_id, group_id, topic, topic_id, partition, start_offset, coordinator_broker,
+  FROM (SELECT DISTINCT cluster_id, `group`, topic, topic_id, partition, start_offset, coordinator_broker,
                         coordinator_partition, coordinator_offset, file, position FROM share_partition_state) s
   JOIN longest_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
 WHERE start_offset >= 0 AND start_offset < log_start_offset
