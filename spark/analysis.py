@@ -383,6 +383,18 @@ NAMED_TABLES: dict[str, Callable[[Analysis], DataFrame]] = {
     "elections": lambda a: control_plane.elections_of(a.history) if a.kraft else
     a.tables["batches"].sparkSession.createDataFrame([], control_plane.ELECTIONS).limit(0),
     "longest_replicas": lambda a: a.longest,
+    # the KRaft control plane (control_plane.py)
+    "partition_history": lambda a: a.history,
+    "partition_state": lambda a: a.state,
+    "metadata_topics": lambda a: a.topics,
+    "reference_copies": lambda a: a.reference,
+    "live_brokers": lambda a: control_plane.live_brokers(a.broker_events),
+    "epoch_starts": lambda a: control_plane.epoch_starts(a.tables["batches"], a.tables["leader_epochs"],
+                                                         a.tables["brokers"]),
+    "election_losses": lambda a: _election_losses(a),
+    "cluster_dirs": lambda a: _cluster_dirs(a),
+    "data_leader_epochs": lambda a: control_plane.data_leader_epochs(
+        a.tables["batches"], a.tables["leader_epochs"], a.tables["brokers"], a.tables["partition_topic_ids"]),
     "marker_checks": lambda a: checks.run_table("marker_checks", coordinator_txns=a.ctx,
                                                 clustered_batches=a.clustered, replica_ends=a.ends_r),
     "coordinator_log": lambda a: a.log,
@@ -429,25 +441,20 @@ def _resends(a: Analysis) -> DataFrame:
                              a.resend_pairs, min_records=a.options.resend_min_records, tail=tail)
 
 
-def _unclean_leader_elections(a: Analysis) -> DataFrame:
-    brokers = a.tables["brokers"]
+def _election_losses(a: Analysis) -> DataFrame:
     if a.facts.replicas_possible:
-        lost = a.divergence_facts.select(
+        return a.divergence_facts.select(
             "cluster_id", "topic", "partition", "a_epoch", "b_epoch", "lost_offsets", F.col("broker").alias("lost_on"))
-    else:
-        lost = a.tables["batches"].sparkSession.createDataFrame(
-            [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
-                "lost_offsets array<bigint>, lost_on string")
-    return control_plane.unclean_leader_elections(
-        a.history, control_plane.epoch_starts(a.tables["batches"], a.tables["leader_epochs"], brokers), lost)
+    return a.tables["batches"].sparkSession.createDataFrame(
+        [], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, lost_offsets array<bigint>, "
+            "lost_on string")
 
 
-def _stray_partitions(a: Analysis) -> DataFrame:
+def _cluster_dirs(a: Analysis) -> DataFrame:
     # a stray dir's own partition.metadata, not the live dir's of the same partition
-    dirs = replicas.with_cluster_id(a.tables["partition_dirs"].join(
+    return replicas.with_cluster_id(a.tables["partition_dirs"].join(
         a.every_dir["partition_topic_ids"], ["broker", "topic", "partition", "dir_state"], "left"),
         a.tables["brokers"], "node_id")
-    return control_plane.stray_partitions(dirs, a.state, a.topics, a.reference)
 
 
 def _has_transaction_state(a: Analysis) -> bool:
@@ -491,14 +498,10 @@ CHECKS: list[Check] = [
     Check("replica_divergence", applies=lambda a: a.facts.replicas_possible, family="replica_divergence"),
     # KRaft control plane: unclean elections (with the offsets they cost), offline and stray partitions, leader
     # epochs the metadata never gave
-    Check("unclean_leader_election", _unclean_leader_elections, _kraft),
-    Check("offline_partition", lambda a: control_plane.offline_partitions(
-        a.state, control_plane.live_brokers(a.broker_events)), _kraft),
-    Check("stray_partition", _stray_partitions, _kraft),
-    Check("leader_epoch_unknown", lambda a: control_plane.leader_epochs_unknown(
-        a.history, control_plane.data_leader_epochs(a.tables["batches"], a.tables["leader_epochs"],
-                                                    a.tables["brokers"], a.tables["partition_topic_ids"]),
-        a.reference), _kraft),
+    Check("unclean_leader_election", applies=_kraft, family="unclean_leader_election"),
+    Check("offline_partition", applies=_kraft, family="offline_partition"),
+    Check("stray_partition", applies=_kraft, family="stray_partition"),
+    Check("leader_epoch_unknown", applies=_kraft, family="leader_epoch_unknown"),
     Check("coordinator", applies=_has_transaction_state, family="coordinator"),
     Check("committed_offset", _committed_offsets, applies=_has_consumer_offsets),
     Check("groups", applies=_has_group_records, family="groups"),

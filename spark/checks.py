@@ -82,6 +82,14 @@ CHECKS: tuple[SqlCheck, ...] = (
            kinds=("txnindex_missing", "txnindex_orphan", "txnindex_mismatch")),
     # replicas against each other (with the KRaft elections, where the metadata log is in the input)
     _check("replica_divergence", "replica_divergence", "divergence_facts", "elections"),
+    # the KRaft control plane (control_plane.py: the metadata log replayed) against the data
+    _check("unclean_leader_election", "unclean_leader_election", "partition_history", "epoch_starts",
+           "election_losses"),
+    _check("offline_partition", "offline_partition", "partition_state", "live_brokers"),
+    _check("stray_partition", "stray_partition", "cluster_dirs", "partition_state", "metadata_topics",
+           "reference_copies"),
+    _check("leader_epoch_unknown", "leader_epoch_unknown", "partition_history", "data_leader_epochs",
+           "reference_copies"),
     # the transaction coordinator against the markers and the data
     _check("marker", "coordinator", "marker_checks", kinds=("marker_missing", "outcome_mismatch")),
     _check("unknown_producer", "coordinator", "timed_transactions", "transactional_ids", "partition_dirs", "brokers",

@@ -54,7 +54,6 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from kforensics.spark.findings import fmt, to_findings
 from kforensics.spark.replicas import with_cluster_id
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -333,15 +332,7 @@ def live_brokers(brokers: DataFrame) -> DataFrame:
             .groupBy("cluster_id").agg(F.array_sort(F.collect_list("broker_id")).alias("live_brokers")))
 
 
-# --- findings -------------------------------------------------------------------------------------------------
-
-def _as_finding_key(df: DataFrame, broker: str = "metadata_broker") -> DataFrame:
-    return df.withColumn("broker", F.col(broker))
-
-
-def _ids(column: str) -> Column:
-    return F.coalesce(F.array_join(F.col(column), ","), F.lit("?"))
-
+# --- the KRaft checks' inputs (spark/sql/unclean_leader_election.sql, leader_epoch_unknown.sql) ---------------
 
 def epoch_starts(batches: DataFrame, epochs: DataFrame, brokers: DataFrame) -> DataFrame:
     """Needs the batches, leader_epochs and brokers tables; per cluster_id, topic, partition and leader epoch the
@@ -356,133 +347,6 @@ def epoch_starts(batches: DataFrame, epochs: DataFrame, brokers: DataFrame) -> D
     return cp.join(bt, ["cluster_id", "topic", "partition", "leader_epoch"], "full_outer").select(
         "cluster_id", "topic", "partition", "leader_epoch",
         F.coalesce("cp_start", "batch_start").alias("epoch_start_offset"))
-
-
-def unclean_leader_elections(history: DataFrame, starts: DataFrame, divergences: DataFrame) -> DataFrame:
-    """Needs partition_history, epoch_starts and replicas.divergence_facts (cluster_id, topic, partition, a_epoch,
-    b_epoch, lost_offsets, lost_on); `unclean_leader_election` findings, one per unclean election, on the reference
-    copy's record: offset = the first data offset of the new leader epoch and lost_offsets = the committed offsets
-    a replica divergence at that epoch shows lost (both null where the data is not in the input)."""
-    tp = ["cluster_id", "topic", "partition"]
-    unclean = history.filter(F.col("election") == "unclean").join(starts, [*tp, "leader_epoch"], "left")
-    lost = (unclean.select(*tp, "topic_id", "leader_epoch").join(divergences, tp)
-            .filter((F.least("a_epoch", "b_epoch") < F.col("leader_epoch"))
-                    & (F.greatest("a_epoch", "b_epoch") >= F.col("leader_epoch")) & F.col("lost_offsets").isNotNull())
-            .groupBy(*tp, "topic_id", "leader_epoch").agg(F.first("lost_offsets").alias("lost_offsets"),
-                                                          F.first("lost_on").alias("lost_on")))
-    d = _as_finding_key(unclean.join(lost, [*tp, "topic_id", "leader_epoch"], "left"))
-    cost = (F.when(F.col("lost_offsets").isNotNull(), F.format_string(
-        " It cost committed offsets %d-%d on broker %s.", F.col("lost_offsets")[0], F.col("lost_offsets")[1],
-        "lost_on")).when(F.col("epoch_start_offset").isNotNull(), F.format_string(
-            " Leader epoch %d starts at offset %d; no replica in the input shows offsets lost to it.",
-            "leader_epoch", "epoch_start_offset")).otherwise(F.lit(" The partition's data is not in the input.")))
-    return to_findings(
-        d, "unclean_leader_election", file="file", position="position", offset="epoch_start_offset",
-        producer_id=None, producer_epoch=None,
-        message=F.concat(fmt("Broker %d was elected leader of %s-%d (leader epoch %d, metadata offset %d) from "
-                             "outside the ISR [%s] and ELR [%s]; the previous leader was %d.", "leader", "topic",
-                             "partition", "leader_epoch", "metadata_offset", _ids("previous_isr"),
-                             _ids("previous_elr"), "previous_leader"), cost),
-        details={"leader": "leader", "leader_epoch": "leader_epoch", "previous_leader": "previous_leader",
-                 "previous_isr": "previous_isr", "previous_elr": "previous_elr", "metadata_offset": "metadata_offset",
-                 "elected_at": "timestamp", "metadata_broker": "metadata_broker", "offset": "epoch_start_offset",
-                 "lost_offsets": "lost_offsets"})
-
-
-def offline_partitions(state: DataFrame, live: DataFrame) -> DataFrame:
-    """Needs partition_state and live_brokers; `offline_partition` findings: no leader at the end of the log of a
-    cluster that was running there (some broker registered, unfenced and not shutting down). A stopped cluster
-    (every broker fenced or in controlled shutdown) has no live broker and no finding."""
-    d = _as_finding_key(state.filter(F.col("leader") == NO_LEADER).join(live, "cluster_id"))
-    return to_findings(
-        d, "offline_partition", file="file", position="position", offset=None, producer_id=None,
-        producer_epoch=None,
-        message=fmt("%s-%d has had no leader since metadata offset %d (last leader %s; ISR [%s], ELR [%s], replicas "
-                    "[%s]) while brokers [%s] were up.", "topic", "partition", "since_offset",
-                    F.coalesce(F.col("last_leader").cast("string"), F.lit("unknown")), _ids("isr"), _ids("elr"),
-                    _ids("replicas"), _ids("live_brokers")),
-        details={"since_offset": "since_offset", "since": "since", "last_leader": "last_leader", "isr": "isr",
-                 "elr": "elr", "replicas": "replicas", "live_brokers": "live_brokers"})
-
-
-def stray_partitions(dirs: DataFrame, state: DataFrame, topics: DataFrame, reference: DataFrame) -> DataFrame:
-    """Needs partition dirs (broker, topic, partition, cluster_id, node_id, path, dir_state live|stray, topic_id of
-    partition.metadata or null), partition_state, topics_table and reference_copies; `stray_partition` findings for
-    the dirs of clusters whose metadata log is in the input that the broker should not hold: `marked_stray`
-    (Kafka renamed it already), `topic_deleted` (its topic id, or without one its name, is no live topic),
-    `topic_recreated` (the name is live under another id), `not_a_replica` (the broker is not in the replicas)."""
-    live = live_topics(topics).select("cluster_id", "topic", F.col("topic_id").alias("metadata_topic_id"))
-    replicas = state.select("cluster_id", "topic_id", "partition", "replicas")
-    d = (dirs.filter(F.col("topic") != METADATA_TOPIC)
-         .join(F.broadcast(reference.select("cluster_id", F.col("metadata_broker"))), "cluster_id")
-         .join(live, ["cluster_id", "topic"], "left")
-         .join(replicas.withColumnRenamed("topic_id", "metadata_topic_id"),
-               ["cluster_id", "metadata_topic_id", "partition"], "left"))
-    id_live = topics.filter(F.col("deleted_offset").isNull()).select("cluster_id", F.col("topic_id").alias("tid"),
-                                                                    F.lit(True).alias("id_live"))
-    d = d.join(id_live, (d.cluster_id == id_live.cluster_id) & (d.topic_id == id_live.tid), "left").drop(
-        id_live.cluster_id)
-    reason = (F.when(F.col("dir_state") == "stray", F.lit("marked_stray"))
-              .when(F.col("metadata_topic_id").isNull(), F.lit("topic_deleted"))
-              .when(F.col("topic_id").isNotNull() & (F.col("topic_id") != F.col("metadata_topic_id")),
-                    F.when(F.col("id_live").isNull(), F.lit("topic_recreated")).otherwise(F.lit("topic_deleted")))
-              .when(F.col("node_id").isNotNull()
-                    & ~F.coalesce(F.array_contains("replicas", F.col("node_id")), F.lit(False)),
-                    F.lit("not_a_replica")))
-    d = d.withColumn("reason", reason).filter(F.col("reason").isNotNull())
-    why = (F.when(F.col("reason") == "marked_stray", fmt(
-        "Kafka renamed %s-%d on %s stray (no longer this broker's); it is deleted once the broker is done with it.",
-        "topic", "partition", "broker"))
-        .when(F.col("reason") == "topic_deleted", fmt(
-            "%s-%d on %s belongs to topic id %s, which the metadata log no longer holds: the topic was deleted.",
-            "topic", "partition", "broker", F.coalesce("topic_id", F.lit("(no partition.metadata)"))))
-        .when(F.col("reason") == "topic_recreated", fmt(
-            "%s-%d on %s belongs to topic id %s, but topic %s is now %s: it was deleted and created again.",
-            "topic", "partition", "broker", "topic_id", "topic", "metadata_topic_id"))
-        .otherwise(fmt("%s-%d on %s: broker %d is not one of its replicas [%s].", "topic", "partition", "broker",
-                       "node_id", _ids("replicas"))))
-    return to_findings(
-        d, "stray_partition", file="path", position=None, offset=None, producer_id=None, producer_epoch=None,
-        message=F.concat(why, F.lit(" The dir may hold the only remaining copy of its data: copy it before the "
-                                    "broker deletes it.")),
-        details={"reason": "reason", "topic_id": "topic_id", "metadata_topic_id": "metadata_topic_id",
-                 "replicas": "replicas"})
-
-
-def leader_epochs_unknown(history: DataFrame, data_epochs: DataFrame, reference: DataFrame) -> DataFrame:
-    """Needs partition_history, data leader epochs (broker, cluster_id, topic, partition, topic_id of
-    partition.metadata or null, leader_epoch, file, position, offset, source `batch`|`leader-epoch-checkpoint`) and
-    reference_copies; `leader_epoch_unknown` findings: a data leader epoch the metadata never gave the partition,
-    judged where the metadata covers that time: above the partition's first known epoch when that came from the
-    base snapshot (from its creation on otherwise) and, above the last known epoch, only on a broker whose own
-    metadata copy is the reference (a broker's data cannot be ahead of its own metadata log). One finding per
-    broker, partition and epoch, at its first occurrence."""
-    tp = ["cluster_id", "topic", "partition"]
-    known = history.filter(F.col("leader_epoch").isNotNull()).groupBy(*tp, "topic_id").agg(
-        F.collect_set("leader_epoch").alias("known_epochs"), F.min("leader_epoch").alias("first_epoch"),
-        F.max("leader_epoch").alias("last_epoch"),
-        F.max(F.when(F.col("file").endswith(".checkpoint"), F.lit(1)).otherwise(F.lit(0))).alias("from_snapshot"))
-    # a dir of another generation of the name is a stray (judged there)
-    d = (data_epochs.filter((F.col("topic") != METADATA_TOPIC) & (F.col("leader_epoch") >= 0))
-         .join(known.withColumnRenamed("topic_id", "metadata_topic_id"), tp)
-         .filter(F.col("topic_id").isNull() | (F.col("topic_id") == F.col("metadata_topic_id")))
-         .join(F.broadcast(reference.select("cluster_id", "metadata_broker")), "cluster_id"))
-    below = F.col("leader_epoch") < F.col("first_epoch")
-    above = F.col("leader_epoch") > F.col("last_epoch")
-    judged = ((below & (F.col("from_snapshot") == 0)) | (above & (F.col("broker") == F.col("metadata_broker")))
-              | (~below & ~above & ~F.array_contains("known_epochs", F.col("leader_epoch"))))
-    w = Window.partitionBy("broker", *tp, "leader_epoch").orderBy("offset", "file")
-    d = (d.filter(judged).withColumn("rank", F.row_number().over(w)).filter("rank = 1")
-         .withColumn("known", F.array_sort("known_epochs")))
-    return to_findings(
-        d, "leader_epoch_unknown", file="file", position="position", offset="offset", producer_id=None,
-        producer_epoch=None,
-        message=fmt("%s of %s-%d on %s carries leader epoch %d at offset %d, which the metadata log (%s's copy) "
-                    "never gave this partition (its epochs: %d-%d): data from another cluster or another topic "
-                    "generation.", "source", "topic", "partition", "broker", "leader_epoch", "offset",
-                    "metadata_broker", "first_epoch", "last_epoch"),
-        details={"leader_epoch": "leader_epoch", "source": "source", "first_known_epoch": "first_epoch",
-                 "last_known_epoch": "last_epoch", "metadata_broker": "metadata_broker"})
 
 
 def data_leader_epochs(batches: DataFrame, epochs: DataFrame, brokers: DataFrame, topic_ids: DataFrame) -> DataFrame:

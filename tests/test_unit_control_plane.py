@@ -9,7 +9,7 @@ import pytest
 
 from kforensics.spark import control_plane as cp
 from kforensics.spark.schemas import METADATA_RECORD_FIELDS
-from tests.unit_frames import frame
+from tests.unit_frames import frame, run_check
 
 T1 = "AAAAAAAAAAAAAAAAAAAAAQ"
 T2 = "AAAAAAAAAAAAAAAAAAAAAg"
@@ -207,8 +207,8 @@ def test_offline_only_while_the_cluster_runs(spark):
             log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 1, in_controlled_shutdown=1)
         applied = cp.applied_records(records(spark, log))
         h, topics = cp.partition_history(applied), cp.topics_table(applied)
-        return _findings(cp.offline_partitions(cp.partition_state(h, topics), cp.live_brokers(cp.broker_history(
-            applied))))
+        return _findings(run_check("offline_partition", partition_state=cp.partition_state(h, topics),
+                                   live_brokers=cp.live_brokers(cp.broker_history(applied))))
 
     running = run(False)
     assert len(running) == 1
@@ -253,7 +253,8 @@ def test_unclean_election_finding(spark, lost):
     div = spark.createDataFrame([("c1", "orders", 0, 0, 1, [40, 44] if lost else None, "b1")],
                                 "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
                                 "lost_offsets array<bigint>, lost_on string")
-    found = _findings(cp.unclean_leader_elections(h.withColumn("topic", F.col("topic")), starts, div))
+    found = _findings(run_check("unclean_leader_election", partition_history=h.withColumn("topic", F.col("topic")),
+                                epoch_starts=starts, election_losses=div))
     assert len(found) == 1
     f = found[0]
     assert (f["kind"], f["severity"], f["topic"], f["offset"], f["leader"], f["leader_epoch"], f["previous_leader"],
@@ -290,8 +291,8 @@ def test_stray_partitions_every_reason(spark):
     ], "broker string, topic string, partition int, cluster_id string, node_id int, path string, dir_state string, "
        "topic_id string")
     found = sorted((f["broker"], f["file"], f["reason"], f.get("metadata_topic_id")) for f in _findings(
-        cp.stray_partitions(dirs, cp.partition_state(h, topics), topics,
-                            cp.reference_copies(records(spark, log)))))
+        run_check("stray_partition", cluster_dirs=dirs, partition_state=cp.partition_state(h, topics),
+                  metadata_topics=topics, reference_copies=cp.reference_copies(records(spark, log)))))
     assert found == [("b1", "/d1/gone-0", "topic_deleted", None),
                      ("b2", "/d2/orders-0", "topic_recreated", T1),
                      ("b2", "/d2/orders-0.x-stray", "marked_stray", T1),
@@ -312,7 +313,8 @@ def test_leader_epoch_unknown_where_the_metadata_covers_it(spark):
                                        "topic_id string, leader_epoch int, offset bigint, file string, "
                                        "position bigint, source string")
     found = sorted((f["broker"], f["leader_epoch"]) for f in _findings(
-        cp.leader_epochs_unknown(h, data, cp.reference_copies(records(spark, log)))))
+        run_check("leader_epoch_unknown", partition_history=h, data_leader_epochs=data,
+                  reference_copies=cp.reference_copies(records(spark, log)))))
     assert found == [("m1", 2), ("m1", 5)]
 
 
@@ -327,7 +329,8 @@ def test_elr_election_is_not_unclean(spark):
                                        "epoch_start_offset bigint")
     div = spark.createDataFrame([], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
                                     "lost_offsets array<bigint>, lost_on string")
-    assert cp.unclean_leader_elections(h, starts, div).count() == 0
+    assert run_check("unclean_leader_election", partition_history=h, epoch_starts=starts,
+                     election_losses=div).count() == 0
 
 
 def test_clear_elr_record(spark):

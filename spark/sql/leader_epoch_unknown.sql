@@ -1,0 +1,34 @@
+-- The `leader_epoch_unknown` check: reads `partition_history`, `data_leader_epochs`
+-- (control_plane.data_leader_epochs) and `reference_copies`. A data leader epoch the metadata never gave the
+-- partition, judged where the metadata covers that time: above the partition's first known epoch when that came
+-- from the base snapshot (from its creation on otherwise) and, above the last known epoch, only on a broker whose own
+-- metadata copy is the reference (a broker's data cannot be ahead of its own metadata log). One finding per broker,
+-- partition and epoch, at its first occurrence; a dir of another generation of the name is a stray (judged there).
+WITH
+    known AS (
+        SELECT cluster_id, topic, partition, topic_id AS metadata_topic_id, collect_set(leader_epoch) AS known_epochs,
+               min(leader_epoch) AS first_epoch, max(leader_epoch) AS last_epoch,
+               max(CASE WHEN endswith(file, '.checkpoint') THEN 1 ELSE 0 END) AS from_snapshot
+        FROM partition_history WHERE leader_epoch IS NOT NULL
+        GROUP BY cluster_id, topic, partition, topic_id),
+    judged AS (
+        SELECT e.*, k.metadata_topic_id, k.known_epochs, k.first_epoch, k.last_epoch,
+               k.from_snapshot, r.metadata_broker,
+               row_number() OVER (PARTITION BY e.broker, e.cluster_id, e.topic, e.partition, e.leader_epoch
+                                  ORDER BY e.offset, e.file) AS rn
+        FROM data_leader_epochs e
+        JOIN known k ON e.cluster_id = k.cluster_id AND e.topic = k.topic AND e.partition = k.partition
+        JOIN reference_copies r ON e.cluster_id = r.cluster_id
+        WHERE e.topic != '__cluster_metadata' AND e.leader_epoch >= 0
+          AND (e.topic_id IS NULL OR e.topic_id = k.metadata_topic_id)
+          AND ((e.leader_epoch < k.first_epoch AND k.from_snapshot = 0)
+               OR (e.leader_epoch > k.last_epoch AND e.broker = r.metadata_broker)
+               OR (NOT e.leader_epoch < k.first_epoch AND NOT e.leader_epoch > k.last_epoch
+                   AND NOT array_contains(k.known_epochs, e.leader_epoch))))
+SELECT 'leader_epoch_unknown' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+       CAST(position AS BIGINT) AS position, CAST(offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
+       CAST(NULL AS INT) AS producer_epoch,
+       format_string('%s of %s-%d on %s carries leader epoch %d at offset %d, which the metadata log (%s\'s copy) never gave this partition (its epochs: %d-%d): data from another cluster or another topic generation.', source, topic, partition, broker, leader_epoch, offset, metadata_broker, first_epoch, last_epoch) AS message,
+       to_json(named_struct('leader_epoch', leader_epoch, 'source', source, 'first_known_epoch', first_epoch, 'last_known_epoch', last_epoch, 'metadata_broker', metadata_broker)) AS details
+FROM judged
+WHERE rn = 1

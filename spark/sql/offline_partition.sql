@@ -1,0 +1,10 @@
+-- The `offline_partition` check: reads `partition_state` (control_plane.partition_state) and `live_brokers`
+-- (control_plane.live_brokers). No leader at the end of the log of a cluster that was running there (some broker
+-- registered, unfenced and not shutting down); a stopped cluster has no live broker and no finding.
+SELECT 'offline_partition' AS kind, 'error' AS severity, s.metadata_broker AS broker, s.topic, s.partition,
+       CAST(s.file AS STRING) AS file, CAST(s.position AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset,
+       CAST(NULL AS BIGINT) AS producer_id, CAST(NULL AS INT) AS producer_epoch,
+       format_string('%s-%d has had no leader since metadata offset %d (last leader %s; ISR [%s], ELR [%s], replicas [%s]) while brokers [%s] were up.', s.topic, s.partition, s.since_offset, coalesce(CAST(s.last_leader AS STRING), 'unknown'), coalesce(array_join(s.isr, ','), '?'), coalesce(array_join(s.elr, ','), '?'), coalesce(array_join(s.replicas, ','), '?'), coalesce(array_join(l.live_brokers, ','), '?')) AS message,
+       to_json(named_struct('since_offset', s.since_offset, 'since', s.since, 'last_leader', s.last_leader, 'isr', s.isr, 'elr', s.elr, 'replicas', s.replicas, 'live_brokers', l.live_brokers)) AS details
+FROM partition_state s JOIN live_brokers l ON s.cluster_id = l.cluster_id
+WHERE s.leader = -1

@@ -1,0 +1,34 @@
+-- The `stray_partition` check: reads `cluster_dirs` (partition dirs with cluster_id, node_id and their own
+-- partition.metadata topic_id), `partition_state`, `metadata_topics` (control_plane.topics_table) and
+-- `reference_copies`. The dirs of clusters whose metadata log is in the input that the broker should not hold:
+-- `marked_stray` (Kafka renamed it already), `topic_deleted` (its topic id, or without one its name, is no live
+-- topic), `topic_recreated` (the name is live under another id), `not_a_replica` (the broker is not a replica).
+WITH
+    judged AS (
+        SELECT d.*, l.metadata_topic_id, s.replicas, i.id_live,
+               CASE WHEN d.dir_state = 'stray' THEN 'marked_stray'
+                    WHEN l.metadata_topic_id IS NULL THEN 'topic_deleted'
+                    WHEN d.topic_id IS NOT NULL AND d.topic_id != l.metadata_topic_id
+                        THEN CASE WHEN i.id_live IS NULL THEN 'topic_recreated' ELSE 'topic_deleted' END
+                    WHEN d.node_id IS NOT NULL AND NOT coalesce(array_contains(s.replicas, d.node_id), false)
+                        THEN 'not_a_replica' END AS reason
+        FROM cluster_dirs d
+        JOIN reference_copies r ON d.cluster_id = r.cluster_id
+        LEFT JOIN (SELECT cluster_id, topic, topic_id AS metadata_topic_id FROM metadata_topics
+                   WHERE deleted_offset IS NULL) l ON d.cluster_id = l.cluster_id AND d.topic = l.topic
+        LEFT JOIN partition_state s
+            ON d.cluster_id = s.cluster_id AND l.metadata_topic_id = s.topic_id AND d.partition = s.partition
+        LEFT JOIN (SELECT cluster_id, topic_id AS tid, true AS id_live FROM metadata_topics
+                   WHERE deleted_offset IS NULL) i ON d.cluster_id = i.cluster_id AND d.topic_id = i.tid
+        WHERE d.topic != '__cluster_metadata')
+SELECT 'stray_partition' AS kind, 'warning' AS severity, broker, topic, partition, CAST(path AS STRING) AS file,
+       CAST(NULL AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
+       CAST(NULL AS INT) AS producer_epoch,
+       concat(CASE WHEN reason = 'marked_stray' THEN format_string('Kafka renamed %s-%d on %s stray (no longer this broker\'s); it is deleted once the broker is done with it.', topic, partition, broker)
+                   WHEN reason = 'topic_deleted' THEN format_string('%s-%d on %s belongs to topic id %s, which the metadata log no longer holds: the topic was deleted.', topic, partition, broker, coalesce(topic_id, '(no partition.metadata)'))
+                   WHEN reason = 'topic_recreated' THEN format_string('%s-%d on %s belongs to topic id %s, but topic %s is now %s: it was deleted and created again.', topic, partition, broker, topic_id, topic, metadata_topic_id)
+                   ELSE format_string('%s-%d on %s: broker %d is not one of its replicas [%s].', topic, partition, broker, node_id, coalesce(array_join(replicas, ','), '?')) END,
+              ' The dir may hold the only remaining copy of its data: copy it before the broker deletes it.') AS message,
+       to_json(named_struct('reason', reason, 'topic_id', topic_id, 'metadata_topic_id', metadata_topic_id, 'replicas', replicas)) AS details
+FROM judged
+WHERE reason IS NOT NULL
