@@ -37,22 +37,22 @@ def java_string_hash(column: str) -> Column:
     return F.expr(java_string_hash_sql(column))
 
 
-def partition_for_sql(column: str, partitions: int) -> str:
-    """Utils.abs(hashCode) % partitions of the string column named `column` (Utils.abs maps Integer.MIN_VALUE
-    to 0), as SQL expression text."""
+def partition_for_sql(column: str) -> str:
+    """Utils.abs(hashCode) % :transaction_state_partitions of the string column named `column` (Utils.abs maps
+    Integer.MIN_VALUE to 0), as SQL expression text with that named parameter."""
     h = f"({java_string_hash_sql(column)})"
-    return f"CAST(CASE WHEN {h} = {-_TWO_31} THEN 0 ELSE abs({h}) END % {int(partitions)} AS INT)"
+    return f"CAST(CASE WHEN {h} = {-_TWO_31} THEN 0 ELSE abs({h}) END % :transaction_state_partitions AS INT)"
 
 
-def expected_coordinator_partition_sql(partitions: int) -> str:
-    """The `expected_coordinator_partition` expression over `transactional_id`, as SQL text."""
+def expected_coordinator_partition_sql() -> str:
+    """The `expected_coordinator_partition` expression over `transactional_id`, as SQL text with the named
+    parameter `:transaction_state_partitions`."""
     return (f"CASE WHEN transactional_id IS NOT NULL THEN format_string("
-            f"{sql_literal(f'{TRANSACTION_STATE}-%d')}, {partition_for_sql('transactional_id', partitions)}) END")
+            f"{sql_literal(f'{TRANSACTION_STATE}-%d')}, {partition_for_sql('transactional_id')}) END")
 
 
 def with_expected_coordinator_partition(df: DataFrame, partitions: int) -> DataFrame:
     """Needs `transactional_id`; adds `expected_coordinator_partition`: the `__transaction_state-<n>` partition
     whose coordinator owns that id among `partitions` (null without a transactional id)."""
-    return run_sql(
-        f"SELECT *, {expected_coordinator_partition_sql(partitions)} AS expected_coordinator_partition FROM {{df}}",
-        df=df)
+    return run_sql(f"SELECT *, {expected_coordinator_partition_sql()} AS expected_coordinator_partition FROM {{df}}",
+                   {"transaction_state_partitions": int(partitions)}, df=df)

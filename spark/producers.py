@@ -96,11 +96,12 @@ def producer_spans(data: DataFrame) -> DataFrame:
 def resend_candidates(spans: DataFrame, *, window_ms: int) -> DataFrame:
     """Needs producer_spans; pairs (pid_a, pid_b) of a partition where pid_b's history starts after pid_a's
     last record in the log and its first write comes within `window_ms` of pid_a's last write (0: any time)."""
-    within = f"AND abs(b.first_ts - a.last_ts) <= {int(window_ms)}" if window_ms > 0 else ""
-    return run_sql(f"""
+    return run_sql("""
         SELECT broker, topic, partition, a.producer_id AS pid_a, b.producer_id AS pid_b
-        FROM {{spans}} a JOIN {{spans}} b USING (broker, topic, partition)
-        WHERE a.producer_id != b.producer_id AND a.last_offset < b.first_offset {within}""", spans=spans)
+        FROM {spans} a JOIN {spans} b USING (broker, topic, partition)
+        WHERE a.producer_id != b.producer_id AND a.last_offset < b.first_offset
+          AND (:resend_window_ms <= 0 OR abs(b.first_ts - a.last_ts) <= :resend_window_ms)""",
+        {"resend_window_ms": int(window_ms)}, spans=spans)
 
 
 def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame:
@@ -121,8 +122,8 @@ def resend_batches(data: DataFrame, pairs: DataFrame, *, tail: int) -> DataFrame
                LEFT JOIN earlier USING (broker, topic, partition, producer_id)
           WHERE newer OR earlier)
         SELECT broker, topic, partition, file, position, size FROM ranked
-        WHERE (newer AND records_before < {int(tail)}) OR (earlier AND records_after < {int(tail)})""",
-        data=data, pairs=pairs)
+        WHERE (newer AND records_before < :resend_tail) OR (earlier AND records_after < :resend_tail)""",
+        {"resend_tail": int(tail)}, data=data, pairs=pairs)
 
 
 def longest_prefix_matches(head: list, tail: list) -> list[int]:
@@ -191,13 +192,13 @@ def resends(records: DataFrame, pairs: DataFrame, *, min_records: int = DEFAULT_
                `timestamp`, producer_epoch, key_hash, value_hash
         FROM ranked LEFT SEMI JOIN (SELECT DISTINCT broker, topic, partition, pid_b AS producer_id FROM {{pairs}})
              USING (broker, topic, partition, producer_id)
-        WHERE from_start <= {int(tail)}
+        WHERE from_start <= :resend_tail
         UNION ALL
         SELECT r.broker, r.topic, r.partition, p.pid_b AS producer_id, r.producer_id AS pid_a, 'tail' AS role, `offset`,
                `timestamp`, producer_epoch, key_hash, value_hash
         FROM ranked r JOIN {{pairs}} p ON r.broker = p.broker AND r.topic = p.topic AND r.partition = p.partition
                                         AND r.producer_id = p.pid_a
-        WHERE from_end <= {int(tail)}""", records=records, pairs=pairs)
+        WHERE from_end <= :resend_tail""", {"resend_tail": int(tail)}, records=records, pairs=pairs)
     return rows.groupBy(*PRODUCER).applyInPandas(_match_resends(min_records), RESEND_SCHEMA)
 
 

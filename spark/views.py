@@ -67,14 +67,14 @@ def _named(tables: Mapping[str, DataFrame]) -> tuple[dict[str, str], list[str]]:
     return names, temporary
 
 
-def run_sql(text: str, **tables: DataFrame) -> DataFrame:
+def run_sql(text: str, args: Mapping[str, object] | None = None, **tables: DataFrame) -> DataFrame:
     """`text` run as one statement, its `{name}` placeholders naming `tables` (braces of its own doubled, as
-    `str.format` reads them). A shared table is named by its scan's view; any other is registered for this
-    statement only, as `spark.sql(text, **tables)` does."""
+    `str.format` reads them) and its `:name` parameters bound from `args` by Spark. A shared table is named by its
+    scan's view; any other is registered for this statement only, as `spark.sql(text, **tables)` does."""
     spark = next(iter(tables.values())).sparkSession
     names, temporary = _named(tables)
     try:
-        return spark.sql(text.format(**names))
+        return spark.sql(text.format(**names), args=dict(args)) if args else spark.sql(text.format(**names))
     finally:
         for name in temporary:
             spark.catalog.dropTempView(name)

@@ -12,7 +12,7 @@ WITH
         FROM partition_history WHERE leader_epoch IS NOT NULL
         GROUP BY cluster_id, topic, partition, topic_id),
     judged AS (
-        SELECT e.*, k.metadata_topic_id, k.known_epochs, k.first_epoch, k.last_epoch,
+        SELECT /*+ BROADCAST(r) */ e.*, k.metadata_topic_id, k.known_epochs, k.first_epoch, k.last_epoch,
                k.from_snapshot, r.metadata_broker,
                row_number() OVER (PARTITION BY e.broker, e.cluster_id, e.topic, e.partition, e.leader_epoch
                                   ORDER BY e.offset, e.file) AS rn

@@ -5,7 +5,7 @@
 -- topic), `topic_recreated` (the name is live under another id), `not_a_replica` (the broker is not a replica).
 WITH
     judged AS (
-        SELECT d.*, l.metadata_topic_id, s.replicas, i.id_live,
+        SELECT /*+ BROADCAST(r) */ d.*, l.metadata_topic_id, s.replicas, i.id_live,
                CASE WHEN d.dir_state = 'stray' THEN 'marked_stray'
                     WHEN l.metadata_topic_id IS NULL THEN 'topic_deleted'
                     WHEN d.topic_id IS NOT NULL AND d.topic_id != l.metadata_topic_id
