@@ -146,6 +146,10 @@ SMALL_INPUT_SETTINGS = {
     # cut short, instead of the formatted explain of every operator
     "spark.sql.ui.explainMode": "simple",
     "spark.sql.maxPlanStringLength": "4096",
+    # A join of one-partition sides stays unshuffled only while the planner's size estimate of each side is under
+    # this (128 MB by default); without column statistics a join's estimate is the product of its inputs', so joins
+    # over joins passed it and every such join shuffled its one partition (docs/benchmarks/spark-settings.md)
+    "spark.sql.maxSinglePartitionBytes": str(2**63 - 1),
 }
 
 #: SQL properties of the small analysis of a large input (its tables weigh at most SMALL_TABLES_BYTES): those of a
