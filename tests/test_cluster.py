@@ -265,6 +265,7 @@ def _chromium(page: Path, shot: Path, profile: Path) -> list[str]:
     return [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
 
 
+@pytest.mark.process
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs Debian's package)")
 def test_report_renders_in_headless_chromium(html_report: Path, tmp_path: Path) -> None:
     import matplotlib.image as mpimg

@@ -32,6 +32,7 @@ def _scan_command(out: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "kforensics", "scan", str(SAMPLE_LOGS / "broker-1"), "--out", str(out), *args]
 
 
+@pytest.mark.process
 def test_an_embedded_scan_keeps_the_terminal_for_the_operator(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = subprocess.run(_scan_command(out, "--headers-only", "--json"), cwd=REPO, env=_env(tmp_path),
@@ -55,6 +56,7 @@ def test_an_embedded_scan_keeps_the_terminal_for_the_operator(tmp_path: Path) ->
 # SIGTERM while the parse pass writes its first table, and while the analysis writes its outputs side by side
 # from several threads (an interrupted scan cancels their jobs rather than wait for them; clearing the cache
 # beside a job still filling it deadlocked Spark)
+@pytest.mark.process
 @pytest.mark.parametrize("written_first", ["batches", "findings"])
 def test_sigterm_leaves_an_incomplete_out_that_reports_refuse(tmp_path: Path, written_first: str) -> None:
     out = tmp_path / "out"

@@ -66,6 +66,7 @@ def test_an_archive_is_used_only_while_it_is_whole(tmp_path: Path, monkeypatch: 
     assert jvm_archive.usable_archive(LOCAL_JAVA_OPTIONS) is None
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the JVM's memory map from /proc")
 def test_warmup_records_an_archive_that_later_sessions_map(tmp_path: Path) -> None:
     cache = tmp_path / "cache"

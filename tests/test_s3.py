@@ -126,6 +126,7 @@ def _local_findings(rows: list[dict], broker: str) -> set[tuple]:
              os.path.basename(f["file"] or "")) for f in rows if f["kind"] in LOCAL_KINDS and f["broker"] == broker}
 
 
+@pytest.mark.process
 def test_scan_reads_a_broker_disk_from_s3(s3, headers_scan: Path, tmp_path: Path) -> None:
     env, log, big = s3
     out = tmp_path / "out"

@@ -364,6 +364,7 @@ def test_scan_help_does_not_import_pyspark() -> None:
                           check=True).stdout.strip() == "False"
 
 
+@pytest.mark.process
 def test_scan_in_its_own_process_keeps_the_terminal_clean(tmp_path: Path) -> None:
     """The real command, as an operator runs it: its own embedded Spark (with the default JVM options and a
     `--conf`), exit code 1, findings on stdout, and nothing on stderr that looks like a failure. Spark logs an

@@ -225,6 +225,7 @@ def test_a_client_that_goes_away_gets_its_scan_cancelled(live_server, tmp_path: 
     assert summary is not None and summary["partitions"] > 0
 
 
+@pytest.mark.process
 def test_serve_command_end_to_end(tmp_path: Path, sock_path: str) -> None:
     """The real commands in their own processes: `serve` starts (a second one is refused), a `scan` runs on it
     without importing pyspark; when the server's JVM dies, the next scan says so and the server exits."""

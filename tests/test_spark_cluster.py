@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_LOGS
 
+# a master and a worker JVM of their own: the process tests' run (docs/development.md)
+pytestmark = pytest.mark.process
+
 
 def _free_port() -> int:
     with socket.socket() as s:
