@@ -10,6 +10,9 @@ from unit_frames import run_check
 from kforensics.spark import producers
 from kforensics.spark.schemas import BATCH_FIELDS, PARTITION_KEY, RECORD_FIELDS, _schema, ddl
 
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
+
 BATCH_DDL = ddl(_schema([*PARTITION_KEY, *BATCH_FIELDS]))
 COLUMNS = [name for name, _ in [*PARTITION_KEY, *BATCH_FIELDS]]
 

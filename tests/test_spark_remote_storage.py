@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import run_check
 
 from kforensics.spark import remote_storage as R
+
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
 
 EVENTS = ("broker string, topic string, partition int, metadata_partition int, file string, position bigint, "
           "offset bigint, timestamp bigint, record_type string, topic_id string, remote_segment_id string, "

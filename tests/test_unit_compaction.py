@@ -10,6 +10,7 @@ empty batch: count 0, baseTimestamp -1)."""
 
 from __future__ import annotations
 
+import pytest
 import unit_frames as frames
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import batch, batches, expected_findings, findings_view, frame, marker, run_check, txn_data
@@ -17,6 +18,9 @@ from unit_frames import batch, batches, expected_findings, findings_view, frame,
 from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
 from kforensics.spark import producers, replicas, transactions
 from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY, SNAPSHOT_FIELDS, TXNINDEX_FIELDS
+
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
 
 INDEX = "t-0/00000000000000000000.txnindex"
 SNAP = "t-0/00000000000000000030.snapshot"

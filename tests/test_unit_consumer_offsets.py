@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from functools import reduce
 
+import pytest
 from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import expected_findings, findings_view, frame, run_check
 
 from kforensics.spark import consumer_offsets
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
+
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
 
 CO = "__consumer_offsets"
 CO_LOG = "__consumer_offsets-0/00000000000000000000.log"

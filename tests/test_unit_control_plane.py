@@ -11,6 +11,9 @@ from kforensics.spark import control_plane as cp
 from kforensics.spark.schemas import METADATA_RECORD_FIELDS
 from tests.unit_frames import frame, run_check
 
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
+
 T1 = "AAAAAAAAAAAAAAAAAAAAAQ"
 T2 = "AAAAAAAAAAAAAAAAAAAAAg"
 

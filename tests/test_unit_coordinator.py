@@ -12,6 +12,9 @@ from kforensics.spark import coordinator
 from kforensics.spark.checks import run_table
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
 
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
+
 LOG = "t-0/00000000000000000000.log"
 TS_LOG = "__transaction_state-3/00000000000000000000.log"
 RECORD_COLUMNS = ["broker", "topic", "partition", "file", "position", "offset", "timestamp", "transactional_id",

@@ -3,10 +3,14 @@ order and segment names against the log, with the legal cases that must stay sil
 
 from __future__ import annotations
 
+import pytest
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import batch, batches, expected_findings, findings_view, frame, run_check
 
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY, SEGMENT_FIELDS, SNAPSHOT_FIELDS
+
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
 
 LOG = "t-0/00000000000000000000.log"
 SNAP = "t-0/00000000000000000020.snapshot"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from pyspark.testing import assertDataFrameEqual
 from test_unit_consumer_offsets import CO, CO_LOG, COMMITS, _commit
 from test_unit_coordinator import TS_LOG, _records, _txn_record
@@ -17,6 +18,9 @@ from unit_frames import batches, expected_findings, findings_view, frame, marker
 
 from kforensics.spark import consumer_offsets, coordinator, exactly_once
 from kforensics.spark.checks import run_table
+
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
 
 LOG = "t-0/00000000000000000000.log"
 TSP = "__transaction_state-3"

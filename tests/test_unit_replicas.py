@@ -4,12 +4,16 @@ the replicas table and the leader-epoch lineage."""
 
 from __future__ import annotations
 
+import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 from unit_frames import batch, batches, frame, run_check
 
 from kforensics.spark import control_plane, replicas
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY
+
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
 
 BROKERS = "broker string, cluster_id string"
 

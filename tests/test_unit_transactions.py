@@ -13,6 +13,9 @@ from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
 from kforensics.spark import transactions
 from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY, TXNINDEX_FIELDS
 
+# a few inline rows each: the session as a small scan sets it (conftest.small_input)
+pytestmark = pytest.mark.usefixtures("small_input")
+
 LOG = "t-0/00000000000000000000.log"
 INDEX = "t-0/00000000000000000000.txnindex"
 
