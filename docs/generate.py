@@ -73,11 +73,12 @@ def cli_reference() -> str:
 
 
 def implementing_modules(kind: str) -> list[str]:
-    """Where `kind` is reported: the SQL files of the checks that declare it (kforensics.spark.checks) and the
-    source files of parsers/ that name it as a string literal (of spark/ too, for a kind no SQL check declares)."""
-    from kforensics.spark.checks import CHECKS
+    """Where `kind` is reported: the model file that declares it (spark/sql/), or the source files of parsers/
+    that name it as a string literal (of spark/ too, for a kind no parser module names)."""
+    from kforensics.kinds import KINDS
 
-    declared = [check.path for check in CHECKS if kind in check.kinds]
+    model = KINDS[kind].model
+    declared = [model] if model and model.startswith("spark/sql/") else []
     pattern = re.compile(rf"""["']{re.escape(kind)}["']""")
     found = declared
     for folder in IMPLEMENTATION_DIRS if not declared else ("parsers",):
@@ -107,7 +108,7 @@ def _sentence(text: str) -> str:
 
 def findings_reference() -> str:
     """One section per registered finding kind, in the registry's order."""
-    from kforensics.parsers.findings import COMPACTED_LOG, KINDS
+    from kforensics.kinds import KINDS
 
     out = ["| kind | severity | meaning |", "|---|---|---|"]
     for kind in KINDS.values():
@@ -120,8 +121,7 @@ def findings_reference() -> str:
             f"**Severity**: {kind.severity}" + (f"; {kind.severity_rule}." if kind.severity_rule else "."),
             f"**Meaning**: {kind.meaning}.",
             *([f"**Rule**: {kind.rule}."] if kind.rule else []),
-            *([f"**On a compacted log**: {_sentence(COMPACTED_LOG[kind.name])}."] if kind.name in COMPACTED_LOG
-              else []),
+            *([f"**On a compacted log**: {_sentence(kind.compacted)}."] if kind.compacted else []),
             f"**Fields**: {fields}.",
             f"**Implemented in**: {modules or '(its name is not found in parsers/ or spark/)'}.",
         ]

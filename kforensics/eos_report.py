@@ -14,14 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kforensics.kinds import shown_in
 from kforensics.parsers.findings import is_problem
 from kforensics.queries import finding_line
 from kforensics.scan_output import read_table
 
-#: The finding kinds that say whether exactly-once held (shown by `eos`, and what its exit code counts).
-EOS_KINDS = ("marker_missing", "outcome_mismatch", "unknown_producer", "epoch_fenced_write", "zombie_epoch",
-             "hanging_transaction", "prepared_transaction", "offset_commit_pending", "committed_offset_in_aborted_range",
-             "content_duplicate", "duplicate_sequence")
 PRODUCER_FIELDS = ("cluster_id", "transactional_id", "producer_id", "first_epoch", "last_epoch", "previous_producer_id",
                    "next_producer_id", "transaction_version", "source", "first_coordinator_timestamp",
                    "last_coordinator_timestamp", "first_data_timestamp", "last_data_timestamp")
@@ -180,7 +177,7 @@ def load_audit(out: str, *, transactional_id: str | None = None, group: str | No
     selected_pids = {p["producer_id"] for p in producers} | {t["producer_id"] for t in transactions}
     findings = []
     for f in read_table(out, "findings"):
-        if f["kind"] not in EOS_KINDS:
+        if f["kind"] not in shown_in("eos"):
             continue
         line = finding_line(f)
         if transactional_id is not None and line.get("transactional_id") != transactional_id \

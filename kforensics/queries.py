@@ -9,7 +9,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from kforensics.parsers.findings import FINDING_FIELDS, SEQUENCE_KINDS
+from kforensics.kinds import shown_in
+from kforensics.parsers.findings import FINDING_FIELDS
 from kforensics.scan_output import read_table
 from kforensics.times import iso
 
@@ -49,7 +50,7 @@ def findings(out: str) -> list[dict[str, Any]]:
 def sequence_problems(out: str, *, topic: str | None = None, partition: int | None = None,
                       pid: int | None = None) -> list[dict[str, Any]]:
     """`gaps`: the sequence_gap, duplicate_sequence, zombie_epoch and content_duplicate findings."""
-    return _selected((f for f in findings(out) if f["kind"] in SEQUENCE_KINDS), topic, partition, pid)
+    return _selected((f for f in findings(out) if f["kind"] in shown_in("gaps")), topic, partition, pid)
 
 
 def transactions(out: str, *, topic: str | None = None, partition: int | None = None,

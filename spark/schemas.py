@@ -225,129 +225,46 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE]),
     #: Per log dir: its clean-shutdown marker, a recovery-point-offset-checkpoint the broker cannot read, and the
     #: directories in it Kafka cannot take for partition dirs (`parsers.log_dir.kafka_topic_partition`).
+    #: The labels of kafka-dump-log text inputs (not log dirs: no .txnindex, no checkpoints, nothing to recover).
+    "dump_text_inputs": _schema([("broker", pa.string())]),
     "log_dirs": _schema([("broker", pa.string()), ("clean_shutdown", pa.bool_()),
                          ("recovery_checkpoint_unreadable", pa.bool_()), ("refused_dirs", pa.list_(pa.string()))]),
 }
 
 
-#: The facts tables of the analysis (`analysis.TABLES`), column for column as their transforms build them (a test
-#: holds each transform to its schema): a table whose input cannot have rows (no `__cluster_metadata` in the input
-#: for the KRaft tables, say) is written from here without planning its transform.
-OUTPUT_TABLES: dict[str, pa.Schema] = {
-    "producers": _schema([*PARTITION_KEY, ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
-        ("first_offset", pa.int64()), ("last_offset", pa.int64()), ("first_sequence", pa.int32()),
-        ("last_sequence", pa.int32()), ("batch_count", pa.int64()), ("record_count", pa.int64()),
-        ("first_timestamp", pa.int64()), ("last_timestamp", pa.int64()), ("is_transactional", pa.bool_())]),
-    "transactions": _schema([("producer_id", pa.int64()), ("broker", pa.string()), ("topic", pa.string()),
-        ("partition", pa.int32()), ("producer_epoch", pa.int32()), ("first_offset", pa.int64()),
-        ("last_data_offset", pa.int64()), ("marker_offset", pa.int64()), ("outcome", pa.string()),
-        ("coordinator_epoch", pa.int32()), ("batch_count", pa.int64()), ("record_count", pa.int64()),
-        ("first_timestamp", pa.int64()), ("duration_ms", pa.int64()), ("file", pa.string()),
-        ("position", pa.int64()), ("transactional_id", pa.string()), ("expected_coordinator_partition", pa.string())]),
-    "replicas": _schema([*PARTITION_KEY, ("cluster_id", pa.string()), ("log_start_offset", pa.int64()),
-        ("log_end_offset", pa.int64()), ("high_watermark", pa.int64()), ("latest_leader_epoch", pa.int32()),
-        ("leader_epoch_checkpoint", pa.string()), ("replica_count", pa.int64()), ("longest_broker", pa.string()),
-        ("lag", pa.int64()), ("diverged_at", pa.int64()), ("in_sync", pa.bool_()), ("compacted", pa.bool_()),
-        ("cleaned_up_to", pa.int64()), ("dir_state", pa.string())]),
-    "leader_epoch_lineage": _schema([*PARTITION_KEY, ("epoch", pa.int32()), ("checkpoint_start_offset", pa.int64()),
-        ("batch_start_offset", pa.int64()), ("agrees", pa.bool_())]),
-    "coordinator_transactions": _schema([("cluster_id", pa.string()), ("coordinator_partition", pa.string()),
-        ("transactional_id", pa.string()), ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
-        ("first_producer_epoch", pa.int32()), ("outcome", pa.string()), ("states", pa.list_(pa.string())),
-        ("partitions", pa.list_(pa.string())), ("transaction_timeout_ms", pa.int32()),
-        ("txn_start_timestamp", pa.int64()), ("completed_at", pa.int64()), ("coordinator_broker", pa.string()),
-        ("coordinator_first_offset", pa.int64()), ("coordinator_last_offset", pa.int64()), ("file", pa.string()),
-        ("position", pa.int64()), ("transaction_version", pa.int32()), ("marker_producer_id", pa.int64()),
-        ("marker_producer_epoch", pa.int32()), ("expected_coordinator_partition", pa.string()),
-        ("partitions_not_in_input", pa.list_(pa.string()))]),
-    "producer_lineage": _schema([("cluster_id", pa.string()), ("transactional_id", pa.string()),
-        ("producer_id", pa.int64()), ("first_epoch", pa.int32()), ("last_epoch", pa.int32()),
-        ("previous_producer_id", pa.int64()), ("next_producer_id", pa.int64()), ("transaction_version", pa.int32()),
-        ("coordinator_partition", pa.string()), ("first_coordinator_offset", pa.int64()),
-        ("last_coordinator_offset", pa.int64()), ("first_coordinator_timestamp", pa.int64()),
-        ("last_coordinator_timestamp", pa.int64()), ("first_data_partition", pa.string()),
-        ("first_data_offset", pa.int64()), ("first_data_timestamp", pa.int64()), ("last_data_partition", pa.string()),
-        ("last_data_offset", pa.int64()), ("last_data_timestamp", pa.int64()), ("source", pa.string())]),
-    "consumer_offsets": _schema([("group_id", pa.string()), ("cluster_id", pa.string()), ("topic", pa.string()),
-        ("partition", pa.int32()), ("committed_offset", pa.int64()), ("committed_leader_epoch", pa.int32()),
-        ("commit_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
-        ("coordinator_partition", pa.string()), ("coordinator_offset", pa.int64()), ("file", pa.string()),
-        ("position", pa.int64()), ("in_input", pa.bool_()), ("data_broker", pa.string()),
-        ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()), ("lag", pa.int64()),
-        ("aborted_first_offset", pa.int64()), ("aborted_last_offset", pa.int64()),
-        ("aborted_producer_id", pa.int64()), ("status", pa.string()), ("producer_id", pa.int64()),
-        ("transactional", pa.bool_()), ("transaction_outcome", pa.string())]),
-    "lso": _schema([*PARTITION_KEY, ("last_stable_offset", pa.int64()), ("high_watermark", pa.int64()),
-        ("log_end_offset", pa.int64()), ("held_by_producer_id", pa.int64()), ("stuck", pa.bool_())]),
-    "lso_changes": _schema([*PARTITION_KEY, ("offset", pa.int64()), ("last_stable_offset", pa.int64()),
-        ("held_by_producer_id", pa.int64())]),
-    "aborted_ranges": _schema([*PARTITION_KEY, ("producer_id", pa.int64()), ("first_offset", pa.int64()),
-        ("last_offset", pa.int64()), ("last_stable_offset", pa.int64()), ("txnindex_agrees", pa.bool_())]),
-    "remote_segments": _schema([*PARTITION_KEY, ("topic_id", pa.string()), ("remote_segment_id", pa.string()),
-        ("start_offset", pa.int64()), ("end_offset", pa.int64()), ("max_timestamp", pa.int64()),
-        ("segment_leader_epochs", pa.string()), ("size", pa.int64()), ("state", pa.string()), ("broker_id", pa.int32()),
-        ("broker_leader_epoch", pa.int32()), ("first_event_at", pa.int64()), ("last_event_at", pa.int64()),
-        ("event_count", pa.int64()), ("file", pa.string()), ("position", pa.int64())]),
-    "remote_partition_deletes": _schema([*PARTITION_KEY, ("topic_id", pa.string()), ("state", pa.string()),
-        ("broker_id", pa.int32()), ("event_timestamp", pa.int64()), ("file", pa.string()), ("position", pa.int64()),
-        ("offset", pa.int64())]),
-    "partition_history": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()),
-        ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()),
-        ("metadata_offset", pa.int64()), ("timestamp", pa.int64()), ("record_type", pa.string()),
-        ("leader", pa.int32()), ("leader_epoch", pa.int64()), ("partition_epoch", pa.int64()),
-        ("isr", pa.list_(pa.int32())), ("elr", pa.list_(pa.int32())), ("last_known_elr", pa.list_(pa.int32())),
-        ("replicas", pa.list_(pa.int32())), ("adding_replicas", pa.list_(pa.int32())),
-        ("removing_replicas", pa.list_(pa.int32())), ("leader_recovery_state", pa.string()),
-        ("directories", pa.list_(pa.string())), ("previous_leader", pa.int32()),
-        ("previous_isr", pa.list_(pa.int32())), ("previous_elr", pa.list_(pa.int32())), ("election", pa.string()),
-        ("file", pa.string()), ("position", pa.int64())]),
-    "broker_history": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()),
-        ("broker_id", pa.int32()), ("metadata_offset", pa.int64()), ("timestamp", pa.int64()),
-        ("event", pa.string()), ("broker_epoch", pa.int64()), ("incarnation_id", pa.string()), ("rack", pa.string()),
-        ("log_dirs", pa.list_(pa.string())), ("fenced", pa.bool_()), ("in_controlled_shutdown", pa.bool_()),
-        ("file", pa.string()), ("position", pa.int64())]),
-    "topics": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("topic", pa.string()),
-        ("topic_id", pa.string()), ("partitions", pa.int32()), ("created_offset", pa.int64()),
-        ("created_at", pa.int64()), ("deleted_offset", pa.int64()), ("deleted_at", pa.int64()), ("file", pa.string())]),
-    "features": _schema([("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("feature", pa.string()),
-        ("feature_level", pa.int32()), ("metadata_offset", pa.int64()), ("timestamp", pa.int64()),
-        ("file", pa.string()), ("position", pa.int64())]),
-    # groups replayed (spark/groups.py, spark/share_groups.py): no broker/topic/partition of their own; where they
-    # were read is `coordinator_broker`/`coordinator_partition`
-    "group_members": _schema([("cluster_id", pa.string()), ("group", pa.string()), ("group_type", pa.string()),
-        ("member_id", pa.string()), ("instance_id", pa.string()), ("client_id", pa.string()),
-        ("client_host", pa.string()), ("rack", pa.string()), ("generation", pa.int32()), ("member_epoch", pa.int32()),
-        ("member_state", pa.string()), ("subscribed_topics", pa.list_(pa.string())),
-        ("subscribed_topic_regex", pa.string()), ("from_offset", pa.int64()), ("from_timestamp", pa.int64()),
-        ("to_offset", pa.int64()), ("to_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
-        ("coordinator_partition", pa.string()), ("file", pa.string()), ("position", pa.int64())]),
-    "group_assignments": _schema([("cluster_id", pa.string()), ("group", pa.string()),
-        ("group_type", pa.string()), ("member_id", pa.string()), ("topic", pa.string()), ("topic_id", pa.string()),
-        ("partition", pa.int32()), ("subtopology_id", pa.string()), ("generation", pa.int32()),
-        ("member_epoch", pa.int32()), ("pending_revocation", pa.bool_()), ("assigned_from_offset", pa.int64()),
-        ("assigned_from_timestamp", pa.int64()), ("assigned_to_offset", pa.int64()),
-        ("assigned_to_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
-        ("coordinator_partition", pa.string()), ("file", pa.string()), ("position", pa.int64())]),
-    "consumer_lag": _schema([("cluster_id", pa.string()), ("group", pa.string()), ("topic", pa.string()),
-        ("partition", pa.int32()), ("committed_offset", pa.int64()), ("last_commit_timestamp", pa.int64()),
-        ("log_end_offset", pa.int64()), ("last_stable_offset", pa.int64()), ("lag", pa.int64()),
-        ("data_broker", pa.string()), ("status", pa.string()), ("owner_member_id", pa.string()),
-        ("owner_client_id", pa.string()), ("owner_client_host", pa.string()), ("owned_until_offset", pa.int64()),
-        ("owned_until_timestamp", pa.int64()), ("coordinator_broker", pa.string()),
-        ("coordinator_partition", pa.string())]),
-    "share_partition_state": _schema([("cluster_id", pa.string()), ("group", pa.string()),
-        ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()),
-        ("snapshot_epoch", pa.int32()), ("state_epoch", pa.int32()), ("leader_epoch", pa.int32()),
-        ("start_offset", pa.int64()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
-        ("delivery_state", pa.string()), ("delivery_count", pa.int32()), ("coordinator_broker", pa.string()),
-        ("coordinator_partition", pa.string()), ("coordinator_offset", pa.int64()), ("timestamp", pa.int64()),
-        ("file", pa.string()), ("position", pa.int64())]),
-    "restart_prediction": _schema([*PARTITION_KEY, ("dir_state", pa.string()), ("clean_shutdown", pa.bool_()),
-        ("recovery_point", pa.int64()), ("segments_recovered", pa.int32()), ("truncate_at_offset", pa.int64()),
-        ("truncate_at_file", pa.string()), ("truncate_at_position", pa.int64()), ("bytes_discarded", pa.int64()),
-        ("segments_deleted", pa.int32()), ("offsets_discarded", pa.list_(pa.int64())),
-        ("committed_offsets_discarded", pa.list_(pa.int64())), ("restart_fails", pa.bool_()), ("reason", pa.string())]),
-}
+def arrow_type(kind: str) -> pa.DataType:
+    """The Arrow type of a Spark SQL type name (as the models declare their columns)."""
+    kind = kind.strip()
+    lower = kind.lower()
+    simple = {"string": pa.string(), "int": pa.int32(), "integer": pa.int32(), "bigint": pa.int64(),
+              "long": pa.int64(), "boolean": pa.bool_(), "double": pa.float64(), "smallint": pa.int16()}
+    if lower in simple:
+        return simple[lower]
+    if lower.startswith("array<") and lower.endswith(">"):
+        return pa.list_(arrow_type(kind[6:-1]))
+    if lower.startswith("struct<") and lower.endswith(">"):
+        from kforensics.spark.registry import _split_ddl
+
+        return pa.struct([(n.rstrip(":"), arrow_type(t)) for n, t in _split_ddl(kind[7:-1].replace(":", " "))])
+    raise ValueError(f"no Arrow type for {kind!r}")
+
+
+def _model_schema(name: str) -> pa.Schema:
+    from kforensics.spark.registry import sql_models
+
+    return _schema([(c.name, arrow_type(c.type)) for c in sql_models()[name].columns])
+
+
+def _output_tables() -> dict[str, pa.Schema]:
+    from kforensics.spark.registry import output_models
+
+    return {m.name: _model_schema(m.name) for m in output_models()}
+
+
+#: The facts tables of the analysis (the models declared `output`, spark/sql/), column for column as their headers
+#: declare them (a test holds each model to its declaration): a table whose input cannot have rows is written from
+#: here without planning its statement.
+OUTPUT_TABLES: dict[str, pa.Schema] = _output_tables()
 
 
 def frame(spark: SparkSession, schema: pa.Schema, rows: list[dict]) -> DataFrame:

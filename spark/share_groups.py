@@ -28,10 +28,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyspark.sql import DataFrame
-
-from kforensics.spark.checks import run_table
-from kforensics.spark.views import run_sql
 
 DELIVERY_STATES = {0: "AVAILABLE", 1: "ACQUIRED", 2: "ACKNOWLEDGED", 3: "ARCHIVING", 4: "ARCHIVED"}
 #: A share partition key's log: where it was read and the key (SharePartitionKey).
@@ -62,90 +58,3 @@ def share_record_rows(where: dict[str, Any], decoded: dict[str, Any]) -> list[di
                                "delivery_state": b.get("deliveryState"), "delivery_count": b.get("deliveryCount")}
                               for b in value.get("stateBatches") or ()])
     return [row]
-
-
-# --- the replay ----------------------------------------------------------------------------------------------------
-
-
-def share_state_table(records: DataFrame, longest: DataFrame, topic_ids: DataFrame, metadata: DataFrame,
-                      events: DataFrame) -> DataFrame:
-    """Needs share_state_records, longest_replicas, partition_topic_ids, metadata_records and group_events (for the
-    topic names the group records give); the `share_partition_state` table: per share partition with state at the
-    end of the input (not removed by a tombstone) its epochs and start offset, one row per batch of its state
-    (`first_offset` .. `delivery_count`; one row with null batch columns when it holds none), and its latest record
-    (coordinator_offset, timestamp, file, position)."""
-    states = " ".join(f"WHEN {k} THEN '{v}'" for k, v in DELIVERY_STATES.items())
-    return run_sql(f"""
-        WITH names AS (SELECT * FROM {{names}}),
-        ev AS (SELECT * FROM {{events}}),
-        kept AS (
-            -- the last life of each key, from its last snapshot on (a key whose last record is a tombstone has none)
-            SELECT * FROM (
-                SELECT *, max(life) OVER (PARTITION BY {SHARE_KEY}) AS last_life,
-                       max(CASE WHEN record_type = 'share_snapshot' AND NOT tombstone THEN offset END)
-                           OVER (PARTITION BY {SHARE_KEY}, life) AS base_
-                FROM ev)
-            WHERE life = last_life AND NOT tombstone AND offset >= coalesce(base_, -1)),
-        carried AS (
-            SELECT *,
-                   coalesce(last(CASE WHEN start_offset <> -1 THEN start_offset END, true) OVER upto, -1) AS start_now,
-                   coalesce(last(CASE WHEN leader_epoch <> -1 THEN leader_epoch END, true) OVER upto, -1)
-                       AS leader_now,
-                   last(state_epoch, true) OVER upto AS state_epoch_now,
-                   row_number() OVER (PARTITION BY {SHARE_KEY} ORDER BY offset DESC) AS from_end
-            FROM kept WINDOW upto AS (PARTITION BY {SHARE_KEY} ORDER BY offset
-                                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)),
-        pruned AS (
-            -- each record's batches cut at the start offset of every merge from it on
-            SELECT *, max(start_now) OVER (PARTITION BY {SHARE_KEY} ORDER BY offset
-                                           ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS cut_
-            FROM carried),
-        batches AS (
-            SELECT {SHARE_KEY}, greatest(b.first_offset, cut_) AS first_offset, b.last_offset, b.delivery_state,
-                   b.delivery_count
-            FROM pruned LATERAL VIEW explode(state_batches) t_ AS b
-            WHERE b.last_offset >= cut_ AND b.first_offset <= b.last_offset),
-        edges AS (
-            SELECT {SHARE_KEY}, lo, lead(lo) OVER (PARTITION BY {SHARE_KEY} ORDER BY lo) - 1 AS hi
-            FROM (SELECT DISTINCT {SHARE_KEY}, first_offset AS lo FROM batches
-                  UNION SELECT DISTINCT {SHARE_KEY}, last_offset + 1 AS lo FROM batches)),
-        pieces AS (
-            -- the batch that wins each stretch between two batch edges: the higher delivery count, then state
-            SELECT {", ".join(f"e.{c.strip()}" for c in SHARE_KEY.split(","))}, e.lo, e.hi,
-                   max(named_struct('count', b.delivery_count, 'state', b.delivery_state)) AS w
-            FROM edges e JOIN batches b
-              ON b.cluster_id = e.cluster_id AND b.coordinator_partition = e.coordinator_partition
-             AND b.group_id = e.group_id AND b.topic_id = e.topic_id AND b.share_partition = e.share_partition
-             AND b.first_offset <= e.lo AND e.hi <= b.last_offset
-            WHERE e.hi IS NOT NULL
-            GROUP BY {", ".join(f"e.{c.strip()}" for c in SHARE_KEY.split(","))}, e.lo, e.hi),
-        runs AS (
-            SELECT {SHARE_KEY}, min(lo) AS first_offset, max(hi) AS last_offset, w.state AS delivery_state,
-                   w.count AS delivery_count
-            FROM (SELECT *, sum(new_run) OVER (PARTITION BY {SHARE_KEY} ORDER BY lo
-                                               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS run
-                  FROM (SELECT *, CASE WHEN lag(hi) OVER k + 1 = lo AND lag(w.state) OVER k = w.state
-                                            AND lag(w.count) OVER k = w.count THEN 0 ELSE 1 END AS new_run
-                        FROM pieces WINDOW k AS (PARTITION BY {SHARE_KEY} ORDER BY lo)))
-            GROUP BY {SHARE_KEY}, run, w.state, w.count),
-        heads AS (
-            SELECT {SHARE_KEY}, coordinator_broker, snapshot_epoch, state_epoch_now AS state_epoch,
-                   leader_now AS leader_epoch, start_now AS start_offset, offset, timestamp, file, position
-            FROM carried WHERE from_end = 1)
-        SELECT h.cluster_id, h.group_id AS `group`, n.topic, h.topic_id, h.share_partition AS partition,
-               h.snapshot_epoch, h.state_epoch, h.leader_epoch, h.start_offset, r.first_offset, r.last_offset,
-               CASE r.delivery_state {states} ELSE CAST(r.delivery_state AS STRING) END AS delivery_state,
-               r.delivery_count, h.coordinator_broker, h.coordinator_partition, h.offset AS coordinator_offset,
-               h.timestamp, h.file, h.position
-        FROM heads h
-        LEFT JOIN runs r
-          ON r.cluster_id = h.cluster_id AND r.coordinator_partition = h.coordinator_partition
-         AND r.group_id = h.group_id AND r.topic_id = h.topic_id AND r.share_partition = h.share_partition
-        LEFT JOIN names n ON n.topic_id = h.topic_id""",
-        names=run_table("topic_names", partition_topic_ids=topic_ids, metadata_records=metadata, group_events=events),
-        events=run_table("share_events", share_state_records=records, longest_replicas=longest))
-
-
-# --- findings ------------------------------------------------------------------------------------------------------
-
-

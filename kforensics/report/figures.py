@@ -7,7 +7,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from kforensics.parsers.findings import SEQUENCE_KINDS
+from kforensics.kinds import shown_in
 from kforensics.render import html_attr, html_text, plot_text
 from kforensics.report.load import read
 from kforensics.times import utc_datetime
@@ -72,7 +72,7 @@ def timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]])
         ax.step([utc_datetime(offset_ts[c["offset"]]) for c in changes], [c["last_stable_offset"] for c in changes],
                 where="post", color="#7a5af8", linewidth=1.2, label="last stable offset", zorder=4)
     gaps = [f for f in findings if (f["broker"], f["topic"], f["partition"]) == key
-            and f["kind"] in SEQUENCE_KINDS and f["kind"] != "content_duplicate" and f["offset"] in offset_ts]
+            and f["kind"] in shown_in("gaps") and f["kind"] != "content_duplicate" and f["offset"] in offset_ts]
     if gaps:
         ax.scatter([utc_datetime(offset_ts[f["offset"]]) for f in gaps], [f["offset"] for f in gaps], marker="x", s=60,
                    color="#d92d20", label="sequence anomaly", zorder=5)

@@ -10,7 +10,8 @@ from typing import Any
 
 from kforensics import scan_output
 from kforensics.defaults import DEFAULT_MAX_PLOTS
-from kforensics.parsers.findings import KINDS, is_problem
+from kforensics.kinds import KINDS
+from kforensics.parsers.findings import is_problem
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

@@ -1,3 +1,12 @@
+/*
+[table]
+doc = """The aborted ranges of lso_sweep (`marked`: an ABORT marker is there) full-outer-joined with the .txnindex
+entries on producer and marker offset, and whether both agree (`agrees`)."""
+columns = """
+broker string, topic string, partition int, producer_id bigint, last_offset bigint, first_offset bigint,
+last_stable_offset bigint, marked boolean, index_first_offset bigint, index_last_stable_offset bigint,
+index_file string, cleaner_offset bigint, log_first_offset bigint, agrees boolean"""
+*/
 -- The aborted ranges of lso_sweep (`marked`: an ABORT marker is there) full-outer-joined with the txnindex entries
 -- (first offset, LSO and file as index_first_offset, index_last_stable_offset, index_file) on producer and marker
 -- offset, with partition_ends' cleaner_offset and log_first_offset, and whether both agree (`agrees`).

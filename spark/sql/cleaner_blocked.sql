@@ -1,3 +1,26 @@
+/*
+[check]
+family = "transactions"
+
+[[finding]]
+kind = "cleaner_blocked"
+severity = "warning"
+meaning = '''
+a compacted partition's log cleaner is held at the last stable offset by a transaction open longer than the
+transaction timeout'''
+fields = ["cleaner_offset", "last_stable_offset", "held_by_producer_id", "txn_first_offset", "bytes_behind"]
+rule = '''
+compaction held back by a transaction: the partition has a `cleaner-offset-checkpoint` entry (it is
+compacted), and its LSO is held below the log end by a transaction open longer than its timeout (its
+transactional id's `txnTimeoutMs` where a `__transaction_state` record in the input names the producer id,
+else `--txn-timeout`; never a two-phase-commit one, see `prepared_transaction`) (the earliest open one; the
+log cleaner never cleans past the LSO, so the partition grows without bound, KIP-664): `cleaner_offset`,
+`last_stable_offset`, `held_by_producer_id`, `txn_first_offset`, `bytes_behind` (bytes of the batches from the
+one holding the LSO to the log end); `offset`/`position` are the transaction's first batch'''
+compacted = '''
+about compaction itself: a transaction whose data lies below the cleaner offset is complete (see
+`hanging_transaction`), so only one open in the dirty tail, above the checkpoint, can hold the cleaner'''
+*/
 -- Compaction held back by a transaction. The log cleaner never cleans past the last stable offset
 -- (LogCleanerManager's firstUncleanableDirtyOffset is the least of the LSO, the active segment's base offset and the
 -- compaction lag): on a compacted partition (one with a cleaner-offset-checkpoint entry) an open transaction stops
@@ -27,7 +50,7 @@ WITH
               AND age_ms_at_log_end > timeout_ms AND timeout_ms != 2147483647),
         behind AS (
             SELECT broker, topic, partition, CAST(sum(size) AS BIGINT) AS bytes_behind
-            FROM batches JOIN (SELECT broker, topic, partition, last_stable_offset FROM held)
+            FROM log_batches JOIN (SELECT broker, topic, partition, last_stable_offset FROM held)
                  USING (broker, topic, partition)
             WHERE last_offset >= last_stable_offset
             GROUP BY broker, topic, partition),
@@ -36,7 +59,6 @@ WITH
                    producer_epoch, txn_first_offset, age_ms_at_log_end, coalesce(bytes_behind, 0) AS bytes_behind,
                    file, position, timeout_ms
             FROM held LEFT JOIN behind USING (broker, topic, partition)) SELECT 'cleaner_blocked' AS kind,
-       'warning' AS severity,
        broker,
        topic,
        partition,

@@ -1,7 +1,33 @@
+/*
+[check]
+family = "committed_offset"
+applies = "has_consumer_offsets"
+
+[[finding]]
+kind = "committed_offset_beyond_log_end"
+severity = "error"
+meaning = "a group's committed offset is above the partition's log end"
+fields = ["group", "committed_offset", "coordinator_partition", "coordinator_offset", "commit_timestamp", "log_start_offset", "log_end_offset", "reference_broker", "member_id", "member_client_id"]
+rule = '''
+a group's committed offset is above the partition's log end (longest replica): the group resets or skips.
+`broker` is the one holding the commit, `topic`/`partition` the committed partition, `file`/`position` the
+commit record: `group`, `committed_offset`, `coordinator_partition`, `coordinator_offset`, `commit_timestamp`,
+`log_start_offset`, `log_end_offset`, `reference_broker`; `member_id` and `member_client_id` name the member
+that owned the partition at the commit, where the group replay knows it (the assignment in force at the commit
+record's offset in the same `__consumer_offsets` log)'''
+compacted = '''
+unchanged: `__consumer_offsets` is compacted (a key's latest commit stays, a tombstone until its delete
+horizon), and the latest commit per group and partition is what is judged; a committed offset may fall in a
+hole the cleaner made in the data log: it is still inside the log'''
+*/
 -- The `committed_offset_beyond_log_end` check: reads consumer_offsets (consumer_offsets_table); names the group
--- (on the broker holding the commit).
-SELECT 'committed_offset_beyond_log_end' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+-- (on the broker holding the commit), and the member that owned the partition at the commit (commit_owners).
+SELECT 'committed_offset_beyond_log_end' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(committed_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
-       format_string('Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset (auto.offset.reset) or skip what is written up to there.', group_id, committed_offset, topic, partition, log_end_offset, data_broker) AS message,
-       to_json(named_struct('group', group_id, 'committed_offset', committed_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'commit_timestamp', commit_timestamp, 'log_start_offset', log_start_offset, 'log_end_offset', log_end_offset, 'reference_broker', data_broker)) AS details FROM (SELECT *, coordinator_broker AS broker FROM consumer_offsets) WHERE status = 'beyond_log_end' AND coalesce(transaction_outcome, 'COMMIT') = 'COMMIT'
+       concat(format_string('Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset (auto.offset.reset) or skip what is written up to there.', group_id, committed_offset, topic, partition, log_end_offset, data_broker),
+              CASE WHEN owner_member_id IS NOT NULL THEN format_string(' At the commit, member %s (client %s) owned the partition.', owner_member_id, coalesce(owner_client_id, '?')) ELSE '' END) AS message,
+       to_json(named_struct('group', group_id, 'committed_offset', committed_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'commit_timestamp', commit_timestamp, 'log_start_offset', log_start_offset, 'log_end_offset', log_end_offset, 'reference_broker', data_broker, 'member_id', owner_member_id, 'member_client_id', owner_client_id)) AS details
+FROM (SELECT *, coordinator_broker AS broker
+      FROM consumer_offsets LEFT JOIN commit_owners USING (cluster_id, group_id, topic, partition))
+ WHERE status = 'beyond_log_end' AND coalesce(transaction_outcome, 'COMMIT') = 'COMMIT'

@@ -1,3 +1,14 @@
+/*
+[table]
+doc = """Per pair of diverging replicas (divergences): both replicas' leader epochs at the divergence, file, position
+and ends, the replica whose history was replaced and the committed offsets it lost."""
+columns = """
+cluster_id string, topic string, partition int, b_broker string, a_broker string, offset bigint,
+common_prefix_end_offset bigint, a_epoch int, a_file string, a_position bigint, b_epoch int, b_file string,
+b_position bigint, a_log_end_offset bigint, a_high_watermark bigint, a_leader_epoch_checkpoint string,
+b_log_end_offset bigint, b_high_watermark bigint, b_leader_epoch_checkpoint string, broker string,
+winner string, loser_hw bigint, loser_leo bigint, lost_last bigint, lost_offsets array<bigint>"""
+*/
 -- Per pair of diverging replicas (divergences): both replicas' leader epochs at the divergence (a_epoch, b_epoch),
 -- file, position and ends, `broker` (the replica whose history was replaced, or a_broker), `winner`, `loser_hw`,
 -- `lost_last` and `lost_offsets` ([first, last] committed offsets lost, null when none or unknown). An unknown high

@@ -1,3 +1,25 @@
+/*
+[check]
+family = "coordinator"
+applies = "has_transaction_state"
+
+[[finding]]
+kind = "epoch_fenced_write"
+severity = "error"
+meaning = "a transactional batch written after the coordinator fenced its producer epoch"
+fields = ["transactional_id", "fenced_at", "fencing_epoch", "written_at", "batches", "expected_coordinator_partition", "evidence", "clock_skew_ms"]
+rule = '''
+a transactional batch created (base timestamp, the client's clock) more than `--clock-skew` (200 ms) after the
+coordinator recorded a higher epoch for its producer id (the record's timestamp, the coordinator's clock).
+Under Transactions V2 every end of a transaction bumps the epoch, so a client whose clock runs a few ms ahead
+stamps its last batches after its own PrepareCommit: the tolerance is for that. Within a partition,
+`zombie_epoch` judges by log order and needs no clock. `transactional_id`, `fenced_at`, `fencing_epoch`,
+`written_at`, `batches`, `expected_coordinator_partition`, `evidence` (`coordinator_clock`), `clock_skew_ms`'''
+compacted = '''
+unchanged; a batch whose baseTimestamp holds its delete horizon (attributes bit 6) or -1 (an empty batch the
+cleaner kept) has no create time in its header: its max timestamp stands in'''
+reports = ["eos"]
+*/
 -- The `epoch_fenced_write` check: reads `clustered_batches` (the clustered batches table: cluster_id,
 -- producer_id, producer_epoch, base_offset, base_timestamp, file, position, magic, is_transactional, is_control),
 -- `coordinator_log` (coordinator_log: cluster_id, producer_id, producer_epoch, last_update_timestamp) and
@@ -24,7 +46,7 @@ WITH fenced AS (
             min_by(fencing_epoch, base_offset) AS fencing_epoch,
             min_by(base_timestamp, base_offset) AS written_at, count(1) AS batches
      FROM fenced GROUP BY broker, topic, partition, cluster_id, producer_id, producer_epoch)
-SELECT 'epoch_fenced_write' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'epoch_fenced_write' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Transactional id %s (producer %d): %d batches from offset %d were written by epoch %d at %d, %d ms after the coordinator fenced it with epoch %d at %d (clock tolerance %d ms).', coalesce(transactional_id, '?'), producer_id, batches, base_offset, producer_epoch, written_at, written_at - fenced_at, fencing_epoch, fenced_at, :clock_skew_ms) AS message,

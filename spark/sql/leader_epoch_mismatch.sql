@@ -1,10 +1,25 @@
+/*
+[check]
+family = "log"
+
+[[finding]]
+kind = "leader_epoch_mismatch"
+severity = "error"
+meaning = '''
+batches whose partition leader epoch is not the one leader-epoch-checkpoint assigns to their offsets'''
+fields = ["batch_leader_epoch", "checkpoint_epoch", "batches"]
+rule = '''
+batches whose partitionLeaderEpoch is not the epoch leader-epoch-checkpoint assigns to their offsets:
+`batch_leader_epoch`, `checkpoint_epoch`, `batches`'''
+compacted = "unchanged: a rewritten or empty batch keeps its partitionLeaderEpoch"
+*/
 -- Reads batches and leader_epochs (leader_epochs); the `leader_epoch_mismatch` check: batches whose
 -- partitionLeaderEpoch is not the epoch the checkpoint assigns to their offset, one finding per run of consecutive
 -- batches (in offset order) with the same wrong epoch where the checkpoint says the same one.
 WITH marks AS (
   SELECT broker, topic, partition, base_offset, 1 AS `order`, partition_leader_epoch, file, position,
          CAST(NULL AS INT) AS epoch
-  FROM batches WHERE magic = 2 AND crc_valid
+  FROM log_batches WHERE magic = 2 AND crc_valid
   UNION ALL
   SELECT broker, topic, partition, start_offset AS base_offset, 0 AS `order`,
          CAST(NULL AS INT) AS partition_leader_epoch, file, CAST(NULL AS BIGINT) AS position, epoch
@@ -24,7 +39,7 @@ first_of_run AS (
          min_by(file, base_offset) AS file, min_by(position, base_offset) AS position, count(1) AS batches
   FROM runs WHERE wrong IS NOT NULL
   GROUP BY broker, topic, partition, run, partition_leader_epoch, expected_epoch)
-SELECT 'leader_epoch_mismatch' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'leader_epoch_mismatch' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('%d batches from offset %d carry leader epoch %d where leader-epoch-checkpoint says epoch %d.', batches, base_offset, partition_leader_epoch, expected_epoch) AS message,

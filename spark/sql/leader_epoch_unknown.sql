@@ -1,3 +1,25 @@
+/*
+[check]
+applies = "kraft"
+
+[[finding]]
+kind = "leader_epoch_unknown"
+severity = "error"
+meaning = '''
+a data batch or leader-epoch-checkpoint entry carries a leader epoch the metadata log never gave its partition
+(data or metadata from another cluster)'''
+fields = ["leader_epoch", "source", "first_known_epoch", "last_known_epoch", "metadata_broker"]
+rule = '''
+KRaft: a data batch or `leader-epoch-checkpoint` entry of a partition (same topic id) carrying a leader epoch
+the metadata log never gave it, judged where the metadata covers that time: below the partition's first epoch
+only when its PartitionRecord is in the log (not the base snapshot), above its last epoch only on the broker
+whose metadata copy is the reference (a broker's data is never ahead of its own metadata). Once per broker,
+partition and epoch, at its first batch or entry: `leader_epoch`, `source` (`batch`,
+`leader-epoch-checkpoint`), `first_known_epoch`, `last_known_epoch`, `metadata_broker`'''
+compacted = '''
+unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
+compacted data log keeps its batches' partition leader epochs'''
+*/
 -- The `leader_epoch_unknown` check: reads `partition_history`, `data_leader_epochs`
 -- (control_plane.data_leader_epochs) and `reference_copies`. A data leader epoch the metadata never gave the
 -- partition, judged where the metadata covers that time: above the partition's first known epoch when that came
@@ -25,7 +47,7 @@ WITH
                OR (e.leader_epoch > k.last_epoch AND e.broker = r.metadata_broker)
                OR (NOT e.leader_epoch < k.first_epoch AND NOT e.leader_epoch > k.last_epoch
                    AND NOT array_contains(k.known_epochs, e.leader_epoch))))
-SELECT 'leader_epoch_unknown' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'leader_epoch_unknown' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('%s of %s-%d on %s carries leader epoch %d at offset %d, which the metadata log (%s\'s copy) never gave this partition (its epochs: %d-%d): data from another cluster or another topic generation.', source, topic, partition, broker, leader_epoch, offset, metadata_broker, first_epoch, last_epoch) AS message,

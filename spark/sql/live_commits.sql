@@ -1,3 +1,13 @@
+/*
+[table]
+doc = """The offset commits of each __consumer_offsets partition's longest replica with their transaction's fate."""
+columns = """
+cluster_id string, group_id string, commit_topic string, commit_partition int, topic string, partition int,
+broker string, file string, position bigint, offset bigint, timestamp bigint, producer_id bigint,
+producer_epoch int, committed_offset bigint, committed_leader_epoch int, commit_timestamp bigint,
+tombstone boolean, transactional boolean, transaction_outcome string, txn_first_offset bigint,
+txn_first_timestamp bigint, tombstone_offset bigint"""
+*/
 -- The offset commits of each __consumer_offsets partition's longest replica with their transaction's fate, over
 -- offset_commits, longest_replicas and transactions (transactions_table): every commit with cluster_id,
 -- transaction_outcome (COMMIT|ABORT|OPEN for a transactional one, null otherwise), txn_first_offset and
@@ -10,7 +20,7 @@ fates AS (
            t.first_offset AS txn_first_offset, t.first_timestamp AS txn_first_timestamp
     FROM (SELECT * FROM offset_commits JOIN pick USING (topic, partition, broker)) c  -- one replica of each partition
     LEFT JOIN (SELECT broker, topic, partition, producer_id, first_offset, last_data_offset, outcome,
-                      first_timestamp FROM transactions) t
+                      first_timestamp FROM log_transactions) t
     ON c.transactional AND c.broker = t.broker AND c.topic = t.topic AND c.partition = t.partition
        AND c.producer_id = t.producer_id AND c.offset BETWEEN t.first_offset AND t.last_data_offset),
 cut AS (

@@ -1,6 +1,50 @@
+/*
+[check]
+family = "coordinator"
+applies = "has_transaction_state"
+
+[[finding]]
+kind = "marker_missing"
+severity = "error"
+meaning = "the coordinator completed a transaction, but a partition it names holds no marker for it"
+fields = ["transactional_id", "coordinator_partition", "coordinator_offset", "coordinator_broker", "coordinator_outcome", "txn_start_timestamp", "completed_at", "partitions_not_in_input", "expected_coordinator_partition"]
+rule = '''
+the coordinator completed a transaction (CompleteCommit/CompleteAbort) naming a partition in the input, but
+that replica (whose log reaches the completion time) holds no marker of it. The marker carries the producer id
+and epoch of the transaction's PrepareCommit/PrepareAbort record (a transaction completed at a rotation is the
+old producer id's, at epoch 32767). Under Transactions V2 (ClientTransactionVersion 2) that epoch is one above
+the data's and unique to the transaction: the marker is the one of that producer id and epoch; under V1 it is
+the first marker of the producer id between the transaction's start and the producer's next transaction there.
+`producer_id`/`producer_epoch` are the marker's: `transactional_id`, `coordinator_partition`,
+`coordinator_offset`, `coordinator_broker`, `coordinator_outcome`, `txn_start_timestamp`, `completed_at`,
+`partitions_not_in_input`, `expected_coordinator_partition`; `offset`/`position` are the transaction's first
+data batch'''
+compacted = '''
+the cleaner removes a marker past its delete horizon once no batch of its transaction is left
+(`CleanedTransactionMetadata`): on a replica with a cleaner-offset-checkpoint entry, a completed transaction
+with neither data nor marker there is what cleaning leaves, silent; its data left without its marker is still
+found'''
+reports = ["eos"]
+
+[[finding]]
+kind = "outcome_mismatch"
+severity = "error"
+meaning = "a partition's marker says the other outcome than the coordinator"
+fields = ["transactional_id", "coordinator_partition", "coordinator_offset", "coordinator_broker", "coordinator_outcome", "txn_start_timestamp", "completed_at", "partitions_not_in_input", "expected_coordinator_partition", "marker_outcome", "marker_offset"]
+rule = '''
+the coordinator completed a transaction naming a partition in the input, and that replica's marker says the
+other outcome (COMMIT vs ABORT); matched as for `marker_missing` (Transactions V1 and V2, across a rotation):
+the same fields (`transactional_id`, `coordinator_partition`, `coordinator_offset`, `coordinator_broker`,
+`coordinator_outcome`, `txn_start_timestamp`, `completed_at`, `partitions_not_in_input`,
+`expected_coordinator_partition`) plus `marker_outcome`, `marker_offset`'''
+compacted = '''
+unchanged: a marker that survives keeps its control type (an empty control batch, whose record was cleaned,
+has no outcome to mismatch)'''
+reports = ["eos"]
+*/
 -- Reads marker_checks; `marker_missing` (no marker in a replica whose log reaches the completion time) and
 -- `outcome_mismatch` (the marker says the other outcome).
-SELECT 'marker_missing' AS kind, 'error' AS severity, broker, topic, partition, CAST(data_file AS STRING) AS file,
+SELECT 'marker_missing' AS kind, broker, topic, partition, CAST(data_file AS STRING) AS file,
        CAST(data_position AS BIGINT) AS position, CAST(data_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Transactional id %s (producer %d, epoch %d): the coordinator (%s offset %d) completed this transaction with %s at %d, but %s-%d holds no marker of it%s.', transactional_id, producer_id, producer_epoch, coordinator_partition, coordinator_last_offset, outcome, completed_at, topic, partition, CASE WHEN data_offset IS NOT NULL THEN format_string(': its data from offset %d stays open and holds the LSO', data_offset) ELSE '' END) AS message,
@@ -10,7 +54,7 @@ SELECT 'marker_missing' AS kind, 'error' AS severity, broker, topic, partition, 
      -- replica a transaction with neither data nor marker there is what cleaning leaves; data left open is not
      AND (data_offset IS NOT NULL OR cleaned_up_to IS NULL)
  UNION ALL
-SELECT 'outcome_mismatch' AS kind, 'error' AS severity, broker, topic, partition, CAST(marker_file AS STRING) AS file,
+SELECT 'outcome_mismatch' AS kind, broker, topic, partition, CAST(marker_file AS STRING) AS file,
        CAST(marker_position AS BIGINT) AS position, CAST(marker_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(marker_epoch AS INT) AS producer_epoch,
        format_string('Transactional id %s (producer %d): the coordinator (%s offset %d) recorded %s, but the marker at offset %d of %s-%d is a %s.', transactional_id, producer_id, coordinator_partition, coordinator_last_offset, outcome, marker_offset, topic, partition, marker_outcome) AS message,

@@ -1,3 +1,19 @@
+/*
+[table]
+doc = """Per completed transaction of the coordinator (coordinator_txns) and replica (replica_ends) of each data
+partition it names: the matching marker in clustered_batches and the first data batch of the transaction there."""
+columns = """
+broker string, topic string, partition int, transactional_id string, txn_seq bigint,
+coordinator_partition string, cluster_id string, first_producer_epoch int, outcome string,
+states array<string>, partitions array<string>, transaction_timeout_ms int, txn_start_timestamp bigint,
+completed_at bigint, coordinator_broker string, coordinator_first_offset bigint,
+coordinator_last_offset bigint, file string, position bigint, transaction_version int,
+marker_producer_id bigint, marker_producer_epoch int, expected_coordinator_partition string,
+partitions_not_in_input array<string>, producer_id bigint, producer_epoch int, tv2 boolean, named string,
+next_start bigint, log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint,
+marker_offset bigint, marker_outcome string, marker_epoch int, marker_file string, marker_position bigint,
+data_offset bigint, data_file string, data_position bigint"""
+*/
 -- Per completed transaction of coordinator_txns (coordinator_transactions with partitions_not_in_input and
 -- expected_coordinator_partition) and replica (replica_ends) of each data partition it names: the matching marker in
 -- clustered_batches (marker_offset, marker_outcome, marker_epoch, marker_file, marker_position) and the first data

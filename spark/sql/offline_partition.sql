@@ -1,7 +1,27 @@
+/*
+[check]
+applies = "kraft"
+
+[[finding]]
+kind = "offline_partition"
+severity = "error"
+meaning = '''
+a partition without a leader at the end of the metadata log while some broker was up (registered, unfenced,
+not shutting down)'''
+fields = ["since_offset", "since", "last_leader", "isr", "elr", "replicas", "live_brokers"]
+rule = '''
+KRaft: a live topic's partition with leader -1 at the end of the metadata log while some broker is registered,
+unfenced and not in controlled shutdown there (a log that ends with every broker fenced or shutting down is a
+stopped cluster: no finding): `since_offset`, `since` (metadata offset and time it lost its leader),
+`last_leader`, `isr`, `elr`, `replicas`, `live_brokers`'''
+compacted = '''
+unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
+compacted data log keeps its batches' partition leader epochs'''
+*/
 -- The `offline_partition` check: reads `partition_state` (control_plane.partition_state) and `live_brokers`
 -- (control_plane.live_brokers). No leader at the end of the log of a cluster that was running there (some broker
 -- registered, unfenced and not shutting down); a stopped cluster has no live broker and no finding.
-SELECT 'offline_partition' AS kind, 'error' AS severity, s.metadata_broker AS broker, s.topic, s.partition,
+SELECT 'offline_partition' AS kind, s.metadata_broker AS broker, s.topic, s.partition,
        CAST(s.file AS STRING) AS file, CAST(s.position AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset,
        CAST(NULL AS BIGINT) AS producer_id, CAST(NULL AS INT) AS producer_epoch,
        format_string('%s-%d has had no leader since metadata offset %d (last leader %s; ISR [%s], ELR [%s], replicas [%s]) while brokers [%s] were up.', s.topic, s.partition, s.since_offset, coalesce(CAST(s.last_leader AS STRING), 'unknown'), coalesce(array_join(s.isr, ','), '?'), coalesce(array_join(s.elr, ','), '?'), coalesce(array_join(s.replicas, ','), '?'), coalesce(array_join(l.live_brokers, ','), '?')) AS message,

@@ -1,3 +1,29 @@
+/*
+[check]
+family = "committed_offset"
+applies = "has_consumer_offsets"
+
+[[finding]]
+kind = "offset_commit_pending"
+severity = "warning"
+meaning = '''
+a group's offset commits sit in a transaction still open longer than its timeout: the group's consumers get
+UNSTABLE_OFFSET_COMMIT until it ends'''
+fields = ["group", "transactional_id", "partitions", "committed_offsets", "txn_first_offset", "age_ms_at_log_end", "transaction_timeout_ms"]
+rule = '''
+a group's transactional offset commits (TxnOffsetCommit) in `__consumer_offsets` whose transaction has no
+marker at the log end, open for longer than its timeout (its transactional id's, else `--txn-timeout`; a
+younger one is a transaction in flight, a two-phase-commit one a `prepared_transaction`): the group
+coordinator keeps them pending, and OffsetFetch answers UNSTABLE_OFFSET_COMMIT for those partitions until a
+marker ends the transaction (the "group stuck after a crash"). One finding per group and transaction, on the
+`__consumer_offsets` partition (its longest replica) at its first pending commit: `group`, `transactional_id`,
+`partitions` (the committed partitions), `committed_offsets`, `txn_first_offset`, `age_ms_at_log_end`,
+`transaction_timeout_ms`'''
+compacted = '''
+a commit whose transactional batch lies below `__consumer_offsets`' cleaner offset is complete (the cleaner
+cleans only below the last stable offset): never pending'''
+reports = ["eos"]
+*/
 -- The `offset_commit_pending` check: reads `live_commits`, `longest_replicas` (with log_end_timestamp) and
 -- `transactional_ids` (transactional_id, transaction_timeout_ms); per group and open transaction, its offset commits still pending at the log end of their
 -- __consumer_offsets partition, longer than the transaction's timeout (a younger one is a transaction in flight; a
@@ -14,7 +40,7 @@ WITH pending AS (
                          c -> c.committed_offset) AS committed_offsets
         FROM live_commits WHERE transaction_outcome = 'OPEN'
         GROUP BY cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset)
-    SELECT 'offset_commit_pending' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+    SELECT 'offset_commit_pending' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
            CAST(position AS BIGINT) AS position, CAST(first_commit_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
            CAST(producer_epoch AS INT) AS producer_epoch,
            format_string('Group %s has offset commits for %s pending in producer %d\'s transaction (transactional id %s), open since offset %d of %s-%d for %d ms (timeout %d ms): until a marker ends it, OffsetFetch answers UNSTABLE_OFFSET_COMMIT for these partitions and the group\'s consumers wait.', group_id, array_join(committed, ', '), producer_id, coalesce(transactional_id, '?'), txn_first_offset, topic, partition, age_ms_at_log_end, coalesce(transaction_timeout_ms, :txn_timeout_ms)) AS message,

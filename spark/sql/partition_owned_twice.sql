@@ -1,7 +1,33 @@
+/*
+[check]
+family = "groups"
+applies = "has_group_records"
+
+[[finding]]
+kind = "partition_owned_twice"
+severity = "warning"
+meaning = "one partition in the current assignment of two members of one group at once"
+fields = ["group", "group_type", "topic_id", "members", "member_epochs", "generation", "coordinator_partition", "coordinator_offset", "overlap_from_timestamp", "overlap_to_offset"]
+rule = '''
+two members of one classic, consumer (KIP-848) or streams (KIP-1071, active tasks) group hold the same
+partition in their current assignment over overlapping spans of the group's `__consumer_offsets` log: both
+consume it (a classic group's leader assigned it twice in one generation; a consumer group's log that Kafka's
+coordinator refuses to load, `Cannot set the epoch of ... because the partition is still owned`). Silent on a
+partition the previous owner still holds pending revocation while the next one has it, on share groups (whose
+members share partitions by design) and on target assignments. One finding per pair of members and partition,
+at the record that began the overlap (`file`/`position`, on `broker`), `topic`/`partition` the partition owned
+twice: `group`, `group_type`, `topic_id`, `members`, `member_epochs` (or `generation` for a classic group),
+`coordinator_partition`, `coordinator_offset`, `overlap_from_timestamp`, `overlap_to_offset` (null: still at
+the end of the input)'''
+compacted = '''
+`__consumer_offsets` is itself compacted: the cleaner removes a member's record only when a newer record of
+the same key follows, so the replay sees fewer intermediate states, never an overlap that was not there'''
+reports = ["groups"]
+*/
 -- Reads group_assignments (group_assignments); the check `partition_owned_twice`: per pair of members of one
 -- classic, consumer or streams group holding one partition (neither pending revocation) over overlapping spans of
 -- the group's log, the first overlap.
-SELECT 'partition_owned_twice' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'partition_owned_twice' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and %s, from offset %d of %s: both were assigned it.', `group`, group_type, coalesce(topic, topic_id), partition, members[0], members[1], coordinator_offset, coordinator_partition) AS message,

@@ -1,3 +1,24 @@
+/*
+[check]
+family = "remote"
+applies = "has_remote_log_metadata"
+
+[[finding]]
+kind = "remote_log_gap"
+severity = "error"
+meaning = '''
+offsets between the earliest copied remote segment and the local log start that neither a finished remote
+segment nor a local segment holds'''
+fields = ["missing_offsets", "remote_end_offset", "local_log_start_offset", "topic_id"]
+rule = '''
+tiered storage: offsets between the earliest COPY_SEGMENT_FINISHED remote segment and the local log start (the
+first batch of the local replica's first segment) that neither a finished remote segment nor the local log
+holds, one finding per missing range on the local replica's broker: `missing_offsets` [first, last],
+`remote_end_offset` (the highest remote offset below the gap), `local_log_start_offset`, `topic_id`;
+`file`/`position` are the latest metadata record of a segment ending at `remote_end_offset`'''
+compacted = "unchanged: tiered storage is not allowed on a compacted topic (KIP-405)"
+reports = ["tiered"]
+*/
 -- Reads finished_copies (cluster_id, topic, partition, topic_id, start_offset, end_offset, file, position) and
 -- local_logs (broker, cluster_id, topic, partition, local_log_start_offset, local_topic_id); the check `remote_log_gap`.
 WITH intervals AS (
@@ -17,7 +38,7 @@ preceded AS (
            PARTITION BY broker, cluster_id, topic, partition ORDER BY start_offset, end_offset
            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
   FROM bounded)
-SELECT 'remote_log_gap' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'remote_log_gap' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(first_missing AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Offsets %d-%d are in neither tier: the remote tier ends at %d below them and the local log starts at %d.', first_missing, last_missing, remote_end_offset, local_log_start_offset) AS message,

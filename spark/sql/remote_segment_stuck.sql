@@ -1,6 +1,26 @@
+/*
+[check]
+family = "remote"
+applies = "has_remote_log_metadata"
+
+[[finding]]
+kind = "remote_segment_stuck"
+severity = "warning"
+meaning = '''
+a remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED longer than --remote-stuck-after
+before its partition's newest metadata event'''
+fields = ["remote_segment_id", "state", "start_offset", "end_offset", "stuck_since", "newest_event_at", "stuck_ms", "stuck_after_ms"]
+rule = '''
+a remote segment whose latest state is COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED, entered more than
+`--remote-stuck-after` (default 1h) before the newest `__remote_log_metadata` event of its partition:
+`remote_segment_id`, `state`, `start_offset`, `end_offset`, `stuck_since`, `newest_event_at`, `stuck_ms`,
+`stuck_after_ms`; `file`/`position` the record that set the state'''
+compacted = "unchanged: tiered storage is not allowed on a compacted topic (KIP-405)"
+reports = ["tiered"]
+*/
 -- Reads remote_segments (broker, topic, partition, topic_id, remote_segment_id, start_offset, end_offset, state,
 -- last_event_at, file, position); the check `remote_segment_stuck`.
-SELECT 'remote_segment_stuck' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'remote_segment_stuck' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Remote segment %s (offsets %d-%d) has been %s for %d ms before the partition\'s newest remote log metadata event.', remote_segment_id, start_offset, end_offset, state, stuck_ms) AS message,

@@ -1,3 +1,28 @@
+/*
+[check]
+applies = "replicas_possible"
+
+[[finding]]
+kind = "replica_divergence"
+severity = "error"
+meaning = "two replicas of a topic-partition hold different batches at the same offset"
+severity_rule = "warning when no committed offset (below the high watermark) was lost"
+fields = ["offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner", "replicas", "elections"]
+rule = '''
+two replicas of a topic-partition (same `cluster.id`) hold different batches at the same offset (compared by
+base/last offset, CRC, producer id/epoch, base sequence and leader epoch, headers only, from the later log
+start or cleaner checkpoint up to the shorter log end). On the replica whose history was replaced (lower
+leader epoch at that offset): `offset`, `common_prefix_end_offset`, `brokers`, `lost_offsets` ([first, last]:
+below that replica's high watermark, i.e. committed and lost in an unclean election; null if only uncommitted
+data differed, or when that replica's high watermark is not in the input), `lost_on`, `winner`, `replicas`
+(per broker: `leader_epoch_at_offset`, `log_end_offset`, `high_watermark`, `leader_epoch_checkpoint`),
+`elections` (where the cluster's KRaft metadata log is in the input: the leader changes of the epochs
+involved, above the lower of the two replicas' epochs at the divergence up to the higher, each `leader_epoch`,
+`leader`, `election`, `elected_at`: the election that caused it)'''
+compacted = '''
+compared from the later of the replicas' log starts and cleaner checkpoints: each cleans on its own schedule'''
+reports = ["export"]
+*/
 -- Reads divergence_facts and elections (control_plane.elections_of; no rows without a metadata log in the input);
 -- the `replica_divergence` check: one finding per pair of diverging replicas.
 WITH involved AS (

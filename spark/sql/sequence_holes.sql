@@ -1,3 +1,42 @@
+/*
+[check]
+family = "log"
+
+[[finding]]
+kind = "sequence_gap"
+severity = "error"
+meaning = "a producer's batch does not continue its sequence (records lost or never written)"
+fields = ["expected_sequence", "found_sequence", "gap_size", "size_class", "leader_epoch_change", "previous_batch_offset"]
+rule = '''
+same producer id and epoch, base sequence is not last sequence + 1 (2147483647 is followed by 0):
+`expected_sequence`, `found_sequence`, `gap_size`, `previous_batch_offset`, `size_class` (`small`: at most 5
+batches of the previous batch's size, a lost in-flight window; `large`: more), `leader_epoch_change` (the
+batch is the first of a new partition leader epoch: the signature of an unclean election)'''
+compacted = '''
+below the cleaner offset a jump between surviving batches of one producer epoch is what compaction does (a
+batch whose records are all superseded is deleted, `DELETE_EMPTY`; a thinned batch keeps its baseSequence and
+lastOffsetDelta): silent wherever the missing sequence numbers can have stood below the checkpoint (the
+previous batch ends more than one offset below it), counted by `cleaned_sequence_holes`; in the dirty tail the
+rule as written. An empty batch keeps its base sequence and lastOffsetDelta, so it continues its producer's
+sequence'''
+reports = ["gaps"]
+
+[[finding]]
+kind = "cleaned_sequence_holes"
+severity = "info"
+meaning = '''
+a compacted partition's producer sequences have holes the log cleaner made below its checkpoint (batches whose
+records were all superseded are deleted): counted, not a gap'''
+fields = ["cleaner_offset", "holes", "sequence_numbers", "producer_epochs"]
+rule = '''
+once per partition with a `cleaner-offset-checkpoint` entry, where a producer epoch's base sequence jumps past
+the previous surviving batch's last sequence + 1 and the missing sequence numbers can have stood at offsets
+below the checkpoint (the previous batch ends more than one offset below it): what `sequence_gap` leaves to
+compaction (Kafka's `MemoryRecords.filterTo` deletes a batch whose records are all superseded and keeps the
+survivors' baseSequence and lastOffsetDelta): `cleaner_offset`, `holes`, `sequence_numbers` (missing in all),
+`producer_epochs`; `offset`/`position` are the first such batch'''
+compacted = "only on compacted partitions: what `sequence_gap` leaves to compaction"
+*/
 -- The sequence holes of each producer epoch over data (data batches with leader_epoch_change and cleaner_offset):
 -- `sequence_gap`, a batch whose base sequence is not the previous batch's last + 1 (mod 2^31), unless the missing
 -- sequences can have stood below the partition's cleaner offset; `cleaned_sequence_holes` (info), per compacted
@@ -10,7 +49,7 @@ previous AS (
          (CAST(lag(last_sequence) OVER w AS BIGINT) + 1) % 2147483648 AS expected_sequence
   -- the coordinators' own topics are appended with AppendOrigin.COORDINATOR, whose sequences the broker never checks
   -- (ProducerAppendInfo.maybeValidateDataBatch, apache/kafka 07455355): no sequence rule applies there
-  FROM data WHERE topic NOT IN ('__consumer_offsets', '__transaction_state', '__share_group_state')
+  FROM data_batches WHERE topic NOT IN ('__consumer_offsets', '__transaction_state', '__share_group_state')
   WINDOW w AS (PARTITION BY broker, topic, partition, producer_id ORDER BY base_offset, segment_base_offset, position)),
 holes AS (
   -- a gap of at most 5 batches (of the previous batch's size) could be a lost in-flight window
@@ -20,14 +59,14 @@ holes AS (
          coalesce(prev_last_offset + 1 < cleaner_offset, false) AS cleaned
   FROM (SELECT *, pmod(base_sequence - expected_sequence, 2147483648) AS gap FROM previous)
   WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < 1073741824)
-SELECT 'sequence_gap' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'sequence_gap' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).', producer_id, producer_epoch, expected_sequence - 1, base_sequence, base_offset, gap, size_class, CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END) AS message,
        to_json(named_struct('expected_sequence', expected_sequence, 'found_sequence', base_sequence, 'gap_size', gap, 'size_class', size_class, 'leader_epoch_change', leader_epoch_change, 'previous_batch_offset', prev_base_offset)) AS details
 FROM holes WHERE NOT cleaned
 UNION ALL
-SELECT 'cleaned_sequence_holes' AS kind, 'info' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'cleaned_sequence_holes' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('The log cleaner has compacted %s-%d below offset %d: %d sequence holes (%d sequence numbers) between the surviving batches of %d producer epochs, as compaction leaves them.', topic, partition, cleaner_offset, holes, sequence_numbers, producer_epochs) AS message,

@@ -1,6 +1,31 @@
+/*
+[check]
+family = "share_groups"
+applies = "has_share_state_records"
+
+[[finding]]
+kind = "share_records_deleted_undelivered"
+severity = "warning"
+meaning = '''
+a share partition's start offset is below the partition's log start: records were deleted before the share
+group acknowledged them'''
+fields = ["group", "topic_id", "share_partition_key", "start_offset", "coordinator_partition", "coordinator_offset", "log_start_offset", "deleted_offsets", "reference_broker"]
+rule = '''
+the share partition's state at the end of the input (its latest ShareSnapshot and the ShareUpdates after it)
+starts below the log start of the partition's longest replica: offsets `deleted_offsets` ([start offset, log
+start - 1]) were removed by retention or DeleteRecords while the share group had not acknowledged them. On the
+broker holding the share state, `topic`/`partition` the data partition, `file`/`position` the state's latest
+record: `group`, `topic_id`, `share_partition_key`, `start_offset`, `coordinator_partition`,
+`coordinator_offset`, `log_start_offset`, `deleted_offsets`, `reference_broker`'''
+compacted = '''
+judged on the share partition's state at the end of the input, which the cleaner of `__share_group_state`
+keeps (each key's newest record); against the data partition's log start and end, which compaction of the data
+does not move'''
+reports = ["groups"]
+*/
 -- The `share_records_deleted_undelivered` check: a share partition's state (share_partition_state) held against its longest replica
 -- (longest_replicas).
-SELECT 'share_records_deleted_undelivered' AS kind, 'warning' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'share_records_deleted_undelivered' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Share group %s\'s state of %s-%d starts at offset %d, below the log start %d (%s): offsets %d-%d were deleted before the group acknowledged them.', `group`, topic, partition, start_offset, log_start_offset, longest_broker, start_offset, log_start_offset - 1) AS message,

@@ -1,6 +1,30 @@
+/*
+[check]
+family = "share_groups"
+applies = "has_share_state_records"
+
+[[finding]]
+kind = "share_state_beyond_log_end"
+severity = "error"
+meaning = '''
+a share partition's start offset is above its log end (the log was truncated under it, e.g. by an unclean
+election)'''
+fields = ["group", "topic_id", "share_partition_key", "start_offset", "coordinator_partition", "coordinator_offset", "log_end_offset", "reference_broker"]
+rule = '''
+the share partition's start offset at the end of the input is above the log end of the partition's longest
+replica: the share group acknowledged offsets the log no longer holds (truncated under it), and records
+written there again are skipped. As `share_records_deleted_undelivered`: `group`, `topic_id`,
+`share_partition_key`, `start_offset`, `coordinator_partition`, `coordinator_offset`, `log_end_offset`,
+`reference_broker`'''
+compacted = '''
+judged on the share partition's state at the end of the input, which the cleaner of `__share_group_state`
+keeps (each key's newest record); against the data partition's log start and end, which compaction of the data
+does not move'''
+reports = ["groups"]
+*/
 -- The `share_state_beyond_log_end` check: a share partition's state (share_partition_state) held against its longest replica
 -- (longest_replicas).
-SELECT 'share_state_beyond_log_end' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'share_state_beyond_log_end' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Share group %s\'s state of %s-%d starts at offset %d, beyond the log end %d (%s): the log was truncated under the share group\'s acknowledgements.', `group`, topic, partition, start_offset, log_end_offset, longest_broker) AS message,

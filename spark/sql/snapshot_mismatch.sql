@@ -1,3 +1,21 @@
+/*
+[check]
+family = "log"
+
+[[finding]]
+kind = "snapshot_mismatch"
+severity = "error"
+meaning = "a producer snapshot entry that disagrees with the log"
+fields = ["snapshot_offset", "snapshot_last_offset", "snapshot_last_sequence", "log_last_offset", "log_last_sequence"]
+rule = '''
+a producer snapshot entry whose last offset is not below the snapshot's offset, or that disagrees with the
+producer's last batch below it while the log still holds that part: `snapshot_offset`, `snapshot_last_offset`,
+`snapshot_last_sequence`, `log_last_offset`, `log_last_sequence`'''
+compacted = '''
+below the cleaner offset the batch an entry names may have been deleted (all its records superseded): no
+mismatch when only an earlier batch of the producer, or none, is left below it; a thinned batch keeps its last
+offset and sequence'''
+*/
 -- Reads data (data batches), snapshot_entries (snapshot_entries) and partition_ends (partition_ends); the
 -- `snapshot_mismatch` check: an entry whose last offset is not below the snapshot offset, or that disagrees with
 -- the producer's last data batch below the snapshot offset while the log still holds that part (below the cleaner
@@ -7,7 +25,7 @@ WITH events AS (
          named_struct('last_offset', last_offset, 'last_sequence', last_sequence,
                       'producer_epoch', producer_epoch) AS batch,
          CAST(NULL AS BIGINT) AS snapshot_offset
-  FROM data
+  FROM data_batches
   UNION ALL
   SELECT broker, topic, partition, producer_id, snapshot_offset - 0.5 AS `at`,
          CAST(NULL AS STRUCT<last_offset: BIGINT, last_sequence: INT, producer_epoch: INT>) AS batch, snapshot_offset
@@ -22,7 +40,7 @@ checked AS (
   SELECT *, last_offset >= log_first_offset AS covered
   FROM snapshot_entries LEFT JOIN last_below USING (broker, topic, partition, producer_id, snapshot_offset)
        LEFT JOIN partition_ends USING (broker, topic, partition))
-SELECT 'snapshot_mismatch' AS kind, 'error' AS severity, broker, topic, partition, CAST(file AS STRING) AS file,
+SELECT 'snapshot_mismatch' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(snapshot_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Producer snapshot %s says producer %d last wrote sequence %d at offset %d, but the log below offset %d has %s.', file, producer_id, last_sequence, last_offset, snapshot_offset, CASE WHEN below IS NULL THEN 'no batch of that producer' ELSE format_string('its last batch ending at offset %d with sequence %d', below.last_offset, below.last_sequence) END) AS message,

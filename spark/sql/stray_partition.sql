@@ -1,3 +1,26 @@
+/*
+[check]
+applies = "kraft"
+
+[[finding]]
+kind = "stray_partition"
+severity = "warning"
+meaning = '''
+a partition dir a broker holds but should not (deleted or re-created topic, not a replica, or renamed -stray
+by Kafka): it may hold the only copy of its data'''
+fields = ["reason", "topic_id", "metadata_topic_id", "replicas"]
+rule = '''
+KRaft: a partition dir a broker of a cluster whose metadata log is in the input holds but should not, with
+`reason`: `marked_stray` (Kafka 3.7+ renamed it `<topic>-<partition>.<uuid>-stray`), `topic_deleted` (its
+`partition.metadata` topic id, or without one its topic name, is no live topic), `topic_recreated` (the name
+is live under another id), `not_a_replica` (the broker's `node.id` is not in the partition's replicas);
+`topic_id` (of the dir), `metadata_topic_id` (the live topic's), `replicas`. `file` is the dir. The dir may
+hold the only copy of a deleted topic's data: the message says so'''
+compacted = '''
+unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
+compacted data log keeps its batches' partition leader epochs'''
+reports = ["export"]
+*/
 -- The `stray_partition` check: reads `cluster_dirs` (partition dirs with cluster_id, node_id and their own
 -- partition.metadata topic_id), `partition_state`, `metadata_topics` (control_plane.topics_table) and
 -- `reference_copies`. The dirs of clusters whose metadata log is in the input that the broker should not hold:
@@ -14,14 +37,14 @@ WITH
                         THEN 'not_a_replica' END AS reason
         FROM cluster_dirs d
         JOIN reference_copies r ON d.cluster_id = r.cluster_id
-        LEFT JOIN (SELECT cluster_id, topic, topic_id AS metadata_topic_id FROM metadata_topics
+        LEFT JOIN (SELECT cluster_id, topic, topic_id AS metadata_topic_id FROM topics
                    WHERE deleted_offset IS NULL) l ON d.cluster_id = l.cluster_id AND d.topic = l.topic
         LEFT JOIN partition_state s
             ON d.cluster_id = s.cluster_id AND l.metadata_topic_id = s.topic_id AND d.partition = s.partition
-        LEFT JOIN (SELECT cluster_id, topic_id AS tid, true AS id_live FROM metadata_topics
+        LEFT JOIN (SELECT cluster_id, topic_id AS tid, true AS id_live FROM topics
                    WHERE deleted_offset IS NULL) i ON d.cluster_id = i.cluster_id AND d.topic_id = i.tid
         WHERE d.topic != '__cluster_metadata')
-SELECT 'stray_partition' AS kind, 'warning' AS severity, broker, topic, partition, CAST(path AS STRING) AS file,
+SELECT 'stray_partition' AS kind, broker, topic, partition, CAST(path AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        concat(CASE WHEN reason = 'marked_stray' THEN format_string('Kafka renamed %s-%d on %s stray (no longer this broker\'s); it is deleted once the broker is done with it.', topic, partition, broker)

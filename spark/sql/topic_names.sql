@@ -1,3 +1,8 @@
+/*
+[table]
+doc = "topic_id -> topic for every topic id that partition.metadata, a TopicRecord or a group record names."
+columns = "topic_id string, topic string"
+*/
 -- topic_id, topic for every topic id that partition_topic_ids (partition.metadata), metadata_records (a TopicRecord)
 -- or group_events (a group record's topic name) names.
 SELECT topic_id, min(topic) AS topic FROM (

@@ -1,3 +1,28 @@
+/*
+[check]
+applies = "kraft"
+
+[[finding]]
+kind = "unclean_leader_election"
+severity = "error"
+meaning = '''
+a partition leader elected from outside the previous ISR and ELR (the metadata log's record of it; with the
+first data offset of its leader epoch and the committed offsets it cost where the data is in the input)'''
+fields = ["leader", "leader_epoch", "previous_leader", "previous_isr", "previous_elr", "metadata_offset", "elected_at", "metadata_broker", "offset", "lost_offsets"]
+rule = '''
+KRaft: a partition leader elected from outside the previous ISR and ELR, as the replay of the metadata log
+shows it (both signatures: the PartitionChangeRecord that sets LeaderRecoveryState RECOVERING with Isr =
+[leader], and, when the partition is still RECOVERING, a new leader outside the ISR with the tag absent). Once
+per election per cluster, on the reference copy's record (`broker` = the broker whose `__cluster_metadata`
+copy was read, `file`/`position` the record's batch): `leader`, `leader_epoch`, `previous_leader`,
+`previous_isr`, `previous_elr`, `metadata_offset`, `elected_at` (the record's timestamp), `metadata_broker`;
+where the partition's data is in the input `offset` (the first data offset of that leader epoch:
+leader-epoch-checkpoint, else the first batch) and `lost_offsets` ([first, last] committed offsets a
+`replica_divergence` at that epoch shows lost)'''
+compacted = '''
+unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
+compacted data log keeps its batches' partition leader epochs'''
+*/
 -- The `unclean_leader_election` check: reads `partition_history`, `epoch_starts` (control_plane.epoch_starts) and
 -- `election_losses` (divergence_facts: cluster_id, topic, partition, a_epoch, b_epoch, lost_offsets, lost_on).
 -- One finding per unclean election, on the reference copy's record: offset = the first data offset of the new leader
@@ -23,7 +48,7 @@ WITH
         FROM unclean u
         LEFT JOIN lost l ON u.cluster_id = l.cluster_id AND u.topic = l.topic AND u.partition = l.partition
                         AND u.topic_id = l.topic_id AND u.leader_epoch = l.leader_epoch)
-SELECT 'unclean_leader_election' AS kind, 'error' AS severity, metadata_broker AS broker, topic, partition,
+SELECT 'unclean_leader_election' AS kind, metadata_broker AS broker, topic, partition,
        CAST(file AS STRING) AS file, CAST(position AS BIGINT) AS position, CAST(epoch_start_offset AS BIGINT) AS offset,
        CAST(NULL AS BIGINT) AS producer_id, CAST(NULL AS INT) AS producer_epoch,
        concat(format_string('Broker %d was elected leader of %s-%d (leader epoch %d, metadata offset %d) from outside the ISR [%s] and ELR [%s]; the previous leader was %d.', leader, topic, partition, leader_epoch, metadata_offset, coalesce(array_join(previous_isr, ','), '?'), coalesce(array_join(previous_elr, ','), '?'), previous_leader),

@@ -1,3 +1,28 @@
+/*
+[check]
+family = "coordinator"
+applies = "has_transaction_state"
+
+[[finding]]
+kind = "unknown_producer"
+severity = "error"
+meaning = '''
+a transaction open at the log end whose producer id no __transaction_state record names: no coordinator will
+ever end it'''
+severity_rule = "warning unless every __transaction_state partition is in the input"
+fields = ["batches", "transaction_state_partitions_present", "transaction_state_partitions_missing"]
+rule = '''
+a transaction open at the log end (no marker) whose producer id no `__transaction_state` record in the input
+names as ProducerId, PreviousProducerId or NextProducerId: no coordinator can abort it, so the LSO is stuck
+for good. Judged only where some `__transaction_state` partition dir is in the input (with or without
+records). Marker-closed transactions of a producer id no record names are what a compacted
+`__transaction_state` leaves (only the newest record of a transactional id survives; rotations,
+`transactional.id.expiration.ms`, restarts change producer ids): silent. `offset`/`file`/`position` are the
+transaction's first batch: `batches` (of the open transaction), `transaction_state_partitions_present`,
+`transaction_state_partitions_missing`'''
+compacted = "unchanged: a producer id whose data survives is judged the same"
+reports = ["eos"]
+*/
 -- The `unknown_producer` check: reads `timed_transactions` (transactions_table with cluster_id: producer_id,
 -- producer_epoch, outcome, first_offset, batch_count, file, position), `transactional_ids` (transactional_ids: the
 -- producer ids the coordinator's records name), `partition_dirs` (partition_dirs) and `brokers` (the

@@ -1,0 +1,334 @@
+"""The scan's models: every facts table and every check is one `.sql` file under `spark/sql/` whose header block
+declares what it is; the few tables Python builds (bytes parsed in `mapInArrow`, an ordered replay in
+`applyInPandas`) are registered beside them with `python_model`. The runner (`spark/runner.py`) resolves every table
+by name from here; docs/generate.py writes the findings and the tables' reference from here.
+
+A model file starts with a block comment holding TOML, then one statement that runs as it is in spark-sql over
+tables of the names it reads (its inputs, taken from sqlglot's parse of the statement, never typed again), values
+as named parameters (`:txn_timeout_ms`):
+
+    /*
+    [table]                          # or [check]
+    doc = "what a row is"
+    output = true                    # written to OUT under the file's name
+    keep = true                      # computed once, its lineage cut: several statements read it
+    applies = "kraft"                # when the listing can tell there is nothing to build (see APPLIES)
+    columns = [["broker", "string", "the input's label"], ...]   # its schema, in order (or a DDL string
+                                                                  # "broker string, ..." for an inner table)
+    */
+
+    /*
+    [check]
+    family = "log"                   # the checks of a family run as one statement (default: the file's name)
+    applies = "kraft"
+
+    [[finding]]                      # each kind its rows carry
+    kind = "sequence_gap"
+    severity = "error"
+    meaning = "one sentence"
+    rule = "when it is reported and what its fields hold (Markdown)"
+    fields = ["expected_sequence", ...]
+    compacted = "what the rule does on a compacted log"
+    reports = ["gaps"]               # the reports that show it, besides the scan's own table
+    */
+
+A check's statement returns the findings columns (`FINDING_COLUMNS`) but `severity`: the runner adds it from the
+header, unless a kind's severity depends on the case (`severity_rule`), where the statement computes it. A check
+that declares no kind passes on rows whose kind another layer decided (the parsers', the restart prediction's).
+
+No Spark here: the CLI reads the finding kinds from it without starting a JVM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from kforensics.parsers.findings import PARSER_KINDS, FindingKind
+from kforensics.paths import cache_dir
+
+__all__ = ["APPLIES", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
+           "output_models", "python_model", "sql_models"]
+
+_HEADER = re.compile(r"\A\s*/\*(.*?)\*/", re.S)
+
+#: The conditions a model's `applies` may name (`runner.Scan.applies` decides them from the listing's facts and the
+#: options): where one does not hold, the model's input has no rows and it is not planned.
+APPLIES = ("replicas_possible", "has_transaction_state", "has_consumer_offsets", "has_group_records",
+           "has_share_state_records", "has_remote_log_metadata", "has_future_replicas", "kraft", "records_read")
+
+#: Which reports show a kind (a finding's `reports`): the commands that filter findings by it.
+REPORTS = ("gaps", "eos", "groups", "tiered", "leaders", "export")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table's column: its name, its Spark SQL type and what it holds."""
+
+    name: str
+    type: str
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Model:
+    """A table or a check the runner can build by name: a SQL file (`text`) or a Python function (`build`, called
+    with the runner's DataFrames of its `inputs` by name and its parameters)."""
+
+    name: str
+    kind: str  # "table" or "check"
+    path: str
+    doc: str = ""
+    output: bool = False
+    keep: bool = False
+    applies: str | None = None
+    columns: tuple[Column, ...] = ()
+    family: str = ""
+    findings: tuple[FindingKind, ...] = ()
+    text: str | None = None
+    build: Callable[..., Any] | None = field(default=None, compare=False)
+    python_inputs: tuple[str, ...] = ()
+    python_params: tuple[str, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The tables it reads: a SQL model's from sqlglot's parse of its statement."""
+        return _analysed(self)[0] if self.text is not None else self.python_inputs
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The named parameters it is run with (`:name` in a SQL model)."""
+        return _analysed(self)[1] if self.text is not None else self.python_params
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.findings)
+
+    @property
+    def computes_severity(self) -> bool:
+        """Whether its statement returns `severity` itself: it passes on rows of other layers' kinds, or one of its
+        kinds' severity depends on the case."""
+        return not self.findings or any(f.severity_rule for f in self.findings)
+
+
+# --- SQL models ----------------------------------------------------------------------------------------------------
+
+def _sql_dir() -> Any:
+    return resources.files("kforensics.spark") / "sql"
+
+
+def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
+    unknown = set(entry) - {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports"}
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)} in a [[finding]]")
+    reports = tuple(entry.get("reports", ()))
+    if set(reports) - set(REPORTS):
+        raise ValueError(f"{path}: unknown reports {sorted(set(reports) - set(REPORTS))}")
+    def text(key: str) -> str | None:  # a header's long strings are wrapped: one paragraph each
+        return " ".join(entry[key].split()) if entry.get(key) else None
+
+    return FindingKind(entry["kind"], entry["severity"], text("meaning") or "", tuple(entry.get("fields", ())),
+                       text("severity_rule"), text("rule"), text("compacted"), reports, path)
+
+
+def parse_model(name: str, text: str, path: str) -> Model:
+    """The model of one SQL file (its header's TOML and its statement)."""
+    match = _HEADER.match(text)
+    if not match:
+        raise ValueError(f"{path}: no header block (a /* ... */ comment of TOML) at the top")
+    header = tomllib.loads(match.group(1))
+    kinds = [k for k in ("table", "check") if k in header]
+    if len(kinds) != 1:
+        raise ValueError(f"{path}: the header declares one of [table] or [check]")
+    kind = kinds[0]
+    spec = header[kind]
+    allowed = {"doc", "output", "keep", "applies", "columns"} if kind == "table" else {"doc", "family", "applies"}
+    if set(spec) - allowed or set(header) - {kind, "finding"} or (kind == "table" and "finding" in header):
+        raise ValueError(f"{path}: unknown header keys")
+    if spec.get("applies") and spec["applies"] not in APPLIES:
+        raise ValueError(f"{path}: applies names no known condition: {spec['applies']}")
+    declared = spec.get("columns", ())
+    # a list of [name, type, doc], or (a table only other models read) a Spark DDL string "name type, ..."
+    columns = tuple(Column(n, t) for n, t in _split_ddl(declared)) if isinstance(declared, str) \
+        else tuple(Column(*c) for c in declared)
+    if kind == "table" and not columns:
+        raise ValueError(f"{path}: a table declares its columns")
+    return Model(name, kind, path, doc=spec.get("doc", ""), output=bool(spec.get("output")),
+                 keep=bool(spec.get("keep")), applies=spec.get("applies"), columns=columns,
+                 family=spec.get("family", name) if kind == "check" else "",
+                 findings=tuple(_finding(f, path) for f in header.get("finding", ())), text=text)
+
+
+@cache
+def sql_models() -> dict[str, Model]:
+    """Every SQL model, by name (the file's stem), in name order."""
+    found = {}
+    for entry in sorted(_sql_dir().iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql"):
+            name = entry.name[:-4]
+            found[name] = parse_model(name, entry.read_text(encoding="utf-8"), f"spark/sql/{entry.name}")
+    return found
+
+
+# --- what a statement reads: sqlglot's parse, cached by the statement's bytes ------------------------------------
+
+_CACHE_LOCK = threading.Lock()
+_ANALYSED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def analyse_sql(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tables `text` reads (besides its own CTEs, and a join hint's alias) and its named parameters, from
+    sqlglot's Spark dialect, in order of first mention."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(text, read="spark")
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    tables = [t.name for t in tree.find_all(exp.Table) if t.name not in ctes and not t.find_ancestor(exp.Hint)]
+    if ctes & set(tables):
+        raise ValueError("a CTE named like a table the statement reads")
+    params = [p.name for p in tree.find_all(exp.Placeholder)]
+    return tuple(dict.fromkeys(tables)), tuple(dict.fromkeys(params))
+
+
+def _cache_file() -> str:
+    import sqlglot
+
+    return os.path.join(cache_dir(), f"sql-models-{sqlglot.__version__}.json")
+
+
+def _analysed(m: Model) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`analyse_sql` of a SQL model, cached by its bytes: in memory, and across runs in the cache folder (sqlglot's
+    parse of every file costs a one-shot scan about a second)."""
+    assert m.text is not None
+    digest = hashlib.sha256(m.text.encode()).hexdigest()
+    with _CACHE_LOCK:
+        if digest in _ANALYSED:
+            return _ANALYSED[digest]
+        if not _ANALYSED:
+            try:
+                with open(_cache_file(), encoding="utf-8") as f:
+                    _ANALYSED.update({k: (tuple(v[0]), tuple(v[1])) for k, v in json.load(f).items()})
+            except (OSError, ValueError):
+                pass
+            if digest in _ANALYSED:
+                return _ANALYSED[digest]
+        try:
+            result = analyse_sql(m.text)
+        except Exception as exc:
+            raise ValueError(f"{m.path}: {exc}") from exc
+        _ANALYSED[digest] = result
+        known = set(_model_digests())
+        try:  # only the current files' entries, written whole under a temporary name
+            os.makedirs(cache_dir(), exist_ok=True)
+            tmp = f"{_cache_file()}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({k: v for k, v in _ANALYSED.items() if k in known}, f)
+            os.replace(tmp, _cache_file())
+        except OSError:
+            pass
+        return result
+
+
+@cache
+def _model_digests() -> tuple[str, ...]:
+    return tuple(hashlib.sha256((m.text or "").encode()).hexdigest() for m in sql_models().values())
+
+
+# --- Python models -------------------------------------------------------------------------------------------------
+
+_PYTHON: dict[str, Model] = {}
+
+#: The modules that register Python models (imported by `models()`).
+PYTHON_MODEL_MODULES = ("kforensics.spark.transactions", "kforensics.spark.producers", "kforensics.spark.restart")
+
+
+def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, params: tuple[str, ...] = (),
+                 keep: bool = False, applies: str | None = None) -> Callable:
+    """Registers the decorated function as the model `name`: called with the DataFrames of `inputs` (keyword
+    arguments by name) and the values of `params`, it returns rows of `columns` (a Spark DDL string)."""
+    import inspect
+
+    frame = inspect.stack()[1]
+    path = os.path.relpath(frame.filename, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def register(build: Callable[..., Any]) -> Callable[..., Any]:
+        _PYTHON[name] = Model(name, "table", path.replace(os.sep, "/"), doc=doc, keep=keep,
+                              applies=applies, columns=tuple(Column(n, t) for n, t in _split_ddl(columns)),
+                              build=build, python_inputs=inputs, python_params=params)
+        return build
+
+    return register
+
+
+def _split_ddl(ddl: str) -> list[tuple[str, str]]:
+    """`name type, ...` (types may hold commas inside <...>) as (name, type) pairs."""
+    out, depth, current = [], 0, ""
+    for ch in ddl:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "," and depth == 0:
+            out.append(current)
+            current = ""
+        else:
+            current += ch
+    out.append(current)
+    pairs = []
+    for item in (i.strip() for i in out if i.strip()):
+        name, _, kind = item.partition(" ")
+        pairs.append((name.strip("`"), kind.strip()))
+    return pairs
+
+
+@cache
+def models() -> dict[str, Model]:
+    """Every model, SQL and Python, by name."""
+    import importlib
+
+    for module in PYTHON_MODEL_MODULES:
+        importlib.import_module(module)
+    found = dict(sql_models())
+    clash = set(found) & set(_PYTHON)
+    if clash:
+        raise ValueError(f"models defined twice: {sorted(clash)}")
+    return {**found, **_PYTHON}
+
+
+def model(name: str) -> Model:
+    return models()[name]
+
+
+def check_models() -> list[Model]:
+    """The SQL checks, by family then name."""
+    return sorted((m for m in sql_models().values() if m.kind == "check"), key=lambda m: (m.family, m.name))
+
+
+def output_models() -> list[Model]:
+    """The facts tables written to OUT (SQL models only: no pyspark needed), in name order."""
+    return [m for m in sql_models().values() if m.kind == "table" and m.output]
+
+
+@cache
+def finding_kinds() -> dict[str, FindingKind]:
+    """Every finding kind a check declares, by name (each declared once, in one file)."""
+    kinds: dict[str, FindingKind] = {}
+    for m in check_models():
+        for f in m.findings:
+            if f.name in kinds or f.name in PARSER_KINDS:
+                raise ValueError(f"finding kind {f.name} declared twice ({m.path})")
+            kinds[f.name] = f
+    return kinds
+
+
+def columns_ddl(columns: tuple[Column, ...]) -> str:
+    """A table's columns as a Spark DDL string."""
+    return ", ".join(f"`{c.name}` {c.type}" for c in columns)

@@ -1,0 +1,220 @@
+"""The runner: builds any table of a scan by name, from the input tables of the parse pass and the models
+(`spark/registry.py`: one `.sql` file per facts table and check, a few Python models).
+
+A model is built on first demand, once per scan, from the tables its statement reads (each built the same way);
+`keep` models are computed once and their lineage cut, so that the plans built on them stay small (Spark analyses a
+DataFrame's whole plan at every transformation; with the lineage kept, planning the analysis took longer than
+running it). A model whose `applies` condition does not hold (the listing shows its input has no rows) is an empty
+table of its declared columns, and nothing is planned for it. The checks of one family run as one statement (the
+UNION ALL of their files), each family planned in its own thread and kept: the findings table is their union.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Mapping
+from functools import reduce
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from kforensics.parsers.findings import FINDING_COLUMNS
+from kforensics.scan_options import ScanOptions
+from kforensics.spark import registry
+from kforensics.spark import schemas as S
+from kforensics.spark.profile import ScanProfile
+from kforensics.spark.read import DIR_STATE_TABLES, InputFacts
+from kforensics.spark.session import job_threads
+from kforensics.spark.views import SqlViews, run_named
+
+#: Threads that plan the check families side by side (the driver mostly waits on the JVM meanwhile).
+FINDINGS_THREADS = 4
+#: The input tables of live partition dirs are given under their own names; all dirs' rows (`-delete`, `-future`,
+#: `-stray` too) under this prefix.
+EVERY_DIR = "every_dir_"
+
+
+def scan_params(options: ScanOptions) -> dict[str, object]:
+    """The values the models read as named parameters, from the scan's options."""
+    return {"txn_timeout_ms": options.txn_timeout_ms,
+            "transaction_state_partitions": options.transaction_state_partitions,
+            "clock_skew_ms": options.clock_skew_ms, "remote_stuck_after_ms": options.remote_stuck_after_ms,
+            "resend_window_ms": options.resend_window_ms, "resend_tail": options.resend_tail,
+            "resend_min_records": options.resend_min_records, "resend_aborted": options.resend_aborted}
+
+
+class _Keeper:
+    """Cuts a kept table's lineage (`localCheckpoint`, lazily: its last stage runs inside the first job that reads
+    it). That job reports the stage's metrics to the plan the checkpoint was cut from, so the keeper holds on to
+    that plan until the scan is done; once the JVM has collected it, Spark logs an ERROR with a stack trace per task
+    ("Attempted to access non-existent accumulator") on the operator's terminal."""
+
+    def __init__(self, single_partition: bool) -> None:
+        self._sources: list[DataFrame] = []
+        self._single_partition = single_partition
+
+    def __call__(self, df: DataFrame) -> DataFrame:
+        if self._single_partition:
+            df = df.coalesce(1)
+        self._sources.append(df)
+        return df.localCheckpoint(eager=False)
+
+
+class _Once:
+    """A zero-argument function's value, computed by the first caller; callers in other threads wait for it."""
+
+    def __init__(self, make: Callable[[], DataFrame]) -> None:
+        self._make, self._lock, self._value = make, threading.Lock(), None
+
+    def __call__(self) -> DataFrame:
+        with self._lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
+
+
+class Scan:
+    """One scan's tables: the inputs it was given and every model built from them, by name."""
+
+    def __init__(self, tables: Mapping[str, DataFrame], options: ScanOptions | None = None,
+                 facts: InputFacts | None = None, *, small: bool = True, views: SqlViews | None = None,
+                 params: Mapping[str, object] | None = None) -> None:
+        self.spark: SparkSession = next(iter(tables.values())).sparkSession
+        self.options = options or ScanOptions()
+        self.facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True,
+                                         has_consumer_offsets=True, has_future_replicas=True,
+                                         has_cluster_metadata=True)
+        self.params = {**scan_params(self.options), **(params or {})}
+        self.views = views
+        self.keep = _Keeper(small)
+        if small:  # one partition each: an aggregate, a window or a sort-merge join of them needs no shuffle
+            tables = {name: df.coalesce(1) for name, df in tables.items()}
+        self._given: dict[str, DataFrame] = {}
+        for name, df in tables.items():
+            if name in DIR_STATE_TABLES and "dir_state" in df.columns:
+                self._given[f"{EVERY_DIR}{name}"] = self.share(df)
+                df = df.filter("dir_state = 'live'").drop("dir_state")
+            self._given[name] = self.share(df)
+        if "dump_text_inputs" not in self._given:  # the inputs the listing found to be kafka-dump-log text
+            self._given["dump_text_inputs"] = self.share(self.spark.createDataFrame(
+                [(b,) for b in self.facts.dump_brokers], S.ddl(S.INPUT_TABLES["dump_text_inputs"])))
+        self._lock = threading.Lock()
+        self._built: dict[str, _Once] = {}
+
+    # --- conditions -----------------------------------------------------------------------------------------------
+
+    def applies(self, condition: str | None) -> bool:
+        """Whether the listing (and the options) allow a model of that `applies` to have rows."""
+        if condition is None:
+            return True
+        f = self.facts
+        return {"replicas_possible": f.replicas_possible, "has_transaction_state": f.has_transaction_state,
+                "has_consumer_offsets": f.has_consumer_offsets, "has_group_records": f.has_group_records,
+                "has_share_state_records": f.has_share_state_records,
+                "has_remote_log_metadata": f.has_remote_log_metadata and self.given("remote_log_events"),
+                "has_future_replicas": f.has_future_replicas,
+                "kraft": f.has_cluster_metadata and self.given("metadata_records"),
+                "records_read": not self.options.headers_only}[condition]
+
+    def given(self, name: str) -> bool:
+        return name in self._given
+
+    # --- tables ---------------------------------------------------------------------------------------------------
+
+    def share(self, df: DataFrame) -> DataFrame:
+        """A table several statements may read: registered as a temp view once, on first use (when the scan has
+        views)."""
+        return self.views.share(df) if self.views is not None else df
+
+    def empty(self, schema: str) -> DataFrame:
+        """A table of no rows with these columns (Spark DDL): nothing is planned for it, nor for what joins it."""
+        return self.share(self.spark.createDataFrame([], schema))
+
+    def table(self, name: str) -> DataFrame:
+        """The table `name`: an input, or the model of that name built over the tables it reads."""
+        with self._lock:
+            once = self._built.setdefault(name, _Once(lambda: self._build(name)))
+        return once()
+
+    def _build(self, name: str) -> DataFrame:
+        if name in self._given:
+            return self._given[name]
+        source = name.removeprefix(EVERY_DIR)
+        if source in S.INPUT_TABLES:  # an input the caller did not give: no rows
+            live_only = source in DIR_STATE_TABLES and not name.startswith(EVERY_DIR)
+            fields = [f for f in S.INPUT_TABLES[source] if not (live_only and f.name == "dir_state")]
+            return self.empty(S.ddl(pa.schema(fields)))
+        m = registry.model(name)
+        if not self.applies(m.applies):
+            return self.empty(registry.columns_ddl(m.columns))
+        tables = {t: self.table(t) for t in m.inputs}
+        args = {p: self.params[p] for p in m.params}
+        if m.text is not None:
+            df = run_named([(m.text, m.inputs)], tables, args)
+        else:
+            df = m.build(**tables, **args)
+        return self.share(self.keep(df) if m.keep else df)
+
+    # --- findings -------------------------------------------------------------------------------------------------
+
+    def family(self, name: str) -> DataFrame:
+        """The checks of family `name` as one statement over the tables they read."""
+        checks = [c for c in registry.check_models() if c.family == name]
+        if not checks:
+            raise KeyError(name)
+        return self.checks(checks)
+
+    def checks(self, checks: list[registry.Model]) -> DataFrame:
+        """`checks` as one statement (the UNION ALL of their files, each given its kinds' severity)."""
+        tables = {t: self.table(t) for c in checks for t in c.inputs}
+        args = {p: self.params[p] for c in checks for p in c.params}
+        return run_named([(with_severity(c), c.inputs) for c in checks], tables, args)
+
+    def families(self) -> list[str]:
+        """The check families that apply to this scan, in order."""
+        seen: dict[str, registry.Model] = {}
+        for c in registry.check_models():
+            seen.setdefault(c.family, c)
+        return [f for f, c in seen.items() if self.applies(c.applies)]
+
+    def findings(self, profile: ScanProfile | None = None) -> DataFrame:
+        """Every family's findings: each family planned in its own thread and kept (the union's plan is then a few
+        scans, not twenty analyses' worth of windows and joins at once: docs/benchmarks/spark-settings.md)."""
+        context = self.spark.sparkContext
+
+        def run(family: str) -> DataFrame:
+            step = profile.step(f"check {family}", "kforensics scan: findings") if profile \
+                else contextlib.nullcontext()
+            with step:
+                if not profile:
+                    context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
+                return self.keep(self.family(family))
+
+        with job_threads(self.spark, FINDINGS_THREADS) as pool:
+            found = pool.map(run, self.families())
+        return reduce(DataFrame.unionByName, found)
+
+
+def with_severity(check: registry.Model) -> str:
+    """A check's statement as the findings columns: its kinds' severity added from its header, where the statement
+    does not compute it."""
+    assert check.text is not None
+    if check.computes_severity:
+        return check.text
+    cases = " ".join(f"WHEN '{f.name}' THEN '{f.severity}'" for f in check.findings)
+    columns = ", ".join(f"CASE kind {cases} END AS severity" if c == "severity" else f"`{c}`"
+                        for c in FINDING_COLUMNS)
+    return f"SELECT {columns} FROM (\n{check.text}\n)"
+
+
+def analyze(tables: Mapping[str, DataFrame], options: ScanOptions | None = None, *, facts: InputFacts | None = None,
+            profile: ScanProfile | None = None, small: bool = True,
+            views: SqlViews | None = None) -> dict[str, Callable[[], DataFrame]]:
+    """The output tables (models declared `output`) and the findings of a scan over the input tables, each as a
+    function that builds it: the caller plans and writes them side by side from several threads."""
+    scan = Scan(tables, options, facts, small=small, views=views)
+    outputs: dict[str, Callable[[], Any]] = {m.name: (lambda name=m.name: scan.table(name))
+                                             for m in registry.output_models()}
+    return {**outputs, "findings": lambda: scan.findings(profile)}

@@ -1,0 +1,28 @@
+/*
+[table]
+doc = """One row per partition dir (live, `-delete`, `-future` and `-stray` alike: LogLoader recovers -future and
+-stray dirs like live ones, and loads -delete ones) with its segments as the log loader sees them (each with what
+`LogSegment.recover` would see of it: segment_recovery's `recovery`, and its .txnindex error: txnindex_errors) and
+its TopicPartition's checkpoints, as LogManager.loadLog looks them up. kafka-dump-log text inputs are not log dirs:
+not predicted."""
+columns = """
+broker string, topic string, partition int, dir_state string, dir string,
+segments array<struct<file: string, base_offset: bigint, size: int, has_offset_index: boolean,
+txnindex_error: string, txnindex_error_position: bigint, recovery: string>>, recovery_point bigint,
+log_start_offset bigint, high_watermark bigint, clean_shutdown boolean, recovery_checkpoint_unreadable boolean,
+refused_dirs array<string>"""
+*/
+WITH states AS (
+    SELECT broker, topic, partition, dir_state, regexp_extract(file, '^(.*)/[^/]*$', 1) AS dir, file, base_offset,
+           size, coalesce(has_offset_index, true) AS has_offset_index, txnindex_error, txnindex_error_position,
+           recovery
+    FROM every_dir_segment_recovery LEFT JOIN txnindex_errors USING (broker, topic, partition, file)
+    WHERE broker NOT IN (SELECT broker FROM dump_text_inputs))
+SELECT * FROM (
+    SELECT broker, topic, partition, dir_state, dir,
+           collect_list(struct(file, base_offset, size, has_offset_index, txnindex_error, txnindex_error_position,
+                               recovery)) AS segments
+    FROM states GROUP BY broker, topic, partition, dir_state, dir)
+LEFT JOIN (SELECT broker, topic, partition, recovery_point, log_start_offset, high_watermark
+           FROM partition_checkpoints) USING (broker, topic, partition)
+LEFT JOIN log_dirs USING (broker)

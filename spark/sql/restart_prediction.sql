@@ -1,0 +1,33 @@
+/*
+[table]
+doc = """One row per partition dir: what the broker's log loading would do with this disk as it is (restart_predictions:
+parsers/restart.py replays LogLoader and LogSegment.recover). A `-delete` dir's row has only `dir_state`,
+`clean_shutdown`, `restart_fails` and `reason` (it is loaded, never recovered, then deleted); kafka-dump-log text
+inputs and `__cluster_metadata` (loaded by the KRaft metadata log, not LogManager) are not predicted."""
+output = true
+columns = [
+    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["topic", "string", "the topic"],
+    ["partition", "int", "the partition"],
+    ["dir_state", "string", "`live`, `delete`, `future`, `stray`: a live dir and its `-delete` copy are two rows"],
+    ["clean_shutdown", "boolean", "`.kafka_cleanshutdown` at the log dir root"],
+    ["recovery_point", "bigint", "the partition's, from `recovery-point-offset-checkpoint`, for a `-future` or `-stray` dir too; 0 when absent or the file is unreadable, as the broker does"],
+    ["segments_recovered", "int", "segments `LogSegment.recover` would re-validate, while loading or in `recoverLog`"],
+    ["truncate_at_offset", "bigint", "where the first cut leaves the log, as the broker logs \"truncating to offset\""],
+    ["truncate_at_file", "string"],
+    ["truncate_at_position", "bigint", "the byte recovery truncates at"],
+    ["bytes_discarded", "bigint"],
+    ["segments_deleted", "int"],
+    ["offsets_discarded", "array<bigint>", "[first, last] of the valid batches discarded, those behind bytes recovery cannot frame included, or null"],
+    ["committed_offsets_discarded", "array<bigint>", "the part below the high watermark, or null"],
+    ["restart_fails", "boolean", "the broker would not start: this log cannot be loaded, `restart_would_fail` says why; or its log dir holds a directory Kafka cannot parse, said by that folder's `unknown_file`"],
+    ["reason", "string", "the rules applied, in words"],
+]
+*/
+SELECT broker, topic, partition, dir_state, clean_shutdown, recovery_point, segments_recovered, truncate_at_offset,
+       truncate_at_file, truncate_at_position, bytes_discarded, segments_deleted,
+       CASE WHEN discarded_first IS NOT NULL THEN array(discarded_first, discarded_last) END AS offsets_discarded,
+       CASE WHEN committed_first IS NOT NULL THEN array(committed_first, committed_last) END
+           AS committed_offsets_discarded,
+       restart_fails, reason
+FROM restart_predictions WHERE row_kind = 'prediction'

@@ -1,0 +1,30 @@
+/*
+[table]
+doc = """One row per transaction of a partition (a producer's transactional batches up to its COMMIT or ABORT marker;
+a marker with nothing open is an empty transaction: a null `first_offset`, `batch_count` 0)."""
+output = true
+columns = [
+    ["producer_id", "bigint"],
+    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["topic", "string", "the topic"],
+    ["partition", "int", "the partition"],
+    ["producer_epoch", "int"],
+    ["first_offset", "bigint"],
+    ["last_data_offset", "bigint"],
+    ["marker_offset", "bigint"],
+    ["outcome", "string", "`COMMIT`, `ABORT`, `OPEN`; `UNKNOWN`: a marker whose control record was not read, as in kafka-dump-log text without `--deep-iteration`, or an empty control batch the log cleaner kept; `COMMIT` with a null `marker_offset`: a transaction whose data lies below the cleaner offset and whose marker the log cleaner removed past its delete horizon"],
+    ["coordinator_epoch", "int"],
+    ["batch_count", "bigint"],
+    ["record_count", "bigint"],
+    ["first_timestamp", "bigint"],
+    ["duration_ms", "bigint", "first batch to marker"],
+    ["file", "string", "the file it was read from"],
+    ["position", "bigint", "the byte position in `file`"],
+    ["transactional_id", "string"],
+    ["expected_coordinator_partition", "string", "below"],
+]
+*/
+SELECT producer_id, broker, topic, partition, producer_epoch, first_offset, last_data_offset, marker_offset, outcome,
+       coordinator_epoch, batch_count, record_count, first_timestamp, duration_ms, file, position, transactional_id,
+       expected_coordinator_partition
+FROM timed_transactions
