@@ -46,7 +46,6 @@ import json
 import os
 import re
 import threading
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -54,6 +53,7 @@ from importlib import resources
 from typing import Any
 
 from kforensics.parsers.findings import PARSER_KINDS, FindingKind
+from kforensics import __version__
 from kforensics.paths import cache_dir
 
 __all__ = ["APPLIES", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
@@ -94,20 +94,16 @@ class Model:
     columns: tuple[Column, ...] = ()
     family: str = ""
     findings: tuple[FindingKind, ...] = ()
-    text: str | None = None
+    #: The tables it reads (a SQL model's from sqlglot's parse of its statement) and its named parameters
+    #: (`:name` in a SQL model).
+    inputs: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
     build: Callable[..., Any] | None = field(default=None, compare=False)
-    python_inputs: tuple[str, ...] = ()
-    python_params: tuple[str, ...] = ()
 
     @property
-    def inputs(self) -> tuple[str, ...]:
-        """The tables it reads: a SQL model's from sqlglot's parse of its statement."""
-        return _analysed(self)[0] if self.text is not None else self.python_inputs
-
-    @property
-    def params(self) -> tuple[str, ...]:
-        """The named parameters it is run with (`:name` in a SQL model)."""
-        return _analysed(self)[1] if self.text is not None else self.python_params
+    def text(self) -> str | None:
+        """A SQL model's file, as Spark runs it (None for a Python model)."""
+        return None if self.build is not None else _read(self.path)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -122,17 +118,28 @@ class Model:
 
 # --- SQL models ----------------------------------------------------------------------------------------------------
 
-def _sql_dir() -> Any:
-    return resources.files("kforensics.spark") / "sql"
+def _sql_dir() -> str:
+    return str(resources.files("kforensics.spark") / "sql")
+
+
+@cache
+def _read(path: str) -> str:
+    """A model file's text (`path` relative to the repository: spark/sql/NAME.sql)."""
+    with open(os.path.join(_sql_dir(), os.path.basename(path)), encoding="utf-8") as f:
+        return f.read()
+
+
+_FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports"}
 
 
 def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
-    unknown = set(entry) - {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports"}
+    unknown = set(entry) - _FINDING_KEYS
     if unknown:
         raise ValueError(f"{path}: unknown keys {sorted(unknown)} in a [[finding]]")
     reports = tuple(entry.get("reports", ()))
     if set(reports) - set(REPORTS):
         raise ValueError(f"{path}: unknown reports {sorted(set(reports) - set(REPORTS))}")
+
     def text(key: str) -> str | None:  # a header's long strings are wrapped: one paragraph each
         return " ".join(entry[key].split()) if entry.get(key) else None
 
@@ -140,8 +147,10 @@ def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
                        text("severity_rule"), text("rule"), text("compacted"), reports, path)
 
 
-def parse_model(name: str, text: str, path: str) -> Model:
-    """The model of one SQL file (its header's TOML and its statement)."""
+def parse_header(text: str, path: str) -> dict[str, Any]:
+    """A model file's header block (TOML), checked: the keys a [table] or a [check] may have."""
+    import tomllib
+
     match = _HEADER.match(text)
     if not match:
         raise ValueError(f"{path}: no header block (a /* ... */ comment of TOML) at the top")
@@ -149,40 +158,42 @@ def parse_model(name: str, text: str, path: str) -> Model:
     kinds = [k for k in ("table", "check") if k in header]
     if len(kinds) != 1:
         raise ValueError(f"{path}: the header declares one of [table] or [check]")
-    kind = kinds[0]
-    spec = header[kind]
-    allowed = {"doc", "output", "keep", "applies", "columns"} if kind == "table" else {"doc", "family", "applies"}
-    if set(spec) - allowed or set(header) - {kind, "finding"} or (kind == "table" and "finding" in header):
+    spec = header[kinds[0]]
+    allowed = {"doc", "output", "keep", "applies", "columns"} if kinds[0] == "table" else {"doc", "family", "applies"}
+    if set(spec) - allowed or set(header) - {kinds[0], "finding"} or (kinds[0] == "table" and "finding" in header):
         raise ValueError(f"{path}: unknown header keys")
     if spec.get("applies") and spec["applies"] not in APPLIES:
         raise ValueError(f"{path}: applies names no known condition: {spec['applies']}")
+    if kinds[0] == "table" and not spec.get("columns"):
+        raise ValueError(f"{path}: a table declares its columns")
+    for entry in header.get("finding", ()):
+        _finding(entry, path)
+    return header
+
+
+def parse_model(name: str, text: str, path: str) -> dict[str, Any]:
+    """What the registry keeps of one SQL file: its header and what its statement reads (sqlglot), as JSON."""
+    header = parse_header(text, path)
+    try:
+        inputs, params = analyse_sql(text)
+    except Exception as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+    return {"name": name, "path": path, "header": header, "inputs": list(inputs), "params": list(params)}
+
+
+def _model(entry: Mapping[str, Any]) -> Model:
+    header, path = entry["header"], entry["path"]
+    kind = "table" if "table" in header else "check"
+    spec = header[kind]
     declared = spec.get("columns", ())
     # a list of [name, type, doc], or (a table only other models read) a Spark DDL string "name type, ..."
     columns = tuple(Column(n, t) for n, t in _split_ddl(declared)) if isinstance(declared, str) \
         else tuple(Column(*c) for c in declared)
-    if kind == "table" and not columns:
-        raise ValueError(f"{path}: a table declares its columns")
-    return Model(name, kind, path, doc=spec.get("doc", ""), output=bool(spec.get("output")),
+    return Model(entry["name"], kind, path, doc=" ".join(spec.get("doc", "").split()), output=bool(spec.get("output")),
                  keep=bool(spec.get("keep")), applies=spec.get("applies"), columns=columns,
-                 family=spec.get("family", name) if kind == "check" else "",
-                 findings=tuple(_finding(f, path) for f in header.get("finding", ())), text=text)
-
-
-@cache
-def sql_models() -> dict[str, Model]:
-    """Every SQL model, by name (the file's stem), in name order."""
-    found = {}
-    for entry in sorted(_sql_dir().iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".sql"):
-            name = entry.name[:-4]
-            found[name] = parse_model(name, entry.read_text(encoding="utf-8"), f"spark/sql/{entry.name}")
-    return found
-
-
-# --- what a statement reads: sqlglot's parse, cached by the statement's bytes ------------------------------------
-
-_CACHE_LOCK = threading.Lock()
-_ANALYSED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+                 family=spec.get("family", entry["name"]) if kind == "check" else "",
+                 findings=tuple(_finding(f, path) for f in header.get("finding", ())),
+                 inputs=tuple(entry["inputs"]), params=tuple(entry["params"]))
 
 
 def analyse_sql(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -200,48 +211,40 @@ def analyse_sql(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(dict.fromkeys(tables)), tuple(dict.fromkeys(params))
 
 
-def _cache_file() -> str:
-    import sqlglot
-
-    return os.path.join(cache_dir(), f"sql-models-{sqlglot.__version__}.json")
+_CACHE_LOCK = threading.Lock()
 
 
-def _analysed(m: Model) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """`analyse_sql` of a SQL model, cached by its bytes: in memory, and across runs in the cache folder (sqlglot's
-    parse of every file costs a one-shot scan about a second)."""
-    assert m.text is not None
-    digest = hashlib.sha256(m.text.encode()).hexdigest()
+def _entries() -> list[dict[str, Any]]:
+    """Every SQL file's entry (`parse_model`), from the cache folder when the files are those it was made of (their
+    names, sizes and modification times): parsing the headers and the statements (sqlglot) of every file costs a
+    command about a second; reading the cache, milliseconds."""
+    folder = _sql_dir()
+    files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)
+                   if e.name.endswith(".sql"))
+    key = hashlib.sha256(json.dumps([folder, __version__, files]).encode()).hexdigest()[:24]
+    path = os.path.join(cache_dir(), "models", f"{key}.json")
     with _CACHE_LOCK:
-        if digest in _ANALYSED:
-            return _ANALYSED[digest]
-        if not _ANALYSED:
-            try:
-                with open(_cache_file(), encoding="utf-8") as f:
-                    _ANALYSED.update({k: (tuple(v[0]), tuple(v[1])) for k, v in json.load(f).items()})
-            except (OSError, ValueError):
-                pass
-            if digest in _ANALYSED:
-                return _ANALYSED[digest]
         try:
-            result = analyse_sql(m.text)
-        except Exception as exc:
-            raise ValueError(f"{m.path}: {exc}") from exc
-        _ANALYSED[digest] = result
-        known = set(_model_digests())
-        try:  # only the current files' entries, written whole under a temporary name
-            os.makedirs(cache_dir(), exist_ok=True)
-            tmp = f"{_cache_file()}.{os.getpid()}.tmp"
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            pass
+        entries = [parse_model(name[:-4], _read(f"spark/sql/{name}"), f"spark/sql/{name}") for name, _, _ in files]
+        try:  # written whole under a temporary name; a cache folder we cannot write costs the next run a parse
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({k: v for k, v in _ANALYSED.items() if k in known}, f)
-            os.replace(tmp, _cache_file())
+                json.dump(entries, f)
+            os.replace(tmp, path)
         except OSError:
             pass
-        return result
+        return entries
 
 
 @cache
-def _model_digests() -> tuple[str, ...]:
-    return tuple(hashlib.sha256((m.text or "").encode()).hexdigest() for m in sql_models().values())
+def sql_models() -> dict[str, Model]:
+    """Every SQL model, by name (the file's stem), in name order."""
+    return {entry["name"]: _model(entry) for entry in _entries()}
 
 
 # --- Python models -------------------------------------------------------------------------------------------------
@@ -264,7 +267,7 @@ def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, 
     def register(build: Callable[..., Any]) -> Callable[..., Any]:
         _PYTHON[name] = Model(name, "table", path.replace(os.sep, "/"), doc=doc, keep=keep,
                               applies=applies, columns=tuple(Column(n, t) for n, t in _split_ddl(columns)),
-                              build=build, python_inputs=inputs, python_params=params)
+                              inputs=inputs, params=params, build=build)
         return build
 
     return register

@@ -69,20 +69,33 @@ def expected_findings(spark: SparkSession, rows: list[tuple], *details: str) -> 
     return spark.createDataFrame(rows, FINDING_VIEW + "".join(f", `{key}` string" for key in details))
 
 
-def run_check(kind: str, params: dict | None = None, **tables: DataFrame) -> DataFrame:
-    """The `kind` findings of the SQL check that reports it (`checks.check_of`: its file, run as a scan runs it; all
-    its findings when `kind` names the file, or all of a family's when it names the family) over the inline `tables`
-    (by the names the files read), their parameters the scan's defaults but for `params`."""
-    from kforensics.scan_options import ScanOptions
-    from kforensics.spark.analysis import check_params
-    from kforensics.spark.checks import CHECKS, check_of, family, run_checks
+def scan_of(params: dict | None = None, options=None, facts=None, **tables: DataFrame):
+    """A scan (`runner.Scan`) over the inline `tables` (by the names the models read; any other table it needs is
+    built by its model, or is an input of no rows), its parameters the scan's defaults but for `params`."""
+    from kforensics.spark.runner import Scan
 
-    args = {**check_params(ScanOptions()), **(params or {})}
-    if not any(kind == c.name or kind in c.kinds for c in CHECKS):
-        return run_checks(family(kind), tables, args)
-    check = check_of(kind)
-    found = run_checks((check,), tables, args)
-    return found if check.kinds in ((), (kind,)) or kind == check.name else found.where(F.col("kind") == kind)
+    return Scan(tables, options, facts, small=True, params=params)
+
+
+def run_model(name: str, params: dict | None = None, **tables: DataFrame) -> DataFrame:
+    """The table `name`, built by its model as a scan builds it, over the inline `tables`."""
+    return scan_of(params, **tables).table(name)
+
+
+def run_check(kind: str, params: dict | None = None, **tables: DataFrame) -> DataFrame:
+    """The `kind` findings of the check that declares it (its file, run as a scan runs it: with its severity), or all
+    findings of the check file or family of that name, over the inline `tables` (by the names the files read), their
+    parameters the scan's defaults but for `params`."""
+    from kforensics.spark import registry
+
+    scan = scan_of(params, **tables)
+    checks = registry.check_models()
+    by_kind = [c for c in checks if kind in c.kinds]
+    if by_kind:
+        found = scan.checks(by_kind)
+        return found if by_kind[0].kinds == (kind,) else found.where(F.col("kind") == kind)
+    by_name = [c for c in checks if c.name == kind]
+    return scan.checks(by_name) if by_name else scan.family(kind)
 
 
 def with_timeouts(txns: DataFrame) -> DataFrame:
@@ -96,11 +109,14 @@ def with_timeouts(txns: DataFrame) -> DataFrame:
 def aborted_ranges(sweep: DataFrame, txnindex: DataFrame, ends: DataFrame | None = None) -> tuple[DataFrame, DataFrame]:
     """The aborted_ranges table and the txnindex findings of lso_sweep's rows against `txnindex`, as a scan builds
     them (ends: partition_ends' log_first_offset and cleaner_offset; none: unknown)."""
-    from kforensics.spark import transactions
-    from kforensics.spark.checks import run_table
-
     if ends is None:
         ends = sweep.sparkSession.createDataFrame([], "broker string, topic string, partition int, "
                                                       "cleaner_offset bigint, log_first_offset bigint")
-    aborted = run_table("aborted_transactions", lso_sweep=sweep, txnindex=txnindex, partition_ends=ends)
-    return transactions.aborted_ranges(aborted), run_check("txnindex", aborted_transactions=aborted)
+    scan = scan_of(lso_sweep=sweep, txnindex=txnindex, partition_ends=ends)
+    return scan.table("aborted_ranges"), scan.checks([m for m in _checks() if m.name == "txnindex"])
+
+
+def _checks():
+    from kforensics.spark import registry
+
+    return registry.check_models()
