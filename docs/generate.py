@@ -1,12 +1,13 @@
 """Write the generated parts of the docs: the CLI reference from the click commands, the findings page from the
-findings registry.
+finding kinds (the parsers' registry and the checks' model files), the Parquet tables' reference from the declared
+schemas (the parse pass's in spark/schemas.py, the facts tables' in their model files' headers).
 
-    python docs/generate.py          rewrite the generated blocks of docs/cli-reference.md and docs/findings.md
+    python docs/generate.py          rewrite the generated blocks of docs/cli-reference.md, findings.md, output.md
     python docs/generate.py --check  exit 1, naming the stale pages, when a generated block on disk is not current
 
 Each page is hand-written prose around one block between `<!-- BEGIN GENERATED ... -->` and
-`<!-- END GENERATED -->`; only the block is rewritten (as cog does for sqlite-utils). It imports `kforensics.cli`
-and `kforensics.parsers.findings`, neither of which loads pyspark.
+`<!-- END GENERATED -->`; only the block is rewritten (as cog does for sqlite-utils). It imports `kforensics.cli`,
+`kforensics.kinds` and the model registry, none of which loads pyspark.
 """
 
 from __future__ import annotations
@@ -131,10 +132,54 @@ def findings_reference() -> str:
     return "\n".join(out)
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def tables_reference() -> str:
+    """One section per table a scan writes, in the order a scan lists them: what a row is, and its columns with
+    their types and what each holds."""
+    from kforensics.parsers.findings import FINDING_COLUMNS
+    from kforensics.scan_output import OUTPUT_TABLES
+    from kforensics.spark import schemas as S
+    from kforensics.spark.registry import sql_models
+
+    models = sql_models()
+    out: list[str] = []
+    for table in OUTPUT_TABLES:
+        if table in S.WRITTEN_INPUTS:
+            source, doc, docs = S.WRITTEN_INPUTS[table]
+            columns = [(f.name, _type_name(f.type), docs.get(f.name, "")) for f in S.INPUT_TABLES[source]]
+            where = "the parse pass (`spark/read.py`; its schema: `spark/schemas.py`)"
+        elif table == "findings":
+            doc = ("One row per finding (see [Findings](findings.md)): `details` is a JSON object of the kind's "
+                   "fields.")
+            columns = [(f.name, _type_name(f.type), "") for f in S.FINDINGS]
+            where = "the checks (`spark/sql/`, each check's header declares its kinds) and the parsers"
+        else:
+            m = models[table]
+            doc, columns, where = m.doc, [(c.name, c.type, c.doc) for c in m.columns], f"`{m.path}`"
+        out += [f"### `{table}`", "", *_wrap(doc), "", f"Built by {where}.", "",
+                "| column | type | meaning |", "|---|---|---|",
+                *[f"| `{name}` | {kind} | {_cell(text)} |" for name, kind, text in columns], ""]
+    assert FINDING_COLUMNS
+    return "\n".join(out).rstrip()
+
+
+def _type_name(kind) -> str:
+    """A Parquet column's Arrow type as Spark SQL names it."""
+    from kforensics.spark.schemas import ddl
+
+    import pyarrow as pa
+
+    return ddl(pa.schema([pa.field("x", kind)])).split(" ", 1)[1]
+
+
 #: page (relative to docs/) -> the function that writes its generated block
 PAGES: dict[str, Callable[[], str]] = {
     "cli-reference.md": cli_reference,
     "findings.md": findings_reference,
+    "output.md": tables_reference,
 }
 
 

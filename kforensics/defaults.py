@@ -8,7 +8,7 @@ DEFAULT_OUT = "./kforensics-out"
 #: (15 min), the longest timeout a producer may ask for.
 DEFAULT_TXN_TIMEOUT_MS = 15 * 60 * 1000
 #: How far a client's clock may run ahead of the transaction coordinator's before a batch stamped after the
-#: coordinator fenced its epoch is taken for a write after the fence (epoch_fenced_write). Under Transactions V2 every
+#: coordinator fenced its epoch is taken for a write after the fence (`--clock-skew`). Under Transactions V2 every
 #: end of a transaction bumps the epoch, so a client whose clock runs a few ms ahead stamps its last batches "after"
 #: its own PrepareCommit; hosts kept by NTP are within a few ms of each other, 200 ms leaves room for worse.
 DEFAULT_CLOCK_SKEW_MS = 200
@@ -19,9 +19,9 @@ DEFAULT_OFFSETS_TOPIC_PARTITIONS = 50
 #: The broker's default share.coordinator.state.topic.num.partitions (how many __share_group_state partitions exist).
 DEFAULT_SHARE_STATE_PARTITIONS = 50
 #: How long a remote segment may stay in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED before its partition's
-#: newest __remote_log_metadata event (remote_segment_stuck).
+#: newest __remote_log_metadata event (`--remote-stuck-after`).
 DEFAULT_REMOTE_STUCK_AFTER_MS = 60 * 60 * 1000
-#: A re-send (`content_duplicate`): at least this many records, among the earlier producer id's last
+#: A re-send by a new producer id (`--resend-min-records`): at least this many records, among the earlier producer id's last
 #: DEFAULT_RESEND_TAIL, the new one's first write within DEFAULT_RESEND_WINDOW_MS of the earlier one's last (a
 #: producer restarted by Kubernetes or a supervisor with back-off comes back after minutes).
 DEFAULT_RESEND_MIN_RECORDS = 3

@@ -49,7 +49,7 @@ def findings(out: str) -> list[dict[str, Any]]:
 
 def sequence_problems(out: str, *, topic: str | None = None, partition: int | None = None,
                       pid: int | None = None) -> list[dict[str, Any]]:
-    """`gaps`: the sequence_gap, duplicate_sequence, zombie_epoch and content_duplicate findings."""
+    """`gaps`: the findings of producers' sequences and epochs (the kinds whose `reports` name `gaps`)."""
     return _selected((f for f in findings(out) if f["kind"] in shown_in("gaps")), topic, partition, pid)
 
 

@@ -73,16 +73,17 @@ class ScanOptions:
         "A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before its partition's "
         "newest __remote_log_metadata event is stuck (1h, 90m, 45s, or ms).", shown="1h")
     resend_min_records: int = _option(DEFAULT_RESEND_MIN_RECORDS, "--resend-min-records", "count",
-                                      "content_duplicate: the fewest consecutive records that make a re-send.",
+                                      "Re-sends by a new producer id: the fewest consecutive records that make one.",
                                       minimum=1)
     resend_tail: int = _option(DEFAULT_RESEND_TAIL, "--resend-tail", "count",
-                               "content_duplicate: how many of an earlier producer id's last records a re-send may "
-                               "come from.", minimum=1)
+                               "Re-sends by a new producer id: how many of an earlier producer id's last records "
+                               "one may come from.", minimum=1)
     resend_window_ms: int = _option(DEFAULT_RESEND_WINDOW_MS, "--resend-window", "duration",
-                                    "content_duplicate: the longest time between an earlier producer id's last write "
-                                    "and the new one's first (1h, 90m, 45s, or ms; 0: no limit).", shown="15m")
+                                    "Re-sends by a new producer id: the longest time between an earlier producer id's "
+                                    "last write and the new one's first (1h, 90m, 45s, or ms; 0: no limit).", shown="15m")
     resend_aborted: bool = _option(False, "--resend-aborted", "flag",
-                                   "content_duplicate: also compare the records of aborted transactions (left out by "
+                                   "Re-sends by a new producer id: also compare the records of aborted transactions (left "
+                                   "out by "
                                    "default: a fenced producer's aborted copy re-written by its successor is "
                                    "exactly-once at work).")
     clock_skew_ms: int = _option(DEFAULT_CLOCK_SKEW_MS, "--clock-skew", "duration",
@@ -116,13 +117,6 @@ class ScanOptions:
                     raise ValueError(f"{f.name} must be an integer, not {value!r}")
                 if value < (spec.minimum if spec.minimum is not None else 0):
                     raise ValueError(f"{f.name} must be at least {spec.minimum or 0}, not {value}")
-
-    @property
-    def resend(self) -> dict[str, int] | None:
-        """content_duplicate's settings; None in headers-only mode (the check reads records)."""
-        if self.headers_only:
-            return None
-        return {"min_records": self.resend_min_records, "tail": self.resend_tail, "window_ms": self.resend_window_ms}
 
 
 #: (field name, how the command line spells it), in the order `--help` lists them.

@@ -28,6 +28,7 @@ import pyarrow.fs as pafs
 from kforensics import __version__
 from kforensics.parsers.findings import is_problem
 from kforensics.parsers.uris import filesystem, join_uri
+from kforensics.spark.registry import output_models
 from kforensics.times import now_iso
 
 MANIFEST = "_kforensics.json"
@@ -35,13 +36,12 @@ MANIFEST = "_kforensics.json"
 SPARK_LOG = "_kforensics-spark.log"
 MANIFEST_FORMAT = 1
 
-#: Parquet tables a scan writes under OUT, in the order they are listed to an operator.
-OUTPUT_TABLES = ("batches", "segments", "producers", "transactions", "lso", "lso_changes", "aborted_ranges",
-                 "snapshots", "txnindex", "leader_epochs", "partition_checkpoints", "replicas", "leader_epoch_lineage",
-                 "coordinator_records", "coordinator_transactions", "producer_lineage", "offset_commits",
-                 "consumer_offsets", "group_members", "group_assignments", "consumer_lag", "share_partition_state",
-                 "remote_segments", "remote_partition_deletes", "partition_history", "broker_history", "topics",
-                 "features", "restart_prediction", "findings")
+#: The parse pass's tables a scan writes under OUT (spark/schemas.py WRITTEN_INPUTS says what they hold).
+PARSE_PASS_TABLES = ("batches", "segments", "snapshots", "txnindex", "leader_epochs", "partition_checkpoints",
+                     "coordinator_records", "offset_commits")
+#: Parquet tables a scan writes under OUT, in the order they are listed to an operator: the parse pass's, the facts
+#: tables (the models declared `output`, spark/sql/), the findings.
+OUTPUT_TABLES = (*PARSE_PASS_TABLES, *(m.name for m in output_models()), "findings")
 
 #: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")

@@ -31,8 +31,7 @@ class FindingKind:
     fields hold (Markdown; docs/findings.md is generated from it). `severity_rule` is set for the few kinds whose
     severity depends on the case (then `severity` is the graver one, and the rule says when the milder one
     applies). `compacted` says how the rule reads a compacted log (the log cleaner's output), `reports` which
-    commands show the kind besides the scan (`gaps`, `eos`, `groups`, `tiered`, `export`: a finding whose offsets
-    `export --from-finding` reads), `model` the file that declares it."""
+    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`), `model` the file that declares it."""
 
     name: str
     severity: Severity

@@ -1,8 +1,8 @@
 """The control plane: the KRaft metadata log (`__cluster_metadata-0`) read on the executors into rows of
 `metadata_records`, which the models replay as the controller applies it (spark/sql: reference_copies,
 base_snapshots, applied_records, elr_clears, partition_history, broker_history, topics, features, partition_state,
-live_brokers) and hold against the data on the same disks (the KRaft checks: unclean_leader_election,
-offline_partition, stray_partition, leader_epoch_unknown). Each model's header says the rule it follows.
+live_brokers) and hold against the data on the same disks (the KRaft checks: spark/sql files whose header names
+`applies = "kraft"`). Each model's header says the rule it follows.
 
 A record of a version newer than the tables (`parsers/schemas_metadata.py`) is an `internal_record_newer_version`
 finding, once per record type and version. Where it reads as the newest known version (the newer one added only

@@ -30,8 +30,8 @@ at a9f8d893:
 
 A group record that does not decode is already an `internal_record_undecodable` finding of the parse pass (file,
 position) and is left out; a classic member whose assignment bytes do not read is a `consumer_protocol_undecodable`
-note and owns nothing in the replay. `partition_owned_twice` and the member named in the committed_offset_*
-findings are judged from `group_assignments`.
+note and owns nothing in the replay. Who owned a partition twice, and the member named in a finding about
+a committed offset, are judged from `group_assignments` (spark/sql/).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from kforensics.spark.runner import analyze
 from kforensics.spark.driver_read import read_on_driver, reads_on_driver
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import Listing, ReadersParam, import_readers, list_input, read_tables
-from kforensics.spark.schemas import INPUT_TABLES, ddl
+from kforensics.spark.schemas import INPUT_TABLES, WRITTEN_INPUTS, ddl
 from kforensics.spark.session import (
     PYTHON_CLIENT_SETTINGS,
     SMALL_INPUT_SETTINGS,
@@ -164,9 +164,7 @@ def warm_python_workers(spark: SparkSession) -> None:
 
 
 #: Input tables the analysis reads back from OUT once they are written (name in OUT -> name in `analyze`'s tables).
-READ_BACK = {"batches": "batches", "segments": "segments", "snapshots": "snapshot_entries", "txnindex": "txnindex",
-             "leader_epochs": "leader_epochs", "partition_checkpoints": "partition_checkpoints",
-             "coordinator_records": "coordinator_records", "offset_commits": "offset_commits"}
+READ_BACK = {name: source for name, (source, _, _) in WRITTEN_INPUTS.items()}
 
 
 def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, options: ScanOptions | None = None, *,

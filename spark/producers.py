@@ -1,7 +1,7 @@
-"""Re-sends by a new producer id (`content_duplicate`): the two Python models of the check, the records of the
+"""Re-sends by a new producer id (a content duplicate): the two Python models of the check, the records of the
 batches it compares (decoded on the executors) and the match of a new producer id's first records against the last
 records of the producer ids before it (an ordered comparison per producer id, in `applyInPandas`). The rest of the
-check is SQL: spark/sql/resend_*.sql, producer_spans.sql and content_duplicate.sql."""
+check is SQL: spark/sql/resend_*.sql, producer_spans.sql and the check that reads `resends`."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ as named parameters (`:txn_timeout_ms`):
     applies = "kraft"
 
     [[finding]]                      # each kind its rows carry
-    kind = "sequence_gap"
+    kind = "empty_transaction"
     severity = "error"
     meaning = "one sentence"
     rule = "when it is reported and what its fields hold (Markdown)"
@@ -66,8 +66,9 @@ _HEADER = re.compile(r"\A\s*/\*(.*?)\*/", re.S)
 APPLIES = ("replicas_possible", "has_transaction_state", "has_consumer_offsets", "has_group_records",
            "has_share_state_records", "has_remote_log_metadata", "has_future_replicas", "kraft", "records_read")
 
-#: Which reports show a kind (a finding's `reports`): the commands that filter findings by it.
-REPORTS = ("gaps", "eos", "groups", "tiered", "leaders", "export")
+#: Which reports show a kind (a finding's `reports`): the commands that filter findings by it (`divergence`: the
+#: HTML report's view of diverged replicas; `export`: `export --from-finding` reads its offsets).
+REPORTS = ("gaps", "eos", "groups", "tiered", "leaders", "export", "divergence")
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 The executors decode every `__remote_log_metadata` record (in every scan mode: the topic is small) into one
 row per event. The transforms fold the events into one row per remote segment with its final state, and
 judge each topic partition, matched by name and by the topic id of its `partition.metadata`:
-`remote_log_gap`, `remote_segment_stuck`, `remote_leader_epoch_mismatch` and `remote_overlap` (README,
-"Findings"). Only COPY_SEGMENT_FINISHED segments count as held by the remote tier.
+the models and checks of spark/sql/ whose header names `applies =
+"has_remote_log_metadata"`. Only COPY_SEGMENT_FINISHED segments count as held by the remote tier.
 
 A segment's `segment_leader_epochs` are the leader epoch cache sliced to the segment
 (LeaderEpochFileCache.epochEntriesInRange): the first entry is clipped to the segment's start offset, each

@@ -221,7 +221,7 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "remote_log_events": _schema([(f.name, f.type) for f in REMOTE_EVENT_ROWS if f.name != "row_kind"]),
     "partition_topic_ids": _schema([*PARTITION_KEY, ("topic_id", pa.string()), DIR_STATE]),
     "metadata_records": METADATA_RECORDS,
-    #: The partition dirs (live and stray) of each broker, for the control plane's stray_partition check.
+    #: The partition dirs (live and stray) of each broker, for the control plane's check of stray dirs.
     "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE]),
     #: Per log dir: its clean-shutdown marker, a recovery-point-offset-checkpoint the broker cannot read, and the
     #: directories in it Kafka cannot take for partition dirs (`parsers.log_dir.kafka_topic_partition`).
@@ -229,6 +229,79 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "dump_text_inputs": _schema([("broker", pa.string())]),
     "log_dirs": _schema([("broker", pa.string()), ("clean_shutdown", pa.bool_()),
                          ("recovery_checkpoint_unreadable", pa.bool_()), ("refused_dirs", pa.list_(pa.string()))]),
+}
+
+
+#: The parse pass's tables written to OUT (`jobs.READ_BACK`: name in OUT -> input table), what a row is and what
+#: each column holds (docs/output.md is generated from here and from the models' headers).
+WRITTEN_INPUTS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "batches": ("batches", "One row per record batch (v2) or message set entry (magic 0/1: a wrapper or a plain "
+                "message) of every segment, as its header says; records are not read here.", {
+        "file": "the segment file", "segment_base_offset": "the segment's base offset (from its name)",
+        "position": "the batch's byte position in `file`", "size": "the batch's size in bytes",
+        "magic": "the record format: 0, 1 (legacy message sets) or 2 (record batches)",
+        "base_offset": "the batch's first offset", "last_offset": "its last offset (base offset + lastOffsetDelta)",
+        "count": "the records it declares", "partition_leader_epoch": "the leader epoch it was appended in (v2)",
+        "producer_id": "its producer id (-1: none)", "producer_epoch": "its producer epoch (-1: none)",
+        "base_sequence": "its first sequence number (-1: none)", "last_sequence": "its last sequence number",
+        "is_transactional": "attributes bit 4", "is_control": "attributes bit 5: a control batch",
+        "control_type": "a control batch's record: `COMMIT`, `ABORT`, `LEADER_CHANGE`, ...",
+        "coordinator_epoch": "a COMMIT or ABORT marker's coordinator epoch",
+        "codec": "its compression: `none`, `gzip`, `snappy`, `lz4`, `zstd`",
+        "timestamp_type": "`CreateTime` or `LogAppendTime`",
+        "base_timestamp": "baseTimestamp (v2; for magic 0/1 the message's timestamp)",
+        "max_timestamp": "maxTimestamp", "crc": "the stored CRC", "crc_valid": "the stored CRC matches its bytes",
+        "delete_horizon_ms": ("KIP-534: the delete horizon the log cleaner set on a batch of tombstones or on a "
+                              "transaction marker, attributes bit 6; `base_timestamp` then holds it, not a create "
+                              "time; null when not set"),
+        "dir_state": "`live`, `delete`, `future`, `stray`: the kind of partition dir (see What a log dir may hold)"}),
+    "segments": ("segments", "One row per segment (`.log`) of every partition dir.", {
+        "file": "the segment file", "base_offset": "from its name", "size": "its size in bytes",
+        "first_batch_base_offset": "its first batch's base offset", "last_offset": "its last batch's last offset",
+        "batch_count": "its batches", "record_count": "the records they declare",
+        "valid_bytes": "the bytes up to the end of its last whole batch",
+        "has_offset_index": ("its `.index` file exists: without it the broker rebuilds the index, and recovers the "
+                             "segment, while loading"),
+        "dir_state": "`live`, `delete`, `future`, `stray`"}),
+    "snapshots": ("snapshot_entries", "One row per producer entry of every producer snapshot (`.snapshot`).", {
+        "file": "the snapshot file", "snapshot_offset": "from its name: the offset it was taken at",
+        "producer_id": "the producer id", "producer_epoch": "its epoch", "last_sequence": "its last sequence",
+        "last_offset": "its last offset", "offset_delta": "its last batch's offset delta",
+        "timestamp": "its last batch's timestamp", "coordinator_epoch": "its coordinator epoch",
+        "current_txn_first_offset": "the first offset of its open transaction (-1: none)",
+        "dir_state": "`live`, `delete`, `future`, `stray`"}),
+    "txnindex": ("txnindex", "One row per entry of every transaction index (`.txnindex`): an aborted transaction.", {
+        "file": "the index file", "version": "the entry's version", "producer_id": "the aborted producer",
+        "first_offset": "the transaction's first offset", "last_offset": "its ABORT marker's offset",
+        "last_stable_offset": "the LSO the broker recorded when it wrote the marker",
+        "dir_state": "`live`, `delete`, `future`, `stray`"}),
+    "leader_epochs": ("leader_epochs", "One row per entry of every `leader-epoch-checkpoint`.", {
+        "file": "the checkpoint file", "epoch": "a leader epoch", "start_offset": "the offset it began at",
+        "dir_state": "`live`, `delete`, `future`, `stray`"}),
+    "partition_checkpoints": ("partition_checkpoints", "Per partition of a broker, its entries in the log dir's "
+                              "checkpoint files.", {
+        "high_watermark": "replication-offset-checkpoint", "recovery_point": "recovery-point-offset-checkpoint",
+        "log_start_offset": "log-start-offset-checkpoint", "cleaner_offset": "cleaner-offset-checkpoint"}),
+    "coordinator_records": ("coordinator_records", "Every `__transaction_state` record (`topic`/`partition` are the "
+                            "`__transaction_state` partition).", {
+        "file": "its segment", "position": "its batch's byte position", "offset": "its offset",
+        "timestamp": "its timestamp", "transactional_id": "the key", "producer_id": "ProducerId",
+        "producer_epoch": "ProducerEpoch", "state": "TransactionStatus by name (`Ongoing`, `PrepareCommit`, ...)",
+        "transaction_timeout_ms": "TransactionTimeoutMs", "txn_partitions": "the partitions, as a comma list",
+        "last_update_timestamp": "TransactionLastUpdateTimestampMs",
+        "start_timestamp": "TransactionStartTimestampMs", "tombstone": "a null value",
+        "previous_producer_id": "TransactionLogValue v1's tagged PreviousProducerId (-1 where not written)",
+        "next_producer_id": "NextProducerId (-1 where not written)",
+        "next_producer_epoch": "NextProducerEpoch (-1 where not written)",
+        "client_transaction_version": "ClientTransactionVersion (2: Transactions V2; 0 where not written)"}),
+    "offset_commits": ("offset_commits", "Every offset commit or tombstone in `__consumer_offsets`.", {
+        "file": "its segment", "position": "its batch's byte position", "offset": "its offset",
+        "timestamp": "its timestamp", "group_id": "the group", "commit_topic": "the topic committed",
+        "commit_partition": "the partition committed", "committed_offset": "the offset committed",
+        "committed_leader_epoch": "its leader epoch", "commit_timestamp": "CommitTimestamp",
+        "tombstone": "a null value: the commit deleted", "producer_id": "its batch's producer id",
+        "producer_epoch": "its batch's producer epoch",
+        "transactional": "a TxnOffsetCommit, pending until its transaction's marker"}),
 }
 
 

@@ -1,4 +1,5 @@
-"""The finding-kind registry: one place for every kind, its severity and its fields, and docs/findings.md agrees."""
+"""The finding kinds: each declared in one place (a parser kind in parsers/findings.py, a check's kind in its model
+file's header), its severity and its fields, and docs/findings.md agrees."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 from conftest import REPO
 
-from kforensics.parsers.findings import FINDING_COLUMNS, KINDS, SEQUENCE_KINDS, Finding, is_problem, severity_of
+from kforensics.kinds import KINDS, shown_in
+from kforensics.parsers.findings import FINDING_COLUMNS, PARSER_KINDS, Finding, is_problem, severity_of
 
 
 def test_finding_json_has_contract_fields_and_details() -> None:
@@ -23,7 +25,8 @@ def test_finding_json_has_contract_fields_and_details() -> None:
 def test_severities_and_problems() -> None:
     assert {k.severity for k in KINDS.values()} == {"error", "warning", "info"}
     assert is_problem("error") and is_problem("warning") and not is_problem("info") and not is_problem(None)
-    assert set(SEQUENCE_KINDS) <= set(KINDS)
+    assert set(shown_in("gaps")) == {"sequence_gap", "duplicate_sequence", "zombie_epoch", "content_duplicate"}
+    assert set(PARSER_KINDS) < set(KINDS)
     assert FINDING_COLUMNS[:2] == ("kind", "severity") and FINDING_COLUMNS[-1] == "details"
     for kind in KINDS.values():
         assert kind.meaning and not kind.meaning.endswith(".") and len(set(kind.fields)) == len(kind.fields)
@@ -74,10 +77,10 @@ def test_every_field_a_scan_reports_is_registered(full_scan: Path) -> None:
 
 
 def test_every_kind_says_how_it_reads_a_compacted_log() -> None:
-    """Issue 43: docs/findings.md says, per kind, how its rule reads the log cleaner's output (COMPACTED_LOG)."""
-    from kforensics.parsers.findings import COMPACTED_LOG
-
-    assert set(COMPACTED_LOG) == set(KINDS)
-    assert all(text and not text.endswith(".") for text in COMPACTED_LOG.values())
-    for kind, (_severity, section) in documented_kinds().items():
-        assert "**On a compacted log**:" in section, kind
+    """Issue 43: docs/findings.md says, per kind, how its rule reads the log cleaner's output (a parser kind's note in
+    parsers/findings.py, a check's in its model file's `compacted`)."""
+    for kind in KINDS.values():
+        assert kind.compacted and not kind.compacted.endswith("."), kind.name
+    sections = documented_kinds()
+    for name, kind in KINDS.items():
+        assert "**On a compacted log**" in sections[name][1], name

@@ -30,8 +30,8 @@ from kforensics.parsers.log_dir import DIR_STATES
 @click.option("--out", required=True, metavar="PATH", help="The file to write (a folder for a whole topic).")
 @click.option("--from-finding", metavar="OUT:N|OUT:KIND", help="Export what a finding of a scan's OUT names: its "
               "row N in the findings table (from 0), or the first finding of KIND (on --topic/--partition): "
-              "lost_offsets of a replica_divergence, offsets_discarded of a restart_would_truncate (from the dir it "
-              "is about), a stray_partition's whole dir.")
+              "the offsets a finding says were lost or would be discarded, from the dir that holds them, or a stray "
+              "dir whole (docs/findings.md: the kinds whose reports name export).")
 @click.option("--master", help="Spark master URL for a whole-topic export (default: embedded local[*]).")
 def export(dirs: tuple[str, ...], topic: str | None, partition: int | None, offsets: tuple[int | None, int | None],
            from_time: str | None, to_time: str | None, broker: str | None, dir_state: str, isolation: str, fmt: str,

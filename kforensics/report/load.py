@@ -10,7 +10,7 @@ from typing import Any
 
 from kforensics import scan_output
 from kforensics.defaults import DEFAULT_MAX_PLOTS
-from kforensics.kinds import KINDS
+from kforensics.kinds import KINDS, shown_in
 from kforensics.parsers.findings import is_problem
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -80,7 +80,7 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
                                                                                x["topic"], x["partition"]))
     r.not_in_input = summary.not_in_input
     r.timelines = _timelines(out, segments, txns, r.findings, max_plots)
-    r.divergences = [f for f in r.findings if f["kind"] == "replica_divergence"]
+    r.divergences = [f for f in r.findings if f["kind"] in shown_in("divergence")]
     r.lineage, r.lineage_brokers = _lineage(out, r.replicas)
     from kforensics import tiered_report
 

@@ -13,13 +13,13 @@ rule = '''
 compaction held back by a transaction: the partition has a `cleaner-offset-checkpoint` entry (it is
 compacted), and its LSO is held below the log end by a transaction open longer than its timeout (its
 transactional id's `txnTimeoutMs` where a `__transaction_state` record in the input names the producer id,
-else `--txn-timeout`; never a two-phase-commit one, see `prepared_transaction`) (the earliest open one; the
+else `--txn-timeout`; never a two-phase-commit one, a prepared transaction instead) (the earliest open one; the
 log cleaner never cleans past the LSO, so the partition grows without bound, KIP-664): `cleaner_offset`,
 `last_stable_offset`, `held_by_producer_id`, `txn_first_offset`, `bytes_behind` (bytes of the batches from the
 one holding the LSO to the log end); `offset`/`position` are the transaction's first batch'''
 compacted = '''
 about compaction itself: a transaction whose data lies below the cleaner offset is complete (see
-`hanging_transaction`), so only one open in the dirty tail, above the checkpoint, can hold the cleaner'''
+a hanging transaction), so only one open in the dirty tail, above the checkpoint, can hold the cleaner'''
 */
 -- Compaction held back by a transaction. The log cleaner never cleans past the last stable offset
 -- (LogCleanerManager's firstUncleanableDirtyOffset is the least of the LSO, the active segment's base offset and the

@@ -12,7 +12,7 @@ rule = '''
 a group's committed offset is below the partition's log start (retention deleted records the group never
 read); a tiered partition's log start is in the remote tier (its earliest finished copy, not below
 `log-start-offset-checkpoint`), so a group reading from the remote tier is sound; `broker`,
-`topic`/`partition` and `file`/`position` as for `committed_offset_beyond_log_end`; the same fields: `group`,
+`topic`/`partition` and `file`/`position` as for a commit beyond the log end; the same fields: `group`,
 `committed_offset`, `coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`,
 `log_end_offset`, `reference_broker`; `member_id` and `member_client_id` name the member that owned the
 partition at the commit, where the group replay knows it (the assignment in force at the commit record's

@@ -10,7 +10,7 @@ meaning = "a group's committed offset lies inside an aborted transaction"
 fields = ["group", "committed_offset", "coordinator_partition", "coordinator_offset", "commit_timestamp", "log_start_offset", "log_end_offset", "reference_broker", "member_id", "member_client_id", "aborted_first_offset", "aborted_last_offset", "aborted_producer_id"]
 rule = '''
 a group's committed offset lies strictly inside an aborted transaction (after its first offset, up to its
-marker): the same fields as `committed_offset_beyond_log_end` (`group`, `committed_offset`,
+marker): the same fields as a commit beyond the log end (`group`, `committed_offset`,
 `coordinator_partition`, `coordinator_offset`, `commit_timestamp`, `log_start_offset`, `log_end_offset`,
 `reference_broker`) plus `aborted_first_offset`, `aborted_last_offset`, `aborted_producer_id`. The committed
 offset of all three is the one the group coordinator serves: commits apply in log order, a transactional one

@@ -13,7 +13,7 @@ a transactional batch created (base timestamp, the client's clock) more than `--
 coordinator recorded a higher epoch for its producer id (the record's timestamp, the coordinator's clock).
 Under Transactions V2 every end of a transaction bumps the epoch, so a client whose clock runs a few ms ahead
 stamps its last batches after its own PrepareCommit: the tolerance is for that. Within a partition,
-`zombie_epoch` judges by log order and needs no clock. `transactional_id`, `fenced_at`, `fencing_epoch`,
+the zombie-epoch rule judges by log order and needs no clock. `transactional_id`, `fenced_at`, `fencing_epoch`,
 `written_at`, `batches`, `expected_coordinator_partition`, `evidence` (`coordinator_clock`), `clock_skew_ms`'''
 compacted = '''
 unchanged; a batch whose baseTimestamp holds its delete horizon (attributes bit 6) or -1 (an empty batch the
@@ -28,7 +28,7 @@ reports = ["eos"]
 -- The batch's timestamp is the client's clock, the record's the coordinator's: under TV2 every EndTxn bumps the
 -- epoch (TransactionMetadata.prepareAbortOrCommit), so the last batches of every transaction of a client whose clock
 -- runs ahead would look written after their own PrepareCommit. A batch counts only when it is more than
--- `clock_skew_ms` after the fence; within a partition, log order (`zombie_epoch`) needs no clock.
+-- `clock_skew_ms` after the fence; within a partition, log order (the zombie-epoch rule) needs no clock.
 WITH fenced AS (
      SELECT broker, topic, partition, cluster_id, producer_id, producer_epoch, base_offset, file, position,
             base_timestamp, min_by(fencing_epoch, since) AS fencing_epoch, min(since) AS fenced_at

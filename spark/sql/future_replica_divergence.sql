@@ -12,7 +12,7 @@ fields = ["live_log_start_offset", "live_log_end_offset", "future_crc", "live_cr
 rule = '''
 a `-future` dir (the copy a broker builds while moving a replica between its log dirs, fetched from the live
 log) holds a batch, within the live log's offsets, that the live dir of the same broker does not hold
-identically (same fingerprint as `replica_divergence`); the same broker is the same cluster.id and node.id in
+identically (the same fingerprint as replicas of two brokers); the same broker is the same cluster.id and node.id in
 meta.properties, so the live dir is found in another log dir given as another input (as Kafka keeps them), or
 under the same label where meta.properties is missing; one finding per future dir at its first such batch; a
 copy that is only shorter is still catching up, no finding: `live_log_start_offset`, `live_log_end_offset`,

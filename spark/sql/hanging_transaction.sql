@@ -13,7 +13,7 @@ a transaction open at the log end and older than its timeout, measured against t
 log: its transactional id's `txnTimeoutMs` (the coordinator aborts a transaction after it:
 TransactionStateManager.timedOutTransactions) where a `__transaction_state` record in the input names the
 producer id, else `--txn-timeout` (15 min); never a two-phase-commit transaction (timeout Integer.MAX_VALUE:
-`prepared_transaction`): `first_offset`, `lso_stuck_at`, `age_ms_at_log_end`, `last_data_offset`,
+a prepared transaction): `first_offset`, `lso_stuck_at`, `age_ms_at_log_end`, `last_data_offset`,
 `transaction_timeout_ms` (the timeout it was judged by)'''
 compacted = '''
 a transaction without a marker whose data lies below the cleaner offset is complete: the cleaner cleans only

@@ -13,7 +13,7 @@ fields = ["group", "transactional_id", "partitions", "committed_offsets", "txn_f
 rule = '''
 a group's transactional offset commits (TxnOffsetCommit) in `__consumer_offsets` whose transaction has no
 marker at the log end, open for longer than its timeout (its transactional id's, else `--txn-timeout`; a
-younger one is a transaction in flight, a two-phase-commit one a `prepared_transaction`): the group
+younger one is a transaction in flight, a two-phase-commit one a prepared transaction): the group
 coordinator keeps them pending, and OffsetFetch answers UNSTABLE_OFFSET_COMMIT for those partitions until a
 marker ends the transaction (the "group stuck after a crash"). One finding per group and transaction, on the
 `__consumer_offsets` partition (its longest replica) at its first pending commit: `group`, `transactional_id`,
@@ -27,7 +27,7 @@ reports = ["eos"]
 -- The `offset_commit_pending` check: reads `live_commits`, `longest_replicas` (with log_end_timestamp) and
 -- `transactional_ids` (transactional_id, transaction_timeout_ms); per group and open transaction, its offset commits still pending at the log end of their
 -- __consumer_offsets partition, longer than the transaction's timeout (a younger one is a transaction in flight; a
--- two-phase-commit one is a `prepared_transaction`).
+-- two-phase-commit one is a prepared transaction).
 -- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
 -- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
 WITH pending AS (

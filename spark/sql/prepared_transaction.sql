@@ -15,7 +15,7 @@ two-phase-commit transaction, which the coordinator never aborts:
 TransactionMetadata.isDistributedTwoPhaseCommitTxn): not hanging, prepared; it holds the LSO of its partition:
 `transactional_id`, `first_offset`, `last_data_offset`, `age_ms_at_log_end`, `holds_lso_at`'''
 compacted = '''
-as `hanging_transaction`: a transaction whose data lies below the cleaner offset is complete, never prepared'''
+as for a hanging transaction: a transaction whose data lies below the cleaner offset is complete, never prepared'''
 reports = ["eos"]
 */
 -- The `prepared_transaction` check: reads `timed_transactions` (transactions_table with transaction_timeout_ms

@@ -21,7 +21,7 @@ involved, above the lower of the two replicas' epochs at the divergence up to th
 `leader`, `election`, `elected_at`: the election that caused it)'''
 compacted = '''
 compared from the later of the replicas' log starts and cleaner checkpoints: each cleans on its own schedule'''
-reports = ["export"]
+reports = ["export", "divergence"]
 */
 -- Reads divergence_facts and elections (control_plane.elections_of; no rows without a metadata log in the input);
 -- the `replica_divergence` check: one finding per pair of diverging replicas.

@@ -18,7 +18,7 @@ copy was read, `file`/`position` the record's batch): `leader`, `leader_epoch`, 
 `previous_isr`, `previous_elr`, `metadata_offset`, `elected_at` (the record's timestamp), `metadata_broker`;
 where the partition's data is in the input `offset` (the first data offset of that leader epoch:
 leader-epoch-checkpoint, else the first batch) and `lost_offsets` ([first, last] committed offsets a
-`replica_divergence` at that epoch shows lost)'''
+the replicas' divergence at that epoch shows lost)'''
 compacted = '''
 unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
 compacted data log keeps its batches' partition leader epochs'''
