@@ -47,7 +47,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -100,11 +100,14 @@ class Model:
     inputs: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     build: Callable[..., Any] | None = field(default=None, compare=False)
+    source: str | None = field(default=None, compare=False, repr=False)  # the text of a model not in spark/sql/
 
     @property
     def text(self) -> str | None:
         """A SQL model's file, as Spark runs it (None for a Python model)."""
-        return None if self.build is not None else _read(self.path)
+        if self.build is not None:
+            return None
+        return self.source if self.source is not None else _read(self.path)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -180,6 +183,11 @@ def parse_model(name: str, text: str, path: str) -> dict[str, Any]:
     except Exception as exc:
         raise ValueError(f"{path}: {exc}") from exc
     return {"name": name, "path": path, "header": header, "inputs": list(inputs), "params": list(params)}
+
+
+def model_of_text(name: str, text: str, path: str) -> Model:
+    """The model a SQL text declares, as if it were the file `path` (a model being written, not yet in spark/sql/)."""
+    return replace(_model(parse_model(name, text, path)), source=text)
 
 
 def _model(entry: Mapping[str, Any]) -> Model:

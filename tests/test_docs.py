@@ -59,7 +59,7 @@ def test_the_cli_reference_names_every_command_and_option() -> None:
 
 
 def test_the_findings_page_names_each_kinds_implementation() -> None:
-    from kforensics.parsers.findings import KINDS
+    from kforensics.kinds import KINDS
 
     page = (REPO / "docs" / "findings.md").read_text(encoding="utf-8")
     for name in KINDS:
@@ -165,19 +165,18 @@ def _check_scan_summary(expected: list[str], out: Path) -> None:
 
 
 def test_the_parquet_tables_page_names_every_declared_column() -> None:
-    """docs/output.md's table of Parquet tables has a row per table of a scan's OUT, naming every column that
-    spark/schemas.py declares for it (the partition key aside): a new column is documented or this fails."""
+    """docs/output.md has a section per table of a scan's OUT, in the order a scan lists them, with a row per column
+    its schema declares (the parse pass's in spark/schemas.py, a facts table's in its model file), type and meaning:
+    generated, so a new column is documented where it is declared or test_sql_files fails."""
     from kforensics.scan_output import OUTPUT_TABLES
     from kforensics.spark import schemas as S
 
     text = (REPO / "docs" / "output.md").read_text(encoding="utf-8")
     section = text[text.index("## Parquet tables under OUT"):text.index("## What a scan does to OUT")]
-    rows = {m.group(1): set(re.findall(r"`([A-Za-z_.]+)`", m.group(2)))
-            for m in re.finditer(r"^\| `([a-z_]+)` \| (.*)\|\s*$", section, re.M)}
-    assert set(rows) == set(OUTPUT_TABLES)
-    declared = {**{name: S.INPUT_TABLES[name].names for name in S.INPUT_TABLES}, "snapshots":
-                S.INPUT_TABLES["snapshot_entries"].names, **{name: s.names for name, s in S.OUTPUT_TABLES.items()},
-                "findings": S.FINDINGS.names}
-    for table in OUTPUT_TABLES:
-        missing = [c for c in declared[table] if c not in ("broker", "topic", "partition") and c not in rows[table]]
-        assert not missing, f"docs/output.md's row of {table} does not name {missing}"
+    tables = re.findall(r"^### `([a-z_]+)`$", section, re.M)
+    assert tables == list(OUTPUT_TABLES)
+    declared = {**{name: S.INPUT_TABLES[source].names for name, (source, _, _) in S.WRITTEN_INPUTS.items()},
+                **{name: s.names for name, s in S.OUTPUT_TABLES.items()}, "findings": S.FINDINGS.names}
+    for table, body in zip(tables, re.split(r"^### `[a-z_]+`$", section, flags=re.M)[1:], strict=True):
+        rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", body, re.M)
+        assert [name for name, _ in rows] == list(declared[table]), table

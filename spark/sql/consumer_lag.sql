@@ -8,23 +8,23 @@ output = true
 applies = "has_consumer_offsets"
 columns = [
     ["cluster_id", "string", "the cluster.id of the broker's meta.properties (empty when unknown)"],
-    ["group", "string"],
+    ["group", "string", "the group"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
-    ["committed_offset", "bigint"],
-    ["last_commit_timestamp", "bigint"],
-    ["log_end_offset", "bigint"],
+    ["committed_offset", "bigint", "the commit the coordinator serves"],
+    ["last_commit_timestamp", "bigint", "that commit's CommitTimestamp"],
+    ["log_end_offset", "bigint", "the longest replica's log end offset"],
     ["last_stable_offset", "bigint", "the longest replica's, `data_broker`"],
     ["lag", "bigint", "log end - committed"],
-    ["data_broker", "string"],
+    ["data_broker", "string", "the replica it is measured against (the longest)"],
     ["status", "string", "as `consumer_offsets`"],
-    ["owner_member_id", "string"],
-    ["owner_client_id", "string"],
+    ["owner_member_id", "string", "the member that owned the partition last"],
+    ["owner_client_id", "string", "its client.id"],
     ["owner_client_host", "string", "the member that owned the partition last"],
-    ["owned_until_offset", "bigint"],
+    ["owned_until_offset", "bigint", "the `__consumer_offsets` offset where its ownership ended (null: it still owns it)"],
     ["owned_until_timestamp", "bigint", "null: it still did"],
-    ["coordinator_broker", "string"],
-    ["coordinator_partition", "string"],
+    ["coordinator_broker", "string", "the input whose `__consumer_offsets` replica was read"],
+    ["coordinator_partition", "string", "the `__consumer_offsets` partition (`__consumer_offsets-<n>`)"],
 ]
 */
 WITH owners AS (

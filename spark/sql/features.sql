@@ -7,10 +7,10 @@ applies = "kraft"
 columns = [
     ["cluster_id", "string", "the cluster.id of the broker's meta.properties (empty when unknown)"],
     ["metadata_broker", "string", "the input whose copy of the metadata log was replayed (the copy that reaches furthest)"],
-    ["feature", "string"],
-    ["feature_level", "int"],
-    ["metadata_offset", "bigint"],
-    ["timestamp", "bigint"],
+    ["feature", "string", "the feature's name"],
+    ["feature_level", "int", "the level set"],
+    ["metadata_offset", "bigint", "the record's offset in the metadata log"],
+    ["timestamp", "bigint", "its batch's timestamp"],
     ["file", "string", "the file it was read from"],
     ["position", "bigint", "the byte position in `file`"],
 ]

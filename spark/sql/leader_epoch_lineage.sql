@@ -6,7 +6,7 @@ columns = [
     ["broker", "string", "the input's label: the log dir it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
-    ["epoch", "int"],
+    ["epoch", "int", "a leader epoch"],
     ["checkpoint_start_offset", "bigint", "leader-epoch-checkpoint"],
     ["batch_start_offset", "bigint", "first batch carrying the epoch"],
     ["agrees", "boolean", "null: an epoch with no batches, as after an election with no writes"],

@@ -10,9 +10,9 @@ columns = [
     ["partition", "int", "the partition"],
     ["last_stable_offset", "bigint", "final"],
     ["high_watermark", "bigint", "replication-offset-checkpoint"],
-    ["log_end_offset", "bigint"],
-    ["held_by_producer_id", "bigint"],
-    ["stuck", "boolean"],
+    ["log_end_offset", "bigint", "the partition's log end offset"],
+    ["held_by_producer_id", "bigint", "the producer whose open transaction holds the LSO (null: none)"],
+    ["stuck", "boolean", "an open transaction holds the LSO below the log end"],
 ]
 */
 SELECT broker, topic, partition,

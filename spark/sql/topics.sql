@@ -9,12 +9,12 @@ columns = [
     ["cluster_id", "string", "the cluster.id of the broker's meta.properties (empty when unknown)"],
     ["metadata_broker", "string", "the input whose copy of the metadata log was replayed (the copy that reaches furthest)"],
     ["topic", "string", "the topic"],
-    ["topic_id", "string"],
-    ["partitions", "int"],
-    ["created_offset", "bigint"],
+    ["topic_id", "string", "the topic's id"],
+    ["partitions", "int", "its partitions (PartitionRecords)"],
+    ["created_offset", "bigint", "its TopicRecord's offset"],
     ["created_at", "bigint", "null for a topic of the base snapshot: created before the log in the input"],
-    ["deleted_offset", "bigint"],
-    ["deleted_at", "bigint"],
+    ["deleted_offset", "bigint", "its RemoveTopicRecord's offset (null: live)"],
+    ["deleted_at", "bigint", "that record's timestamp"],
     ["file", "string", "the file it was read from"],
 ]
 */

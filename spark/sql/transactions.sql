@@ -4,23 +4,23 @@ doc = """One row per transaction of a partition (a producer's transactional batc
 a marker with nothing open is an empty transaction: a null `first_offset`, `batch_count` 0)."""
 output = true
 columns = [
-    ["producer_id", "bigint"],
+    ["producer_id", "bigint", "the producer"],
     ["broker", "string", "the input's label: the log dir it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
-    ["producer_epoch", "int"],
-    ["first_offset", "bigint"],
-    ["last_data_offset", "bigint"],
-    ["marker_offset", "bigint"],
+    ["producer_epoch", "int", "its data's epoch (or the marker's)"],
+    ["first_offset", "bigint", "its first data batch's base offset"],
+    ["last_data_offset", "bigint", "its last data batch's last offset"],
+    ["marker_offset", "bigint", "its COMMIT or ABORT marker's offset (null: none)"],
     ["outcome", "string", "`COMMIT`, `ABORT`, `OPEN`; `UNKNOWN`: a marker whose control record was not read, as in kafka-dump-log text without `--deep-iteration`, or an empty control batch the log cleaner kept; `COMMIT` with a null `marker_offset`: a transaction whose data lies below the cleaner offset and whose marker the log cleaner removed past its delete horizon"],
-    ["coordinator_epoch", "int"],
-    ["batch_count", "bigint"],
-    ["record_count", "bigint"],
-    ["first_timestamp", "bigint"],
+    ["coordinator_epoch", "int", "the marker's coordinator epoch"],
+    ["batch_count", "bigint", "its data batches"],
+    ["record_count", "bigint", "their records"],
+    ["first_timestamp", "bigint", "its first data batch's max timestamp"],
     ["duration_ms", "bigint", "first batch to marker"],
     ["file", "string", "the file it was read from"],
     ["position", "bigint", "the byte position in `file`"],
-    ["transactional_id", "string"],
+    ["transactional_id", "string", "its id, where a `__transaction_state` record in the input names the producer id"],
     ["expected_coordinator_partition", "string", "below"],
 ]
 */
