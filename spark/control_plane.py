@@ -24,7 +24,6 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-
 METADATA_TOPIC = "__cluster_metadata"
 #: A copy of one cluster's metadata log.
 COPY = ["cluster_id", "metadata_broker"]

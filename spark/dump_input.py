@@ -5,7 +5,7 @@ everything built on batches alone work on it.
 What needs the files themselves is not in the text: indexes, producer snapshots, .txnindex, checkpoints,
 leader-epoch-checkpoint and record contents. The checks that compare against them find nothing to compare for a
 dump input, except the .txnindex check, which would report every abort as missing from the index: it is
-skipped for dump inputs (`without_file_checks`).
+skipped for dump inputs (the input table `dump_text_inputs` names them; spark/sql/txnindex_markers.sql).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kforensics.spark import schemas as S
@@ -91,20 +91,3 @@ def _segment_row(broker: str, s: Any) -> dict[str, Any]:
             "segment_base_offset": s.base_offset, "size": s.size, "first_batch_base_offset": s.first_batch_base_offset,
             "last_offset": s.last_offset, "batch_count": s.batch_count, "record_count": s.record_count,
             "valid_bytes": s.valid_bytes}
-
-
-def from_file_inputs(brokers: tuple[str, ...]) -> Column:
-    """True for rows of a broker read from files, false for a dump-text input."""
-    return ~F.col("broker").isin(*brokers) if brokers else F.lit(True)
-
-
-def without_file_checks(findings: DataFrame, brokers: tuple[str, ...]) -> DataFrame:
-    """Needs `broker`; drops the rows of dump-text inputs (for checks against files the text does not hold)."""
-    return findings.filter(from_file_inputs(brokers)) if brokers else findings
-
-
-def with_txnindex_unknown(aborted: DataFrame, brokers: tuple[str, ...]) -> DataFrame:
-    """Needs aborted_ranges; `txnindex_agrees` null for dump-text inputs (no .txnindex to agree with)."""
-    if not brokers:
-        return aborted
-    return aborted.withColumn("txnindex_agrees", F.when(from_file_inputs(brokers), F.col("txnindex_agrees")))

@@ -39,7 +39,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-
 #: record type (the key's name in snake case, `internal_topics.record_type_name`) prefix -> group type
 GROUP_TYPES = (("consumer_group_", "consumer"), ("share_group_", "share"), ("streams_group_", "streams"),
                ("group_metadata", "classic"))

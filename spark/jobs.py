@@ -34,10 +34,10 @@ from kforensics.defaults import DEFAULT_OUT
 from kforensics.inputs import parse_inputs
 from kforensics.parsers.uris import join_uri
 from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
-from kforensics.spark.runner import analyze
 from kforensics.spark.driver_read import read_on_driver, reads_on_driver
 from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import Listing, ReadersParam, import_readers, list_input, read_tables
+from kforensics.spark.runner import analyze
 from kforensics.spark.schemas import INPUT_TABLES, WRITTEN_INPUTS, ddl
 from kforensics.spark.session import (
     PYTHON_CLIENT_SETTINGS,

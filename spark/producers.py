@@ -10,9 +10,9 @@ from collections.abc import Callable
 import pandas as pd
 from pyspark.sql import DataFrame
 
+from kforensics.spark import schemas as S
 from kforensics.spark.findings import KEY
 from kforensics.spark.read import batch_record_rows
-from kforensics.spark import schemas as S
 from kforensics.spark.registry import python_model
 
 PRODUCER = [*KEY, "producer_id"]

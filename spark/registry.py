@@ -52,8 +52,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from kforensics.parsers.findings import PARSER_KINDS, FindingKind
 from kforensics import __version__
+from kforensics.parsers.findings import PARSER_KINDS, FindingKind
 from kforensics.paths import cache_dir
 
 __all__ = ["APPLIES", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
@@ -92,7 +92,10 @@ class Model:
     output: bool = False
     keep: bool = False
     applies: str | None = None
-    columns: tuple[Column, ...] = ()
+    #: The columns it declares; with `like`, those of the table it names (an input table or a model) come first, but
+    #: those declared again, which follow in their declared order.
+    declared: tuple[Column, ...] = ()
+    like: str | None = None
     family: str = ""
     findings: tuple[FindingKind, ...] = ()
     #: The tables it reads (a SQL model's from sqlglot's parse of its statement) and its named parameters
@@ -108,6 +111,14 @@ class Model:
         if self.build is not None:
             return None
         return self.source if self.source is not None else _read(self.path)
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """Its columns, in order (a table's; a check returns the findings columns)."""
+        if self.like is None:
+            return self.declared
+        names = {c.name for c in self.declared}
+        return tuple(c for c in columns_of(self.like) if c.name not in names) + self.declared
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -163,13 +174,16 @@ def parse_header(text: str, path: str) -> dict[str, Any]:
     if len(kinds) != 1:
         raise ValueError(f"{path}: the header declares one of [table] or [check]")
     spec = header[kinds[0]]
-    allowed = {"doc", "output", "keep", "applies", "columns"} if kinds[0] == "table" else {"doc", "family", "applies"}
+    allowed = {"doc", "output", "keep", "applies", "columns", "like"} if kinds[0] == "table" \
+        else {"doc", "family", "applies"}
     if set(spec) - allowed or set(header) - {kinds[0], "finding"} or (kinds[0] == "table" and "finding" in header):
         raise ValueError(f"{path}: unknown header keys")
     if spec.get("applies") and spec["applies"] not in APPLIES:
         raise ValueError(f"{path}: applies names no known condition: {spec['applies']}")
-    if kinds[0] == "table" and not spec.get("columns"):
+    if kinds[0] == "table" and not spec.get("columns") and not spec.get("like"):
         raise ValueError(f"{path}: a table declares its columns")
+    if spec.get("output") and spec.get("like"):
+        raise ValueError(f"{path}: a table written to OUT declares each column (with what it holds), not `like`")
     for entry in header.get("finding", ()):
         _finding(entry, path)
     return header
@@ -199,7 +213,7 @@ def _model(entry: Mapping[str, Any]) -> Model:
     columns = tuple(Column(n, t) for n, t in _split_ddl(declared)) if isinstance(declared, str) \
         else tuple(Column(*c) for c in declared)
     return Model(entry["name"], kind, path, doc=" ".join(spec.get("doc", "").split()), output=bool(spec.get("output")),
-                 keep=bool(spec.get("keep")), applies=spec.get("applies"), columns=columns,
+                 keep=bool(spec.get("keep")), applies=spec.get("applies"), declared=columns, like=spec.get("like"),
                  family=spec.get("family", entry["name"]) if kind == "check" else "",
                  findings=tuple(_finding(f, path) for f in header.get("finding", ())),
                  inputs=tuple(entry["inputs"]), params=tuple(entry["params"]))
@@ -275,7 +289,7 @@ def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, 
 
     def register(build: Callable[..., Any]) -> Callable[..., Any]:
         _PYTHON[name] = Model(name, "table", path.replace(os.sep, "/"), doc=doc, keep=keep,
-                              applies=applies, columns=tuple(Column(n, t) for n, t in _split_ddl(columns)),
+                              applies=applies, declared=tuple(Column(n, t) for n, t in _split_ddl(columns)),
                               inputs=inputs, params=params, build=build)
         return build
 
@@ -339,6 +353,20 @@ def finding_kinds() -> dict[str, FindingKind]:
                 raise ValueError(f"finding kind {f.name} declared twice ({m.path})")
             kinds[f.name] = f
     return kinds
+
+
+def columns_of(table: str) -> tuple[Column, ...]:
+    """The columns of a table the runner gives: a model's, or an input table's (`every_dir_<name>`: with dir_state;
+    else a live dir's, without it)."""
+    from kforensics.spark.read import DIR_STATE_TABLES
+    from kforensics.spark.schemas import INPUT_TABLES, ddl
+
+    if table in models():
+        return models()[table].columns
+    source = table.removeprefix("every_dir_")
+    live_only = source in DIR_STATE_TABLES and not table.startswith("every_dir_")
+    return tuple(Column(n, t) for n, t in _split_ddl(ddl(INPUT_TABLES[source]))
+                 if not (live_only and n == "dir_state"))
 
 
 def columns_ddl(columns: tuple[Column, ...]) -> str:

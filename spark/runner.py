@@ -147,6 +147,8 @@ class Scan:
             fields = [f for f in S.INPUT_TABLES[source] if not (live_only and f.name == "dir_state")]
             return self.empty(S.ddl(pa.schema(fields)))
         m = registry.model(name)
+        if m.kind == "check":  # its findings, as the scan runs it
+            return self.checks([m])
         if not self.applies(m.applies):
             return self.empty(registry.columns_ddl(m.columns))
         tables = {t: self.table(t) for t in m.inputs}

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 DELIVERY_STATES = {0: "AVAILABLE", 1: "ACQUIRED", 2: "ACKNOWLEDGED", 3: "ARCHIVING", 4: "ARCHIVED"}
 #: A share partition key's log: where it was read and the key (SharePartitionKey).
 SHARE_KEY = "cluster_id, coordinator_partition, group_id, topic_id, share_partition"

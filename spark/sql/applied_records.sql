@@ -7,14 +7,7 @@ apply; records after a Begin that an AbortTransactionRecord closes, or that noth
 not: MetadataLoader) and the transaction records themselves."""
 keep = true
 applies = "kraft"
-columns = """
-cluster_id string, metadata_broker string, metadata_offset bigint, snapshot_offset bigint, record_index bigint,
-file_first_offset bigint, timestamp bigint, record_type string, version int, topic string, topic_id string,
-partition int, leader int, leader_epoch int, partition_epoch int, isr array<int>, elr array<int>,
-last_known_elr array<int>, replicas array<int>, adding_replicas array<int>, removing_replicas array<int>,
-leader_recovery_state int, directories array<string>, broker_id int, broker_epoch bigint,
-incarnation_id string, rack string, log_dirs array<string>, fenced int, in_controlled_shutdown int,
-feature string, feature_level int, file string, position bigint, config_name string, config_value string"""
+like = "metadata_records"
 */
 WITH kept AS (
     SELECT * EXCEPT (base_snapshot)

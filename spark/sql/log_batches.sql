@@ -4,13 +4,8 @@ doc = """The batches of the live partition dirs as the checks read them: `base_t
 `leader_epoch_change` (the batch is the first of a new partition leader epoch in its partition) and `cleaner_offset`
 (the partition's cleaner-offset-checkpoint entry: offsets below it were compacted by the log cleaner; null: none)."""
 keep = true
-columns = """
-broker string, topic string, partition int, file string, segment_base_offset bigint, position bigint, size int,
-magic int, base_offset bigint, last_offset bigint, count int, partition_leader_epoch int, producer_id bigint,
-producer_epoch int, base_sequence int, last_sequence int, is_transactional boolean, is_control boolean,
-control_type string, coordinator_epoch int, codec string, timestamp_type string, base_timestamp bigint,
-max_timestamp bigint, crc bigint, crc_valid boolean, delete_horizon_ms bigint, leader_epoch_change boolean,
-cleaner_offset bigint"""
+like = "batches"
+columns = "base_timestamp bigint, leader_epoch_change boolean, cleaner_offset bigint"
 */
 -- A batch's create time: the header of a batch whose attributes bit 6 is set holds the delete horizon in
 -- baseTimestamp (KIP-534: MemoryRecordsBuilder writes it there, DefaultRecordBatch.deleteHorizonMs reads it back), and

@@ -3,13 +3,7 @@
 doc = """The data batches a re-send check compares (data_batches with a sound CRC), without those of aborted
 transactions unless :resend_aborted: a Streams task that moves has its new producer re-write what the fenced one wrote
 in a transaction its coordinator aborted; no read_committed consumer ever saw that copy, so it is no re-send."""
-columns = """
-broker string, topic string, partition int, file string, segment_base_offset bigint, position bigint, size int,
-magic int, base_offset bigint, last_offset bigint, count int, partition_leader_epoch int, producer_id bigint,
-producer_epoch int, base_sequence int, last_sequence int, is_transactional boolean, is_control boolean,
-control_type string, coordinator_epoch int, codec string, timestamp_type string, base_timestamp bigint,
-max_timestamp bigint, crc bigint, crc_valid boolean, delete_horizon_ms bigint, leader_epoch_change boolean,
-cleaner_offset bigint"""
+like = "data_batches"
 */
 SELECT d.* FROM (SELECT * FROM data_batches WHERE crc_valid) d LEFT ANTI JOIN (
     SELECT broker, topic, partition, producer_id, first_offset, last_data_offset FROM log_transactions
