@@ -6,7 +6,7 @@ half of one partition's batches carry leader epoch 1 (bytes 12-15, outside the C
 so there is one real divergence to find. Then, in one embedded Spark session:
 
   scan          kforensics scan --headers-only of all replicas (parse + every check, end to end), with the
-                replica pass and with it cut off (its join made empty): the difference is what it adds
+                replica pass and with it cut off (replicas deemed impossible): the difference is what it adds
   divergence    the replica pass alone (partition_ends, replica_ends, divergences, replica_divergence findings, the
                 replicas table) over the `batches` table the scan wrote: it never reads a log file, only
                 batch headers, so this is what comparing replicas adds to a scan
@@ -61,47 +61,40 @@ def main() -> None:
         generate(source, 1, 40)
     inputs = make_replicas(source / "broker-1", DATA / "replicas-x1", args.replicas)
 
-    from kforensics.spark import replicas as R
-    from kforensics.spark.checks import family, run_checks
-    from kforensics.spark.control_plane import ELECTIONS
+    from kforensics.spark import runner
     from kforensics.spark.jobs import run_scan
     from kforensics.spark.session import build_session
-    from kforensics.spark.transactions import partition_ends
 
     spark = build_session()
     out = tempfile.mkdtemp(prefix="bench-div-")
     run_scan(spark, inputs[:1], out, headers_only=True)  # warm-up: JVM, Python workers, code paths
-    # The same scan end to end, with the replica pass and with it cut off (divergences -> no rows), in turn.
-    real_divergences = R.divergences
+    # The same scan end to end, with the replica pass and with it cut off (replicas deemed impossible: the
+    # divergences model and the replica_divergence family are not planned), in turn.
+    real_applies = runner.Scan.applies
     with_pass, without_pass = [], []
     for _ in range(2):
-        R.divergences = lambda batches, ends: real_divergences(batches, ends).limit(0)
+        runner.Scan.applies = lambda scan, c: c != "replicas_possible" and real_applies(scan, c)
         started = time.perf_counter()
         run_scan(spark, inputs, out, headers_only=True)
         without_pass.append(time.perf_counter() - started)
-        R.divergences = real_divergences
+        runner.Scan.applies = real_applies
         started = time.perf_counter()
         summary = run_scan(spark, inputs, out, headers_only=True)
         with_pass.append(time.perf_counter() - started)
     scan_s = min(with_pass)
 
-    batches = spark.read.parquet(f"{out}/batches")
-    brokers = spark.createDataFrame([(b, None) for b, _ in inputs], "broker string, cluster_id string")
-    checkpoints = spark.read.parquet(f"{out}/partition_checkpoints")
-    epochs = spark.read.parquet(f"{out}/leader_epochs")
+    tables = {"batches": spark.read.parquet(f"{out}/batches"),
+              "brokers": spark.createDataFrame([(b, None, None) for b, _ in inputs],
+                                               "broker string, cluster_id string, node_id int"),
+              "partition_checkpoints": spark.read.parquet(f"{out}/partition_checkpoints"),
+              "leader_epochs": spark.read.parquet(f"{out}/leader_epochs")}
     timings = []
     for _ in range(3):
         started = time.perf_counter()
-        clustered = R.with_cluster_id(batches, brokers)
-        ends = R.replica_ends(partition_ends(batches, checkpoints), brokers, epochs).cache()
-        div = R.divergences(clustered, ends).cache()
-        found = run_checks(family("replica_divergence"), {
-            "divergence_facts": R.divergence_facts(clustered, ends, div),
-            "elections": spark.createDataFrame([], ELECTIONS)}).collect()
-        R.replicas_table(ends, div).write.mode("overwrite").parquet(f"{out}/bench-replicas")
+        scan = runner.Scan(tables, small=False)
+        found = scan.family("replica_divergence").collect()
+        scan.table("replicas").write.mode("overwrite").parquet(f"{out}/bench-replicas")
         timings.append(time.perf_counter() - started)
-        ends.unpersist()
-        div.unpersist()
     print(f"replicas: {args.replicas}; input {summary.bytes / 1e6:.0f} MB, {summary.batches:,} batches, "
           f"{summary.records:,} records, {summary.partitions} partition replicas")
     print(f"scan --headers-only (all replicas, end to end): {scan_s:.1f} s with the replica pass, "

@@ -168,9 +168,9 @@ def tables_reference() -> str:
 
 def _type_name(kind) -> str:
     """A Parquet column's Arrow type as Spark SQL names it."""
-    from kforensics.spark.schemas import ddl
-
     import pyarrow as pa
+
+    from kforensics.spark.schemas import ddl
 
     return ddl(pa.schema([pa.field("x", kind)])).split(" ", 1)[1]
 
