@@ -57,8 +57,8 @@ def test_inputs_and_parameters_are_sqlglots_and_the_runner_gives_them(model: reg
     """A model's inputs are what its statement reads, every one a table the runner can give: an input table of the
     parse pass (live dirs, or every dir's with the `every_dir_` prefix) or another model; its parameters are the
     scan's."""
-    from kforensics.spark.runner import scan_params
     from kforensics.scan_options import ScanOptions
+    from kforensics.spark.runner import scan_params
 
     assert tuple(dict.fromkeys(_tables(model.text))) == model.inputs
     known = set(MODELS) | set(S.INPUT_TABLES) | {EVERY_DIR + name for name in S.INPUT_TABLES}

@@ -113,7 +113,7 @@ def aborted_ranges(sweep: DataFrame, txnindex: DataFrame, ends: DataFrame | None
         ends = sweep.sparkSession.createDataFrame([], "broker string, topic string, partition int, "
                                                       "cleaner_offset bigint, log_first_offset bigint")
     scan = scan_of(lso_sweep=sweep, txnindex=txnindex, partition_ends=ends)
-    return scan.table("aborted_ranges"), scan.checks([m for m in _checks() if m.name == "txnindex"])
+    return scan.table("aborted_ranges"), scan.checks([m for m in _checks() if m.name == "txnindex_markers"])
 
 
 def _checks():
