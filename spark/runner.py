@@ -98,8 +98,9 @@ class Scan:
                 df = df.filter("dir_state = 'live'").drop("dir_state")
             self._given[name] = self.share(df)
         if "dump_text_inputs" not in self._given:  # the inputs the listing found to be kafka-dump-log text
+            schema = S.ddl(S.INPUT_TABLES["dump_text_inputs"])
             self._given["dump_text_inputs"] = self.share(self.spark.createDataFrame(
-                [(b,) for b in self.facts.dump_brokers], S.ddl(S.INPUT_TABLES["dump_text_inputs"])))
+                [(b,) for b in self.facts.dump_brokers], schema)) if self.facts.dump_brokers else self.empty(schema)
         self._lock = threading.Lock()
         self._built: dict[str, _Once] = {}
 
@@ -129,8 +130,9 @@ class Scan:
         return self.views.share(df) if self.views is not None else df
 
     def empty(self, schema: str) -> DataFrame:
-        """A table of no rows with these columns (Spark DDL): nothing is planned for it, nor for what joins it."""
-        return self.share(self.spark.createDataFrame([], schema))
+        """A table of no rows with these columns (Spark DDL): nothing is planned for it, nor for what joins it (a
+        LIMIT 0 is an empty relation to the optimizer; a DataFrame of an empty list is an RDD it cannot see into)."""
+        return self.share(self.spark.createDataFrame([], schema).limit(0))
 
     def table(self, name: str) -> DataFrame:
         """The table `name`: an input, or the model of that name built over the tables it reads."""

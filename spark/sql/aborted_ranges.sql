@@ -18,6 +18,6 @@ columns = [
 -- kafka-dump-log text has no .txnindex: whether it agrees is unknown there
 SELECT broker, topic, partition, producer_id, coalesce(first_offset, index_first_offset) AS first_offset,
        last_offset, coalesce(last_stable_offset, index_last_stable_offset) AS last_stable_offset,
-       CASE WHEN broker NOT IN (SELECT broker FROM dump_text_inputs) THEN coalesce(agrees, false) END
-           AS txnindex_agrees
-FROM aborted_transactions WHERE marked AND (first_offset IS NOT NULL OR index_first_offset IS NOT NULL)
+       CASE WHEN dump_text IS NULL THEN coalesce(agrees, false) END AS txnindex_agrees
+FROM aborted_transactions LEFT JOIN (SELECT broker, true AS dump_text FROM dump_text_inputs) USING (broker)
+WHERE marked AND (first_offset IS NOT NULL OR index_first_offset IS NOT NULL)

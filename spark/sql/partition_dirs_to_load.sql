@@ -17,7 +17,7 @@ WITH states AS (
            size, coalesce(has_offset_index, true) AS has_offset_index, txnindex_error, txnindex_error_position,
            recovery
     FROM every_dir_segment_recovery LEFT JOIN txnindex_errors USING (broker, topic, partition, file)
-    WHERE broker NOT IN (SELECT broker FROM dump_text_inputs))
+         LEFT ANTI JOIN dump_text_inputs USING (broker))
 SELECT * FROM (
     SELECT broker, topic, partition, dir_state, dir,
            collect_list(struct(file, base_offset, size, has_offset_index, txnindex_error, txnindex_error_position,

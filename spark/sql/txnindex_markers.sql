@@ -44,7 +44,7 @@ cleaner removed: it agrees'''
 -- disagrees). An ABORT marker without data has no entry to miss: an empty transaction gets none
 -- (ProducerAppendInfo.appendEndTxnMarker), nor does a marker the cleaner will remove (CleanedTransactionMetadata).
 -- kafka-dump-log text has no .txnindex: every abort would read as missing there, so its inputs are not judged.
-WITH judged AS (SELECT * FROM aborted_transactions WHERE broker NOT IN (SELECT broker FROM dump_text_inputs))
+WITH judged AS (SELECT * FROM aborted_transactions LEFT ANTI JOIN dump_text_inputs USING (broker))
 SELECT 'txnindex_missing' AS kind, broker, topic, partition, CAST(NULL AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
