@@ -278,8 +278,8 @@ def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path, layout: str)
 def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
     from kforensics.scan_options import ScanOptions
     from kforensics.spark import schemas as S
-    from kforensics.spark.analysis import analyze
     from kforensics.spark.read import InputFacts, empty_tables
+    from kforensics.spark.runner import analyze
 
     tables = empty_tables(spark)
     assert {n: [f.name for f in df.schema] for n, df in tables.items()} == {
