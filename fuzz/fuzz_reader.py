@@ -36,9 +36,9 @@ from pathlib import Path
 import atheris
 import crc32c as crc32c_lib
 
-from kforensics.dump_out import JsonOut, TextOut
 from kforensics import dump_out
-from kforensics.parsers import codecs, core, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
+from kforensics.dump_out import JsonOut, TextOut
+from kforensics.parsers import core, kafka_codecs, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 

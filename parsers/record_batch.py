@@ -20,9 +20,9 @@ from kforensics.parsers import core
 from kforensics.parsers._pure import (ATTR_CONTROL, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, LOG_OVERHEAD,
                                       MAGIC_POSITION, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER, V2_MIN_BATCH_LENGTH,
                                       Problem, RecordProblem)
-from kforensics.parsers.codecs import CODEC_NAMES, CodecError, codec_name, decompress
 from kforensics.parsers.crc import crc32c
 from kforensics.parsers.findings import Finding
+from kforensics.parsers.kafka_codecs import CODEC_NAMES, CodecError, codec_name, decompress
 
 # Legacy message: [0] offset q [8] messageSize i [12] crc I [16] magic b [17] attributes b
 # then magic 1: [18] timestamp q; then key length i + key, value length i + value.

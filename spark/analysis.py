@@ -39,8 +39,8 @@ from kforensics.spark import schemas as S
 from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
 from kforensics.spark.dump_input import with_txnindex_unknown, without_file_checks
 from kforensics.spark.findings import FINDING_COLUMNS
-from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import InputFacts, batch_record_rows, live_only
+from kforensics.spark.scan_profile import ScanProfile
 from kforensics.spark.session import is_small, job_threads
 from kforensics.spark.views import SqlViews
 
