@@ -117,13 +117,6 @@ class ScanOptions:
                 if value < (spec.minimum if spec.minimum is not None else 0):
                     raise ValueError(f"{f.name} must be at least {spec.minimum or 0}, not {value}")
 
-    @property
-    def resend(self) -> dict[str, int] | None:
-        """content_duplicate's settings; None in headers-only mode (the check reads records)."""
-        if self.headers_only:
-            return None
-        return {"min_records": self.resend_min_records, "tail": self.resend_tail, "window_ms": self.resend_window_ms}
-
 
 #: (field name, how the command line spells it), in the order `--help` lists them.
 SCAN_OPTIONS: tuple[tuple[str, ScanOption], ...] = tuple((f.name, f.metadata["cli"]) for f in fields(ScanOptions))

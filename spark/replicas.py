@@ -11,7 +11,6 @@ offsets from there up to its high watermark were committed and are lost.
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from kforensics.spark.checks import run_table
 from kforensics.spark.findings import KEY
@@ -210,20 +209,5 @@ def special_dir_replicas(segments: DataFrame, brokers: DataFrame) -> DataFrame:
            CAST(NULL AS BOOLEAN) AS in_sync, CAST(NULL AS BOOLEAN) AS compacted, CAST(NULL AS BIGINT) AS cleaned_up_to,
            dir_state
     FROM ({with_cluster_id_sql(special)})""", segments=segments, brokers=brokers)
-
-
-#: SQL over the brokers table: a log dir's node (cluster.id and node.id of its meta.properties), null when unknown.
-_NODE_OF_BROKER = ("CASE WHEN node_id IS NOT NULL THEN concat_ws('/', coalesce(cluster_id, ''), CAST(node_id AS STRING)) "
-                   "END")
-#: SQL: `node` (of _NODE_OF_BROKER), or the input label where it is unknown.
-_NODE_OR_LABEL = "coalesce(node, concat('label/', broker))"
-
-
-def with_node(df: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Needs `broker` and the brokers table; adds `node`: the broker a log dir belongs to (cluster.id and node.id of
-    its meta.properties), or its input label where those are unknown. A broker with several log dirs (given as
-    several inputs) is one node."""
-    ids = brokers.select("broker", F.expr(_NODE_OF_BROKER).alias("node"))
-    return df.join(ids, "broker", "left").withColumn("node", F.expr(_NODE_OR_LABEL))
 
 
