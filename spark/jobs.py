@@ -1,12 +1,13 @@
 """The scan job: read broker disks, analyse, write Parquet tables, return a small summary.
 
-Also the spark-submit entry point:
+Also the spark-submit entry point (docs/deployment.md; tests/test_spark_submit.py runs it):
 
+    python -m kforensics.spark.jobs --zip kforensics.zip
     spark-submit --master spark://HOST:7077 --py-files kforensics.zip \\
         "$(python -c 'import kforensics.spark.jobs as j; print(j.__file__)')" \\
         broker-1=/data/kafka-1 broker-2=/data/kafka-2 --out /data/kforensics-out
 
-(`python -m kforensics.spark.jobs --zip kforensics.zip` writes that zip.)
+The first command writes the zip (the package without its compiled core) that the driver and the executors import.
 """
 
 from __future__ import annotations
