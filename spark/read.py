@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
 from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log_dir
+from kforensics.parsers.record_batch import BATCH_FIELDS
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
 from kforensics.spark.executor_files import FLUSH_ROWS, local_file, unreadable
@@ -73,8 +74,9 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
 
 # --- executors: parsing ------------------------------------------------------------------------
 
-_BATCH_ROW_COLUMNS = [name for name, _ in S.BATCH_FIELDS if name not in ("file", "segment_base_offset", "control_type",
-                                                                          "coordinator_epoch")]
+#: The columns a batch row takes from the reader's RecordBatch by name (the task gives the file, its control record the
+#: control type and coordinator epoch).
+_BATCH_ROW_COLUMNS = [f.name for f in BATCH_FIELDS if f.column and f.source == "header"]
 
 
 def _batch_rows(task: dict[str, Any], items: list[tuple[Any, str | None, int | None]]) -> pa.RecordBatch:

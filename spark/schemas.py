@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from kforensics.parsers import record_batch
 from kforensics.parsers.findings import FINDING_COLUMNS
 
 if TYPE_CHECKING:
@@ -14,17 +15,10 @@ if TYPE_CHECKING:
 
 PARTITION_KEY = [("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32())]
 
-BATCH_FIELDS = [
-    ("file", pa.string()), ("segment_base_offset", pa.int64()), ("position", pa.int64()), ("size", pa.int32()),
-    ("magic", pa.int32()), ("base_offset", pa.int64()), ("last_offset", pa.int64()), ("count", pa.int32()),
-    ("partition_leader_epoch", pa.int32()), ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
-    ("base_sequence", pa.int32()), ("last_sequence", pa.int32()), ("is_transactional", pa.bool_()),
-    ("is_control", pa.bool_()), ("control_type", pa.string()), ("coordinator_epoch", pa.int32()),
-    ("codec", pa.string()), ("timestamp_type", pa.string()), ("base_timestamp", pa.int64()),
-    ("max_timestamp", pa.int64()), ("crc", pa.int64()), ("crc_valid", pa.bool_()),
-    # KIP-534: attributes bit 6 set, baseTimestamp holds the delete horizon the log cleaner wrote (null: not set)
-    ("delete_horizon_ms", pa.int64()),
-]
+#: The Arrow type of each kind a batch field declares (parsers/record_batch.py BatchField.kind).
+ARROW_TYPES = {"int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_(), "string": pa.string()}
+#: The `batches` table's columns: the batch fields declared as columns, in their order (record_batch.BATCH_FIELDS).
+BATCH_FIELDS = [(f.name, ARROW_TYPES[f.kind]) for f in record_batch.BATCH_FIELDS if f.column]
 
 _FINDING_TYPES = {"kind": pa.string(), "severity": pa.string(), "broker": pa.string(), "topic": pa.string(),
                   "partition": pa.int32(), "file": pa.string(), "position": pa.int64(), "offset": pa.int64(),

@@ -9,7 +9,7 @@ from conftest import SAMPLE_LOGS
 from kforensics.scan_output import OUTPUT_TABLES, read_manifest
 from kforensics.spark import registry
 from kforensics.spark.jobs import READ_BACK
-from kforensics.spark.profile import CALL_SITE_LONG, CALL_SITE_SHORT, ScanProfile
+from kforensics.spark.scan_profile import CALL_SITE_LONG, CALL_SITE_SHORT, ScanProfile
 
 
 def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan: Path) -> None:
