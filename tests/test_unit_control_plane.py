@@ -10,7 +10,7 @@ import json
 import pytest
 
 from kforensics.spark.schemas import METADATA_RECORD_FIELDS
-from tests.unit_frames import frame, run_check, run_model, scan_of
+from unit_frames import frame, run_check, run_model, scan_of
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
