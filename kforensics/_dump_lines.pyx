@@ -18,7 +18,7 @@ from _layouts cimport (V2Cursor, cursor_end, cursor_init, cursor_step, record_of
 import binascii as _binascii
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 2
+API_VERSION = 3
 
 
 cdef class DumpLines:
