@@ -15,7 +15,7 @@ from kforensics.find.search import FoundFinding, PartitionDirTask
 def partition_dirs(inputs: list[tuple[str, str]], query: Query) -> tuple[list[PartitionDirTask], list[FoundFinding]]:
     """The partition dirs to search, input by input (in the order given) and by name; and the findings of the
     listing about them (a partition dir that cannot be listed, a cleaner-offset-checkpoint that cannot be read)."""
-    from kforensics.parsers.log_dir import scan_log_dir
+    from kforensics.parsers.log_dir import DIR_STATES, scan_log_dir
 
     tasks: list[PartitionDirTask] = []
     findings: list[FoundFinding] = []
@@ -31,7 +31,8 @@ def partition_dirs(inputs: list[tuple[str, str]], query: Query) -> tuple[list[Pa
             entries, problems = _read_checkpoint(checkpoint)
             cleaner = {(e.topic, e.partition): e.offset for e in entries}
             findings += [FoundFinding.of(broker, None, None, f) for f in problems]
-        for part in sorted(log_dir.partitions, key=lambda p: (p.topic, p.partition, p.dir_state, p.path)):
+        for part in sorted(log_dir.partitions, key=lambda p: (p.topic, p.partition, DIR_STATES.index(p.dir_state),
+                                                              p.path)):
             if not query.wants_topic(part.topic):
                 continue
             logs = tuple(s.log for s in part.segments if s.log)
