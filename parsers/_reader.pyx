@@ -459,7 +459,7 @@ cdef class RecordMatcher:
             return out
         return out | MATCHED
 
-    def flags(self, key, value, headers, int64_t timestamp):
+    def flags(self, bytes key, bytes value, headers, int64_t timestamp):
         """MATCHED and/or WATCHED for a record's fields (0: neither): the legacy messages' path."""
         out = WATCHED if key is not None and self.watched_keys.n and _holds(
             &self.watched_keys, <const unsigned char *>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) else 0
