@@ -1,4 +1,4 @@
-"""`kforensics find` on Spark: one task per partition dir runs the search of one process
+"""`kforensics find` on Spark: each partition dir is searched whole by one task, as in one process
 (`kforensics.find.search.PartitionSearch`: a partition's copies need its segments in order, for the markers that
 close their transactions and the records that supersede them), a remote segment read from a temporary local copy;
 the copies and the findings come back to the driver in the order of the tasks."""
@@ -50,9 +50,12 @@ def find_on_spark(spark: SparkSession, tasks: list[PartitionDirTask],
     rows = [{"task": i, "broker": t.broker, "topic": t.topic, "partition": t.partition, "dir_state": t.dir_state,
              "path": t.path, "segments": list(t.segments), "cleaner_offset": t.cleaner_offset, "size": t.size}
             for i, t in enumerate(tasks)]
-    # the largest dirs first, so that no big one starts last; one Spark partition per task
+    # as the scan spreads its segments: a few tasks per core, each searching its partition dirs one after another
+    # (a task's round trip costs more than a small dir's search), the largest dirs first
     frame = S.frame(spark, TASKS, sorted(rows, key=lambda r: -(r["size"] or 0)))
-    found = frame.repartition(len(tasks)).mapInArrow(functools.partial(_search_rows, query=query), S.ddl(ROWS))
+    parallelism = max(2, spark.sparkContext.defaultParallelism)
+    found = frame.repartition(min(len(tasks), parallelism * 4)).mapInArrow(
+        functools.partial(_search_rows, query=query), S.ddl(ROWS))
     for r in found.orderBy("task", "seq").toLocalIterator():
         if r["finding"] is not None:
             yield FoundFinding(json.loads(r["finding"]))

@@ -146,7 +146,8 @@ def _run(tasks: list[Any], findings: list[Any], query: Any, inputs: list[tuple[s
         problems = [f.line for f in found]
         if problems:
             render.table(problems, render.FINDINGS_TABLE_COLUMNS, "what the search met", style={"severity": "bold red"})
-    what = f"{count} {'copy' if count == 1 else 'copies'} in {len(tasks)} partition dirs searched"
+    what = (f"{count} {'copy' if count == 1 else 'copies'} in {len(tasks)} partition "
+            f"{'dir' if len(tasks) == 1 else 'dirs'} searched")
     render.echo(what + (f"; written to {out}" if out is not None else ""), err=True)
     sys.exit(options.EXIT_OK if count else options.EXIT_FINDINGS)
 

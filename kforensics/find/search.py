@@ -36,6 +36,8 @@ from typing import Any
 
 from kforensics.find.query import Query
 from kforensics.parsers._pure import MATCHED, WATCHED
+from kforensics.parsers.findings import Finding
+from kforensics.parsers.record_batch import Record, RecordBatch, open_log, record_problem_finding
 
 #: The fates a transactional copy can have (`transaction`); null for a non-transactional one.
 OUTCOMES = ("COMMIT", "ABORT", "OPEN", "UNKNOWN")
@@ -138,8 +140,6 @@ class PartitionSearch:
     def run(self, progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
         """The rows of the copies found, in offset order, each with `transaction` and `superseded_at`; `progress`
         is told the bytes of each segment once it is searched."""
-        from kforensics.parsers.record_batch import RecordBatch, open_log
-
         self._matcher = self.query.matcher(self.implementation)
         self._copies: list[_Copy] = []
         self._chains: dict[bytes, list[_Entry]] = {}
@@ -177,8 +177,6 @@ class PartitionSearch:
         self.findings.append(FoundFinding.of(self.task.broker, self.task.topic, self.task.partition, finding))
 
     def _batch(self, log: Any, b: Any, uri: str) -> None:
-        from kforensics.parsers.findings import Finding
-
         if not b.crc_valid:  # reported by the walk itself (corrupt_crc); a consumer refuses it: not searched
             return
         txn = None
@@ -200,8 +198,6 @@ class PartitionSearch:
             if isinstance(section, Finding):
                 self._problem(_relocated(section, uri))
                 return
-            from kforensics.parsers.record_batch import Record, record_problem_finding
-
             hits, problem = self._matcher.match_v2(*section, b, Record, query)
             for flags, record in hits:
                 self._hit(flags, record, b, txn, uri)
@@ -275,14 +271,10 @@ class PartitionSearch:
 
 def _relocated(f: Any, uri: str) -> Any:
     """A finding of a local (maybe temporary) copy, named by the file's URI."""
-    from kforensics.parsers.findings import Finding
-
     return Finding(f.kind, uri, f.position, f.message, f.details, f.severity)
 
 
 def _unreadable(uri: str, exc: OSError | None) -> Any:
-    from kforensics.parsers.findings import Finding
-
     why = f": {exc.strerror or exc}" if exc is not None else ""
     return Finding("unreadable_file", uri, None, f"cannot read {uri}{why}",
                    {"errno": exc.errno} if exc is not None and exc.errno is not None else {})
