@@ -386,11 +386,17 @@ def test_parquet_out_holds_the_same_copies(tmp_path: Path) -> None:
     assert refused.exit_code == 2 and (tmp_path / "mine.parquet").read_bytes() == b"not ours"
 
 
-def test_the_terminal_table(tmp_path: Path) -> None:
+def test_the_terminal_table(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(main, ["find", str(BROKER_1), "--key", "order-09179"])
     assert result.exit_code == 0
     assert "copies of key 'order-09179'" in result.stdout and "orders-0" in result.stdout
-    assert "2 copies in" in result.stderr
+    assert "2 copies in" in result.stderr and "corrupt_crc" in result.stdout  # damaged-0, met on the way
+    from kforensics.commands import find
+
+    monkeypatch.setattr(find, "TABLE_LIMIT", 3)  # the table is bounded; the JSON lines are not
+    result = CliRunner().invoke(main, ["find", str(BROKER_1), "--topic", "orders", "--value-contains", "new"])
+    assert result.exit_code == 0 and result.stdout.count("orders-0") == 3
+    assert "the table shows the first 3 of" in result.stderr
 
 
 # --- from a finding -----------------------------------------------------------------------------------------------

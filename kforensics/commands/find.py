@@ -11,6 +11,8 @@ import click
 
 from kforensics.commands import options
 
+#: The terminal table shows at most this many copies (memory stays bounded; --json and --out carry them all).
+TABLE_LIMIT = 1000
 #: The terminal table's columns (the JSON lines carry every field).
 TABLE_COLUMNS = ("broker", "dir_state", "partition", "offset", "timestamp", "key", "value", "headers", "producer",
                  "transaction", "superseded_at", "file")
@@ -131,7 +133,7 @@ def _run(tasks: list[Any], findings: list[Any], query: Any, inputs: list[tuple[s
                     writer.write(item)
                 if as_json:
                     sys.stdout.write(render.json_line(copy_line(item)) + "\n")
-                else:
+                elif len(copies) < TABLE_LIMIT:
                     copies.append(item)
         if writer is not None:
             writer.commit()
@@ -143,6 +145,9 @@ def _run(tasks: list[Any], findings: list[Any], query: Any, inputs: list[tuple[s
         render.json_lines(f.line for f in found)
     else:
         _table(copies, query)
+        if count > len(copies):
+            render.echo(f"the table shows the first {len(copies)} of {count} copies: --json or --out has them all",
+                        err=True)
         problems = [f.line for f in found]
         if problems:
             render.table(problems, render.FINDINGS_TABLE_COLUMNS, "what the search met", style={"severity": "bold red"})
