@@ -60,9 +60,10 @@ WRITE_THREADS = 4
 
 
 def package_zip(path: str) -> str:
-    """Zip the kforensics package (CLI, parsers, spark) for executors that do not have it installed."""
+    """Zip the kforensics package (CLI, parsers, spark, and export's and find's readers, which run in their Spark
+    tasks) for executors that do not have it installed."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in ("kforensics", "kforensics.parsers", "kforensics.spark"):
+        for name in ("kforensics", "kforensics.parsers", "kforensics.spark", "kforensics.export", "kforensics.find"):
             module = importlib.import_module(name)
             folder = os.path.dirname(module.__file__ or "")
             arc = name.replace(".", "/")

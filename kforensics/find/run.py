@@ -5,6 +5,7 @@ local files (at most `defaults.SMALL_INPUT_BYTES` of segments to search) in this
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,6 +38,7 @@ def _on_spark(tasks: list[PartitionDirTask], query: Query, master: str | None, s
 
     from kforensics.scan_runner import _stop, spark_log_path, verbose_spark
     from kforensics.spark.find import find_on_spark
+    from kforensics.spark.jobs import ship_package
     from kforensics.spark.session import build_session
 
     log_file = None if verbose_spark(verbose) else spark_log_path(None)
@@ -47,9 +49,13 @@ def _on_spark(tasks: list[PartitionDirTask], query: Query, master: str | None, s
     if py4j_log is not None:
         root.addHandler(py4j_log)
     spark = build_session(master, "kforensics find", log_file=log_file, **spark_conf)
+    shipped = None
     try:
+        shipped = ship_package(spark)  # a cluster's executors may not have kforensics installed
         yield from find_on_spark(spark, tasks, query)
     finally:
+        if shipped is not None:
+            shutil.rmtree(shipped, ignore_errors=True)
         if not already_running:  # a session this search did not start (tests, notebooks) is not its to stop
             _stop(spark)
         if py4j_log is not None:
