@@ -38,7 +38,8 @@ def _oracle(pdir: Path, *, broker: str, dir_state: str = "live", cleaner_offset:
     """Every data record kafka-python decodes from the partition dir (batches whose CRC holds), in log order, with
     its `transaction` (the outcome of its producer's next marker; without one, COMMIT below the cleaner offset, else
     OPEN) and `superseded_at` (the next record of the same key whose transaction did not abort)."""
-    topic, _, partition = pdir.name.split(".")[0].rpartition("-")
+    name = pdir.name[:pdir.name.rindex(".")] if dir_state != "live" else pdir.name
+    topic, _, partition = name.rpartition("-")
     records: list[dict] = []
     waiting: dict[int, list[dict]] = {}  # producer id -> its records waiting for a marker
     for seg in sorted(pdir.glob("*.log")):
@@ -452,3 +453,46 @@ def test_the_compiled_and_the_pure_reader_find_the_same(monkeypatch: pytest.Monk
     compiled = CliRunner().invoke(main, args).stdout
     monkeypatch.setattr(core, "READER", "pure-python")
     assert CliRunner().invoke(main, args).stdout == compiled and compiled.count("\n") > 200
+
+
+def _log_dirs(root: Path) -> list[Path]:
+    return sorted({seg.parent.parent for seg in root.rglob("*.log") if seg.name[:20].isdigit()})
+
+
+def _cleaner_offsets(log_dir: Path) -> dict[tuple[str, int], int]:
+    path = log_dir / "cleaner-offset-checkpoint"
+    lines = path.read_text().split("\n")[2:] if path.is_file() else []
+    return {(t, int(p)): int(o) for t, p, o in (line.split() for line in lines if line.strip())}
+
+
+def test_real_broker_disks_equal_kafka_python(realdata: Path) -> None:
+    """Every log dir under ../shared/realdata (real brokers' files: every codec they hold, ksqlDB's transactional
+    command topic, compacted internal topics): every record with a value is found, with its fate, as kafka-python and
+    the independent judge say; and the search meets no problem there (silent on healthy data)."""
+    from kforensics.find.query import Query
+    from kforensics.find.search import FoundFinding, search_all
+    from kforensics.find.sources import partition_dirs
+
+    query = Query(value_contains=b"")
+    checked, fates = 0, set()
+    for log_dir in _log_dirs(realdata):
+        tasks, listing = partition_dirs([("b", str(log_dir))], query)
+        found = list(search_all(tasks, query))
+        assert listing == [] and [f.line for f in found if isinstance(f, FoundFinding)] == [], log_dir
+        cleaner = _cleaner_offsets(log_dir)
+        expected = []
+        for task in tasks:
+            pdir = Path(task.path)
+            expected += [r for r in _oracle(pdir, broker="b", dir_state=task.dir_state,
+                                            cleaner_offset=cleaner.get((task.topic, task.partition))
+                                            if task.dir_state == "live" else None) if r["value"] is not None]
+        copies = [{"broker": c["broker"], "topic": c["topic"], "partition": c["partition"], "offset": c["offset"],
+                   "timestamp": c["timestamp"], "key": c["key"], "value": None, "headers": [
+                       (h["key"], h["value"]) for h in c["headers"]], "producer_id": c["producer_id"],
+                   "producer_epoch": c["producer_epoch"], "transaction": c["transaction"],
+                   "dir_state": c["dir_state"], "file": c["file"], "superseded_at": c["superseded_at"]}
+                  for c in found if not isinstance(c, FoundFinding)]
+        assert copies == [{**r, "value": None} for r in expected], log_dir
+        checked += len(copies)
+        fates |= {(c["transaction"], c["superseded_at"] is not None) for c in copies}
+    assert checked > 100_000 and {("COMMIT", False), (None, True), (None, False)} <= fates
