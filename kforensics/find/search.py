@@ -18,7 +18,8 @@ The fate of each copy, as the partition's own log tells it:
   others.
 - `superseded_at`: the offset of the next record with the same key in this partition dir whose transaction did
   not abort, a tombstone too (Kafka's log cleaner keeps a key's newest record; its offset map leaves aborted
-  records out: `Cleaner.buildOffsetMap`); null for the newest, and for a null key.
+  records out: `buildOffsetMapForSegment` of LogCleaner.scala in Kafka 4.0, apache/kafka 1eb76443, Cleaner.java on
+  trunk); null for the newest, and for a null key.
 
 A batch whose CRC does not hold is reported (as the scan reports it) and its records are not searched; so is any
 problem of the records read. No Spark and no CLI here: the Spark path (spark/find.py) runs the same search, one
