@@ -10,6 +10,8 @@ reference; any exception or any difference between the two readers is a crash th
   dump      DumpLines (the compiled dump formatter, text and JSON) against TextOut/JsonOut, and the bulk
             record rows (RecordColumns) of both readers
   zeros     first_nonzero() against the reference's scan; crc32c() (every path: vpclmulqdq, SSE4.2, table) against crc32c
+  find      RecordMatcher (find's search inside records) of both readers, with a query and watched keys drawn from
+            the input, over every batch of the input as a segment and over the input as a records section
 
 Seeds: every sample segment and, when present, every real segment under ../shared/realdata, written to a
 temporary corpus folder (the project's files are never written).
@@ -130,10 +132,57 @@ def _header(fdp: atheris.FuzzedDataProvider) -> RecordBatch:
         attributes=attributes, last_offset_delta=0)
 
 
+def _query(fdp: atheris.FuzzedDataProvider) -> tuple[dict, list[bytes]]:
+    """A RecordMatcher query and watched keys, from the input (short byte strings match often)."""
+    def some_bytes() -> bytes | None:
+        return fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 3)) if fdp.ConsumeBool() else None
+
+    query = {"keys": [fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 3)) for _ in range(fdp.ConsumeIntInRange(1, 3))]
+             if fdp.ConsumeBool() else None,
+             "header_name": fdp.ConsumeUnicodeNoSurrogates(fdp.ConsumeIntInRange(0, 3)) if fdp.ConsumeBool() else None,
+             "header_value": some_bytes(), "value_contains": some_bytes(),
+             "from_time": fdp.ConsumeIntInRange(-(2**63), 2**63 - 1) if fdp.ConsumeBool() else None,
+             "to_time": fdp.ConsumeIntInRange(-(2**63), 2**63 - 1) if fdp.ConsumeBool() else None}
+    return query, [fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 3)) for _ in range(fdp.ConsumeIntInRange(0, 4))]
+
+
+def _find(fdp: atheris.FuzzedDataProvider) -> None:
+    """Both readers' RecordMatcher over the batches of the input and over the input as a records section."""
+    query, watched = _query(fdp)
+    as_section = fdp.ConsumeBool()
+    batch = _header(fdp) if as_section else None
+    data = fdp.ConsumeBytes(fdp.remaining_bytes())
+    results = []
+    for impl in (CORE, PURE):
+        matcher = impl.RecordMatcher(**query)
+        for key in watched:
+            matcher.watch(key)
+        if as_section:
+            results.append(matcher.match_v2(data, 0, len(data), batch, Record, True))
+            continue
+        out = []
+        with open_log_bytes(data, "fuzz.log", compiled=impl is CORE) as log:
+            for n, b in enumerate(log.batches()):
+                if not isinstance(b, RecordBatch) or (b.magic == 2 and b.is_control):
+                    continue
+                if b.magic != 2:
+                    out += [matcher.flags(r.key, r.value, r.headers, r.timestamp) for r in log.records(b)
+                            if isinstance(r, Record)]
+                    continue
+                section = log.records_section(b)
+                if not isinstance(section, Finding):
+                    out.append(matcher.match_v2(*section, b, Record, n % 2 == 0))
+                if watched and n % 3 == 2:
+                    matcher.unwatch(watched[n % len(watched)])
+        results.append(out)
+    if results[0] != results[1]:
+        raise AssertionError("record matchers differ")
+
+
 def test_one_input(raw: bytes) -> None:
     if len(raw) < 4:
         return
-    entry = raw[0] % 5
+    entry = raw[0] % 6
     fdp = atheris.FuzzedDataProvider(raw[1:])
     if entry in (0, 1, 3):  # walk / records / dump
         verify = fdp.ConsumeBool()
@@ -161,6 +210,8 @@ def test_one_input(raw: bytes) -> None:
             raise AssertionError("check_v2 differs from the decoder's problem")
         if pure[1] is not None:
             record_batch.record_problem_finding("fuzz.log", batch, pure[1])  # every problem has its message
+    elif entry == 5:  # find
+        _find(fdp)
     else:  # zeros + crc
         data = fdp.ConsumeBytes(fdp.remaining_bytes())
         stripped = len(data) - len(data.lstrip(b"\x00"))
@@ -186,8 +237,8 @@ def _seed_corpus() -> str:
         data = path.read_bytes()[:MAX_SEED]
         if not data:
             continue
-        for entry in (0, 1, 3):
-            # entry byte, then verify_crc, then "no max_bytes" for the FuzzedDataProvider
+        for entry in (0, 1, 3, 5):
+            # entry byte, then verify_crc, then "no max_bytes" for the FuzzedDataProvider (find: a query)
             (Path(folder) / f"{n:05d}").write_bytes(bytes([entry]) + data)
             n += 1
         if len(data) > 61 and data[16] == 2:  # a batch's records section for the decoder

@@ -18,7 +18,7 @@ from _layouts cimport (V2Cursor, cursor_end, cursor_init, cursor_step, record_of
 import binascii as _binascii
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 3
+API_VERSION = 4
 
 
 # How a batch field's value is written: kforensics/dump_out.py's WRITE_* (the same numbers).

@@ -32,3 +32,7 @@ DEFAULT_MAX_PLOTS = 40
 #: Full scans of the `kforensics serve --warm` dirs at start: the JVM compiles a scan's methods over several scans
 #: (measured: docs/benchmarks/cli-and-parsers.md).
 WARM_FULL_SCANS = 4
+#: Up to this many bytes of segments, an input is small: a scan's input is then parsed by the driver itself, a small
+#: scan's Spark settings apply, and `find` searches it in its own process; Spark's per-job and per-query overheads,
+#: not the data, would make its time.
+SMALL_INPUT_BYTES = 64 << 20

@@ -278,3 +278,71 @@ class RecordColumns:
         self._rows = []
         return {name: pa.array(values, getattr(pa, kind)()) for (name, kind), values in zip(COLUMNS.items(), columns,
                                                                                           strict=True)}
+
+
+# -- record search (`kforensics find`) --------------------------------------------------------------------
+
+#: What `RecordMatcher` says of a record it hands back (bits): it matches the query; its key is watched.
+MATCHED = 1
+WATCHED = 2
+
+
+class RecordMatcher:
+    """What `kforensics find` looks for in records (`_reader.RecordMatcher`'s reference): a key among `keys`, a
+    header named `header_name` (its name as the decoder shows it: UTF-8, an undecodable byte as U+FFFD) with the
+    value `header_value` (None: any value, a null one too), `value_contains` inside the value (never in a null
+    value), a timestamp in [from_time, to_time]; every condition given must hold. Beside the query, a set of
+    watched keys that changes between batches: the keys of the copies found so far, whose next version is wanted.
+    """
+
+    def __init__(self, keys: Sequence[bytes] | None = None, header_name: str | None = None,
+                 header_value: bytes | None = None, value_contains: bytes | None = None,
+                 from_time: int | None = None, to_time: int | None = None) -> None:
+        self.keys = None if keys is None else frozenset(bytes(k) for k in keys)
+        self.header_name = header_name
+        self.header_value = None if header_value is None else bytes(header_value)
+        self.value_contains = None if value_contains is None else bytes(value_contains)
+        self.from_time, self.to_time = from_time, to_time
+        self._watched: set[bytes] = set()
+
+    def watch(self, key: bytes) -> None:
+        self._watched.add(bytes(key))
+
+    def unwatch(self, key: bytes) -> None:
+        self._watched.discard(bytes(key))
+
+    def watched(self) -> int:
+        """How many keys are watched."""
+        return len(self._watched)
+
+    def flags(self, key: bytes | None, value: bytes | None, headers: Sequence[tuple[str, bytes | None]],
+              timestamp: int) -> int:
+        """MATCHED and/or WATCHED for a record's fields (0: neither)."""
+        out = WATCHED if key is not None and key in self._watched else 0
+        if self.keys is not None and (key is None or key not in self.keys):
+            return out
+        if self.value_contains is not None and (value is None or self.value_contains not in value):
+            return out
+        if (self.from_time is not None and timestamp < self.from_time) or (
+                self.to_time is not None and timestamp > self.to_time):
+            return out
+        if self.header_name is not None and not any(
+                name == self.header_name and (self.header_value is None or v == self.header_value)
+                for name, v in headers):
+            return out
+        return out | MATCHED
+
+    def match_v2(self, buf: Buffer, start: int, stop: int, batch: Any, record_type: Callable[..., Any],
+                 query: bool = True) -> tuple[list[tuple[int, Any]], Problem | None]:
+        """The records of buf[start:stop] (a v2 data batch's decompressed records section) that match the query
+        (`query`: else none does) or whose key is watched, as (flags, record) in offset order; and the problem
+        that ended the section, exactly as `decode_v2`'s."""
+        records, problem = decode_v2(buf, start, stop, batch, record_type, _no_control)
+        hits = []
+        for r in records:  # (offset, timestamp, sequence, key, value, headers, ...)
+            f = self.flags(r[3], r[4], r[5], r[1])
+            if not query:
+                f &= WATCHED
+            if f:
+                hits.append((f, r))
+        return hits, problem

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The compiled segment reader: batch-header walk with CRC-32C, v2 record decode and check, zero scans.
+"""The compiled segment reader: batch-header walk with CRC-32C, v2 record decode and check, zero scans, and the
+record search of `kforensics find` (RecordMatcher).
 
 Each function is one piece of `parsers/_pure.py` (the pure-Python reference, same signatures) and returns
 exactly what it returns; `parsers/core.py` binds one or the other and `tests/test_differential.py` holds them
@@ -7,12 +8,15 @@ to the same results. Every index into a buffer is checked against the buffer's l
 indexing runs with Cython's bounds checks off, so the checks below are the only ones.
 """
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memchr, memcmp
 
 from _layouts cimport (INT32_MAX, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER_SIZE, V2_MIN_BATCH_LENGTH, V2Cursor,
                        crc32c_fn, cursor_end, cursor_init, cursor_step, kf_add64, kf_alloc_tuple, kf_be16, kf_be32,
@@ -22,7 +26,7 @@ from _layouts cimport (INT32_MAX, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER_SIZE, 
 from kforensics.parsers._crc import CRC32C as _CRC32C
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 3
+API_VERSION = 4
 
 cdef crc32c_fn kf_crc32c = <crc32c_fn>PyCapsule_GetPointer(_CRC32C, b"kforensics.crc32c")
 
@@ -252,3 +256,294 @@ def check_v2(const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t
         if problem is not None:
             return problem
     return cursor_end(&c)
+
+
+# -- record search (`kforensics find`) --------------------------------------------------------------------
+
+#: _pure.MATCHED, _pure.WATCHED
+cdef enum:
+    MATCHED = 1
+    WATCHED = 2
+
+ctypedef struct KeyTable:
+    # A set of byte strings: open addressing, linear probing. hashes[i] 0: empty slot, 1: a removed key's slot;
+    # a key's hash is never 0 or 1. keys[i] holds a reference to the bytes object of a used slot.
+    uint64_t *hashes
+    PyObject **keys
+    Py_ssize_t cap  # a power of two (0: nothing allocated)
+    Py_ssize_t n  # keys held
+    Py_ssize_t used  # slots not empty (keys and removed keys)
+
+
+cdef inline uint64_t _key_hash(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    """FNV-1a, 64 bits, never 0 or 1 (those mark empty and removed slots)."""
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h if h > 1 else h + 2
+
+
+cdef inline bint _same(PyObject *key, const unsigned char *p, Py_ssize_t n) noexcept:
+    return PyBytes_GET_SIZE(<object>key) == n and (n == 0 or memcmp(PyBytes_AS_STRING(<object>key), p, n) == 0)
+
+
+cdef Py_ssize_t _slot(KeyTable *t, const unsigned char *p, Py_ssize_t n, uint64_t h) noexcept:
+    """The slot of the key p[0:n] (hash h), or -1."""
+    cdef Py_ssize_t mask = t.cap - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
+    while t.hashes[i] != 0:
+        if t.hashes[i] == h and _same(t.keys[i], p, n):
+            return i
+        i = (i + 1) & mask
+    return -1
+
+
+cdef inline bint _holds(KeyTable *t, const unsigned char *p, Py_ssize_t n) noexcept:
+    if t.n == 0:
+        return False
+    return _slot(t, p, n, _key_hash(p, n)) >= 0
+
+
+cdef int _grow_table(KeyTable *t) except -1:
+    """Rehash the keys into a table twice as large (at least 8 slots), without the removed keys' slots."""
+    cdef Py_ssize_t cap = t.cap * 2 if t.cap else 8
+    while cap < 4 * (t.n + 1):
+        cap *= 2
+    cdef uint64_t *hashes = <uint64_t *>PyMem_Calloc(cap, sizeof(uint64_t))
+    cdef PyObject **keys = <PyObject **>PyMem_Calloc(cap, sizeof(PyObject *))
+    if hashes == NULL or keys == NULL:
+        PyMem_Free(hashes)
+        PyMem_Free(keys)
+        raise MemoryError()
+    cdef Py_ssize_t i, j
+    cdef Py_ssize_t mask = cap - 1
+    for i in range(t.cap):
+        if t.hashes[i] > 1:
+            j = <Py_ssize_t>(t.hashes[i] & <uint64_t>mask)
+            while hashes[j] != 0:
+                j = (j + 1) & mask
+            hashes[j] = t.hashes[i]
+            keys[j] = t.keys[i]
+    PyMem_Free(t.hashes)
+    PyMem_Free(t.keys)
+    t.hashes, t.keys, t.cap, t.used = hashes, keys, cap, t.n
+    return 0
+
+
+cdef int _add(KeyTable *t, bytes key) except -1:
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(key)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(key)
+    cdef uint64_t h = _key_hash(p, n)
+    if t.n and _slot(t, p, n, h) >= 0:
+        return 0
+    if 2 * (t.used + 1) > t.cap:
+        _grow_table(t)
+    cdef Py_ssize_t mask = t.cap - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
+    while t.hashes[i] > 1:
+        i = (i + 1) & mask
+    if t.hashes[i] == 0:
+        t.used += 1
+    t.hashes[i] = h
+    Py_INCREF(key)
+    t.keys[i] = <PyObject *>key
+    t.n += 1
+    return 0
+
+
+cdef void _remove(KeyTable *t, bytes key):
+    if t.n == 0:
+        return
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(key)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(key)
+    cdef Py_ssize_t i = _slot(t, p, n, _key_hash(p, n))
+    if i < 0:
+        return
+    t.hashes[i] = 1
+    Py_DECREF(<object>t.keys[i])
+    t.keys[i] = NULL
+    t.n -= 1
+
+
+cdef void _free_table(KeyTable *t):
+    cdef Py_ssize_t i
+    for i in range(t.cap):
+        if t.hashes[i] > 1:
+            Py_DECREF(<object>t.keys[i])
+    PyMem_Free(t.hashes)
+    PyMem_Free(t.keys)
+    t.hashes = NULL
+    t.keys = NULL
+    t.cap = t.n = t.used = 0
+
+
+cdef inline bint _contains(const unsigned char *hay, Py_ssize_t n, const unsigned char *needle,
+                           Py_ssize_t m) noexcept nogil:
+    """Whether needle[0:m] occurs in hay[0:n] (an empty needle occurs in anything)."""
+    cdef const unsigned char *at
+    cdef const unsigned char *last
+    if m == 0:
+        return True
+    if m > n:
+        return False
+    last = hay + (n - m)
+    at = hay
+    while at <= last:
+        at = <const unsigned char *>memchr(at, needle[0], <size_t>(last - at + 1))
+        if at == NULL:
+            return False
+        if memcmp(at, needle, <size_t>m) == 0:
+            return True
+        at += 1
+    return False
+
+
+cdef class RecordMatcher:
+    """`_pure.RecordMatcher` in C: the query is applied to each record as it is decoded, and a record is built
+    only when it matches or its key is watched."""
+
+    cdef KeyTable query_keys
+    cdef KeyTable watched_keys
+    cdef bint any_key
+    cdef bytes header_name_utf8
+    cdef str header_name
+    cdef bint name_has_replacement  # a name with U+FFFD can be what an undecodable header name decodes to
+    cdef bytes header_value
+    cdef bytes value_contains
+    cdef bint has_from, has_to
+    cdef int64_t from_time, to_time
+
+    def __init__(self, keys=None, header_name=None, header_value=None, value_contains=None, from_time=None,
+                 to_time=None):
+        self.any_key = keys is None
+        if keys is not None:
+            for key in keys:
+                _add(&self.query_keys, bytes(key))
+        self.header_name = header_name
+        self.header_name_utf8 = None if header_name is None else header_name.encode("utf-8", "surrogatepass")
+        self.name_has_replacement = header_name is not None and "\ufffd" in header_name
+        self.header_value = None if header_value is None else bytes(header_value)
+        self.value_contains = None if value_contains is None else bytes(value_contains)
+        self.has_from = from_time is not None
+        self.has_to = to_time is not None
+        self.from_time = from_time if self.has_from else 0
+        self.to_time = to_time if self.has_to else 0
+
+    def __dealloc__(self):
+        _free_table(&self.query_keys)
+        _free_table(&self.watched_keys)
+
+    def watch(self, key):
+        _add(&self.watched_keys, bytes(key))
+
+    def unwatch(self, key):
+        _remove(&self.watched_keys, bytes(key))
+
+    def watched(self):
+        """How many keys are watched."""
+        return self.watched_keys.n
+
+    cdef bint _header_matches(self, const unsigned char *name, Py_ssize_t name_len, const unsigned char *value,
+                              int64_t value_len):
+        cdef Py_ssize_t want = PyBytes_GET_SIZE(self.header_name_utf8)
+        cdef bint named = want == name_len and (want == 0 or memcmp(
+            PyBytes_AS_STRING(self.header_name_utf8), name, <size_t>want) == 0)
+        if not named and self.name_has_replacement:
+            named = PyUnicode_DecodeUTF8(<const char *>name, name_len, "replace") == self.header_name
+        if not named:
+            return False
+        if self.header_value is None:
+            return True
+        want = PyBytes_GET_SIZE(self.header_value)
+        return value_len == want and (want == 0 or memcmp(PyBytes_AS_STRING(self.header_value), value,
+                                                          <size_t>want) == 0)
+
+    cdef bint _has_header(self, V2Cursor *c):
+        """Whether the record just read has the header asked for (its bytes were checked by cursor_next())."""
+        cdef Py_ssize_t i = c.headers_start
+        cdef int64_t k, klen, vlen
+        cdef const unsigned char *name
+        for k in range(c.header_count):
+            varint(c.d, c.n, &i, &klen)
+            name = c.d + i
+            i += klen
+            varint(c.d, c.n, &i, &vlen)
+            if self._header_matches(name, klen, c.d + i, vlen):
+                return True
+            if vlen > 0:
+                i += vlen
+        return False
+
+    cdef int _flags(self, V2Cursor *c, bint query):
+        cdef int out = 0
+        cdef const unsigned char *key = c.d + c.key_start
+        cdef int64_t ts
+        if c.key_len >= 0 and self.watched_keys.n and _holds(&self.watched_keys, key, c.key_len):
+            out = WATCHED
+        if not query:
+            return out
+        if not self.any_key and (c.key_len < 0 or not _holds(&self.query_keys, key, c.key_len)):
+            return out
+        if self.value_contains is not None and (c.value_len < 0 or not _contains(
+                c.d + c.value_start, c.value_len, <const unsigned char *>PyBytes_AS_STRING(self.value_contains),
+                PyBytes_GET_SIZE(self.value_contains))):
+            return out
+        if self.has_from or self.has_to:
+            ts = record_timestamp(c)
+            if (self.has_from and ts < self.from_time) or (self.has_to and ts > self.to_time):
+                return out
+        if self.header_name is not None and not self._has_header(c):
+            return out
+        return out | MATCHED
+
+    def flags(self, bytes key, bytes value, headers, int64_t timestamp):
+        """MATCHED and/or WATCHED for a record's fields (0: neither): the legacy messages' path."""
+        out = WATCHED if key is not None and self.watched_keys.n and _holds(
+            &self.watched_keys, <const unsigned char *>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) else 0
+        if not self.any_key and (key is None or not _holds(
+                &self.query_keys, <const unsigned char *>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key))):
+            return out
+        if self.value_contains is not None and (value is None or self.value_contains not in value):
+            return out
+        if (self.has_from and timestamp < self.from_time) or (self.has_to and timestamp > self.to_time):
+            return out
+        if self.header_name is not None and not any(
+                name == self.header_name and (self.header_value is None or v == self.header_value)
+                for name, v in headers):
+            return out
+        return out | MATCHED
+
+    def match_v2(self, const unsigned char[::1] buf not None, Py_ssize_t start, Py_ssize_t stop, object batch,
+                 object record_type, bint query=True):
+        """The records of buf[start:stop] that match the query (`query`: else none does) or whose key is
+        watched, as (flags, record) in offset order, and the problem that ended the section, exactly as
+        `_pure.RecordMatcher.match_v2`."""
+        cdef V2Cursor c
+        cursor_init(&c, buf, start, stop, batch)
+        cdef list out = []
+        cdef int64_t decoded
+        cdef int f
+        for decoded in range(c.count):
+            problem = cursor_step(&c, decoded)
+            if problem is not None:
+                return out, problem
+            f = self._flags(&c, query)
+            if not f:
+                continue
+            r = kf_alloc_tuple(record_type, 10)
+            _put(r, 0, record_offset(&c))
+            _put(r, 1, record_timestamp(&c))
+            _put(r, 2, record_sequence(&c))
+            _put(r, 3, _bytes_or_none(c.d, c.key_start, c.key_len))
+            _put(r, 4, _bytes_or_none(c.d, c.value_start, c.value_len))
+            _put(r, 5, _headers(&c))
+            _put(r, 6, None)
+            _put(r, 7, None)
+            _put(r, 8, None)
+            _put(r, 9, None)
+            kf_untrack(r)
+            hit = (f, r)
+            kf_untrack(hit)
+            out.append(hit)
+        return out, cursor_end(&c)

@@ -4,6 +4,7 @@ Pieces (same signatures, same results; tests/test_differential.py and fuzz/fuzz_
 
   walk_v2, first_nonzero, decode_v2, check_v2   `_reader.pyx`   or `_pure.py`
   RecordColumns (bulk record rows for Arrow)     `_columns.pyx`  or `_pure.py`
+  RecordMatcher (find's search inside records)   `_reader.pyx`   or `_pure.py`
   CRC-32C paths (crc32c, force_crc, CRC_PATHS)   `_crc.pyx`      (the pure reader uses parsers/crc.py)
 
 The compiled modules are used when they were built and KFORENSICS_PURE_PYTHON is not set (`READER`). Like
@@ -28,7 +29,7 @@ from typing import Any
 from kforensics.parsers import _pure
 
 #: The compiled modules' API_VERSION this module was written for: a stale build is not used.
-CORE_API_VERSION = 3
+CORE_API_VERSION = 4
 #: The compiled modules of the reader, in the order they load (_reader takes _crc's CRC-32C).
 READER_MODULES = ("kforensics.parsers._crc", "kforensics.parsers._reader", "kforensics.parsers._columns")
 
@@ -45,6 +46,7 @@ class Implementation:
     decode_v2: Callable[..., tuple[list[Any], tuple[int, int, int] | None]]
     check_v2: Callable[..., tuple[int, int, int] | None]
     RecordColumns: Callable[[bool], Any]  # noqa: N815 - a class
+    RecordMatcher: Callable[..., Any]  # noqa: N815 - a class
     #: the header walk with CRCs reads the file in chunks into one buffer (compiled: faster than the mapping)
     chunked_walk: bool
 
@@ -101,11 +103,11 @@ def _load_reader() -> tuple[Implementation | None, ModuleType | None, str]:
         modules.append(module)
     crc, reader, columns = modules
     return Implementation("compiled", reader.walk_v2, reader.first_nonzero, reader.decode_v2, reader.check_v2,
-                          columns.RecordColumns, chunked_walk=True), crc, ""
+                          columns.RecordColumns, reader.RecordMatcher, chunked_walk=True), crc, ""
 
 
 PURE = Implementation("pure-python", _pure.walk_v2, _pure.first_nonzero, _pure.decode_v2, _pure.check_v2,
-                      _pure.RecordColumns, chunked_walk=False)
+                      _pure.RecordColumns, _pure.RecordMatcher, chunked_walk=False)
 #: The compiled reader (None when not built or stale), and its CRC-32C module (its paths, for tests).
 COMPILED, COMPILED_CRC, _NO_CORE = _load_reader()
 READER = "compiled" if COMPILED is not None and not PURE_PYTHON_FORCED else "pure-python"

@@ -342,7 +342,8 @@ def frame(spark: SparkSession, schema: pa.Schema, rows: list[dict]) -> DataFrame
 
 def ddl(schema: pa.Schema) -> str:
     """The Spark DDL string of an Arrow schema (for mapInArrow)."""
-    names = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.bool_(): "boolean"}
+    names = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.bool_(): "boolean",
+             pa.binary(): "binary"}
 
     def name(kind: pa.DataType) -> str:
         if pa.types.is_struct(kind):

@@ -21,6 +21,7 @@ from py4j.java_gateway import JavaClass, JavaMember, JVMView
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from kforensics import defaults
 from kforensics.spark.jvm_archive import with_archive
 
 T = TypeVar("T")
@@ -111,8 +112,8 @@ def _start_jvm_logging_to(log_file: str, settings: dict[str, str]) -> None:
 
 
 #: Up to this many bytes of segments, a scan is small: Spark's per-job and per-query overheads, not the data,
-#: make its time, and `SMALL_INPUT_SETTINGS` apply.
-SMALL_INPUT_BYTES = 64 << 20
+#: make its time, and `SMALL_INPUT_SETTINGS` apply (defined in kforensics.defaults: `find` decides without Spark).
+SMALL_INPUT_BYTES = defaults.SMALL_INPUT_BYTES
 #: Up to this many bytes of input tables (Parquet, as the parse pass wrote them), the analysis is small, whatever the
 #: segments weighed: it reads batch headers, not records (~0.5-2 M batches, which one task sorts or joins in seconds).
 SMALL_TABLES_BYTES = 16 << 20

@@ -486,3 +486,130 @@ def test_dump_json_escapes_what_a_terminal_obeys_identically(text: str, tmp_path
     assert record["key"] == key.decode("utf-8", "replace") or record["key"].startswith("base64:")
     for line in fast[1].splitlines():
         assert line == json_line(json.loads(line), separators=(",", ":"))
+
+
+# --- find's search inside records (RecordMatcher) ------------------------------------------------------------
+
+KEYS = [b"a", b"b", b"", b"\xff\x00", b"order-1"]
+HEADER_NAMES = ["h", "H", "trace-id", "\ufffd", "h\ufffd"]
+NEEDLES = [b"", b"a", b"ab", b"\x00", b"zz-not-there"]
+
+
+@st.composite
+def searchable_batches(draw: st.DrawFn) -> bytes:
+    """v2 batches of kafka-python, any codec, whose keys, header names and values come from small sets, so that
+    queries over the same sets match some records and miss others."""
+    out = bytearray()
+    offset = 0
+    for _ in range(draw(st.integers(1, 3))):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=draw(st.sampled_from([0, 1, 2, 3, 4])),
+                                            is_transactional=False, producer_id=1, producer_epoch=0,
+                                            base_sequence=offset, batch_size=1 << 30)
+        for i in range(draw(st.integers(0, 10))):
+            builder.append(i, timestamp=draw(st.integers(0, 50)), key=draw(st.none() | st.sampled_from(KEYS)),
+                           value=draw(st.none() | st.binary(max_size=6).map(lambda v: v.replace(b"\x01", b"a"))),
+                           headers=draw(st.lists(st.tuples(st.sampled_from(HEADER_NAMES),
+                                                           st.none() | st.sampled_from([b"", b"v", b"a"])),
+                                                 max_size=3)))
+        batch = bytearray(builder.build())
+        struct.pack_into(">q", batch, 0, offset)
+        offset += 100
+        out += batch
+    return bytes(out)
+
+
+queries = st.fixed_dictionaries({
+    "keys": st.none() | st.lists(st.sampled_from(KEYS), min_size=1, max_size=3),
+    "header_name": st.none() | st.sampled_from(HEADER_NAMES),
+    "header_value": st.none() | st.sampled_from([b"", b"v", b"a"]),
+    "value_contains": st.none() | st.sampled_from(NEEDLES),
+    "from_time": st.none() | st.integers(-1, 50),
+    "to_time": st.none() | st.integers(-1, 50),
+})
+
+
+def _expected_flags(q: dict, watched: set[bytes], r: Record) -> int:
+    """The query as the docs say it, on a record the reference decoded: every condition given holds (MATCHED, 1);
+    the key is watched (WATCHED, 2)."""
+    matched = ((q["keys"] is None or r.key in q["keys"])
+               and (q["value_contains"] is None or (r.value is not None and q["value_contains"] in r.value))
+               and (q["from_time"] is None or r.timestamp >= q["from_time"])
+               and (q["to_time"] is None or r.timestamp <= q["to_time"])
+               and (q["header_name"] is None or any(
+                   name == q["header_name"] and (q["header_value"] is None or v == q["header_value"])
+                   for name, v in r.headers)))
+    return matched | (2 if r.key is not None and r.key in watched else 0)
+
+
+def _matches(data: bytes, q: dict, watched: list[bytes], compiled_reader: bool) -> list[object]:
+    """Every v2 data batch's (hits, problem), and every legacy record's flags, of one reader's RecordMatcher."""
+    matcher = core.implementation(compiled_reader).RecordMatcher(**q)
+    for key in watched:
+        matcher.watch(key)
+    out: list[object] = []
+    with open_log_bytes(data, "seg.log", compiled=compiled_reader) as log:
+        for n, b in enumerate(log.batches()):
+            if not isinstance(b, RecordBatch) or (b.magic == 2 and b.is_control):
+                continue
+            if b.magic != 2:
+                out += [matcher.flags(r.key, r.value, r.headers, r.timestamp) for r in log.records(b)
+                        if isinstance(r, Record)]
+                continue
+            section = log.records_section(b)
+            if isinstance(section, Finding):
+                continue
+            if n % 3 == 2 and watched:  # the watched set changes between batches
+                matcher.unwatch(watched[0])
+            out.append(matcher.match_v2(*section, b, Record, n % 4 != 3))
+            out.append(matcher.watched())
+    return out
+
+
+@compiled
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=searchable_batches() | mutated(), q=queries, watched=st.lists(st.sampled_from(KEYS), max_size=3))
+def test_record_matcher_identical(data: bytes, q: dict, watched: list[bytes]) -> None:
+    """The compiled RecordMatcher against the reference, on kafka-python's batches and mutated segments: the same
+    hits (flags and records) and problems; and the reference against the query as documented, record by record."""
+    pure = _matches(data, q, watched, False)
+    assert _matches(data, q, watched, True) == pure
+    with open_log_bytes(data, "seg.log", compiled=False) as log:
+        for b in log.batches():
+            if not isinstance(b, RecordBatch) or b.magic != 2 or b.is_control:
+                continue
+            section = log.records_section(b)
+            if isinstance(section, Finding):
+                continue
+            records = [r for r in log.records(b) if isinstance(r, Record)]
+            hits, _problem = core.PURE.RecordMatcher(**q).match_v2(*section, b, Record)
+            assert hits == [(f, r) for r in records if (f := _expected_flags(q, set(), r))]
+
+
+@compiled
+def test_record_matcher_header_name_as_decoded() -> None:
+    """A header name that is not UTF-8 is matched as the decoder shows it (each undecodable byte as U+FFFD), by
+    both readers; a key set grown past its table's first size, and keys removed, hold in both."""
+    builder = DefaultRecordBatchBuilder(2, 0, False, 1, 0, 0, 1 << 30)
+    builder.append(0, timestamp=1, key=b"k", value=b"v", headers=[("h\u00e9", b"x")])
+    batch = bytearray(builder.build())
+    at = batch.index("h\u00e9".encode())
+    batch[at + 2] = 0xFF  # h, 0xc3, 0xff: not UTF-8
+    data = bytes(batch)
+    for reader in (True, False):
+        with open_log_bytes(data, "seg.log", compiled=reader) as log:
+            (b,) = list(log.batches(verify_crc=False))
+            section = log.records_section(b)
+            impl = core.implementation(reader)
+            hits, problem = impl.RecordMatcher(header_name="h\ufffd\ufffd").match_v2(*section, b, Record)
+            assert problem is None and [r.headers for _, r in hits] == [(("h\ufffd\ufffd", b"x"),)]
+            assert impl.RecordMatcher(header_name="h\u00e9").match_v2(*section, b, Record)[0] == []
+            many = impl.RecordMatcher(keys=[b"%d" % i for i in range(1000)] + [b"k"])
+            for i in range(1000):
+                many.watch(b"w%d" % i)
+            for i in range(0, 1000, 2):
+                many.unwatch(b"w%d" % i)
+            assert many.watched() == 500 and many.match_v2(*section, b, Record)[0][0][0] == 1
+            many.watch(b"k")
+            assert many.match_v2(*section, b, Record)[0][0][0] == 3
+            many.unwatch(b"k")
+            assert many.match_v2(*section, b, Record, False)[0] == []

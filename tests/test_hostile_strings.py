@@ -463,3 +463,22 @@ def test_a_scan_input_whose_path_is_not_utf8_is_a_usage_error(tmp_path: Path) ->
     result = _run("scan", os.fsdecode(odd), "--out", str(tmp_path / "out"))
     assert result.exit_code == 2 and "\\xff is not UTF-8" in result.stderr, result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_find_escapes_keys_and_headers_on_the_terminal_and_keeps_them_exact_in_json(hostile_disk: Path,
+                                                                                  wide_console: None) -> None:
+    key = generate.HOSTILE_KEY.decode()
+    table = _run("find", str(hostile_disk), "--key", key)
+    assert table.exit_code == 0, table.output
+    _assert_inert(table.stdout, "find")
+    _assert_inert(table.stderr, "find")
+    assert render.shown(key) in table.stdout and render.shown(generate.HOSTILE_HEADER) in table.stdout
+    assert render.shown(TOPIC) in table.stdout
+    lines = [json.loads(line) for line in _run("find", "--json", "--values", str(hostile_disk), "--header",
+                                               generate.HOSTILE_HEADER).stdout.splitlines()]
+    assert len(lines) == 9 and {x["topic"] for x in lines} == {TOPIC}
+    assert all(x["key"] == key and x["value"] == key + "-value" and x["headers"] == [
+        {"key": generate.HOSTILE_HEADER, "value": key, "encoding": "utf-8"}] for x in lines)
+    missing = _run("find", str(hostile_disk), "--key", key, "--topic", GROUP)
+    assert missing.exit_code == 1
+    _assert_inert(missing.stdout + missing.stderr, "find, nothing found")

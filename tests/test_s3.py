@@ -207,3 +207,17 @@ def test_a_remote_file_is_read_from_a_local_copy_of_the_same_name(s3, monkeypatc
         assert path is not None and os.path.basename(path) == name and base_offset_from_name(path) == 130
         assert Path(path).read_bytes() == (SAMPLE_LOGS / "broker-1" / "orders-0" / name).read_bytes()
     assert not os.path.exists(path) and not os.path.exists(os.path.dirname(path))
+
+
+@pytest.mark.process
+def test_find_on_s3(s3) -> None:
+    """`find` over a broker disk in S3 runs on Spark (remote segments, as the scan reads them) and finds what it
+    finds in the local copy of the same disk, the files named by their URIs; the cleaner-offset-checkpoint comes
+    through S3 too."""
+    env, _log, _big = s3
+    args = ["find", "--json", "--value-contains", "a", "--topic", "[op]*"]
+    remote = _kforensics([*args, f"broker-1=s3://{BUCKET}/broker-1"], env)
+    local = _kforensics([*args, f"broker-1={SAMPLE_LOGS / 'broker-1'}"], env)
+    assert remote.returncode == local.returncode == 0, remote.stderr[-3000:]
+    assert remote.stdout == local.stdout.replace(str(SAMPLE_LOGS / "broker-1"), f"s3://{BUCKET}/broker-1")
+    assert {json.loads(line)["transaction"] for line in remote.stdout.splitlines()} >= {"COMMIT", "ABORT", "OPEN"}

@@ -102,6 +102,23 @@ def test_scan_on_a_standalone_cluster_matches_local(standalone_cluster: str, spa
                 == pq.read_table(tmp_path / "local" / table).num_rows > 0)
 
 
+def test_find_on_a_standalone_cluster_matches_one_process(standalone_cluster: str, tmp_path: Path) -> None:
+    """`find --master` on the cluster, the package shipped as a zip (its find and export readers too), prints the
+    copies and findings a search in one process prints, and leaves no zip behind."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "TMPDIR": str(scratch), "KFORENSICS_SERVER": "off"}
+    args = [sys.executable, "-m", "kforensics", "find", f"broker-1={SAMPLE_LOGS / 'broker-1'}", "--value-contains",
+            "a", "--json"]
+    cluster = subprocess.run([*args, "--master", standalone_cluster], env=env, capture_output=True, text=True,
+                             timeout=600, cwd=tmp_path)
+    here = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert cluster.returncode == here.returncode == 0, cluster.stderr[-3000:]
+    assert cluster.stdout == here.stdout and len(here.stdout.splitlines()) > 500
+    assert [name for name in os.listdir(scratch) if name.startswith("kforensics")] == []
+
+
 _READER_CHECK = """
 import sys
 from pyspark.sql import SparkSession

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,13 +95,15 @@ EXPORTABLE = {"replica_divergence": "lost_offsets", "restart_would_truncate": "o
               "stray_partition": None}
 
 
-def finding_range(out: str, ref: str, topic: str | None, partition: int | None) -> dict[str, Any]:
+def finding_range(out: str, ref: str, topic: str | None, partition: int | None,
+                  kinds: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """The export a finding of a scan's OUT names: N (its row in the findings table, from 0) or a kind (the first
     finding of that kind, on --topic/--partition when given). Returns broker, topic, partition, offsets, the
     partition dir (`dir`: the dir of a restart or stray finding, None for the broker's live dir) and the scan's
     inputs: `lost_offsets` of a replica_divergence from the replica that still holds them, `offsets_discarded` of a
     restart_would_truncate from the dir it is about (a -future or -stray copy too), a stray_partition's whole
-    dir."""
+    dir. `kinds` (default EXPORTABLE): the kinds taken, each with the field of its details holding the span."""
+    kinds = EXPORTABLE if kinds is None else kinds
     from kforensics.scan_output import OutputError, read_manifest, read_table
 
     try:
@@ -118,10 +121,10 @@ def finding_range(out: str, ref: str, topic: str | None, partition: int | None) 
         candidates = [f for f in rows if f["kind"] == ref and (topic is None or f["topic"] == topic)
                       and (partition is None or f["partition"] == partition)]
     for f in candidates:
-        if f["kind"] not in EXPORTABLE:
+        if f["kind"] not in kinds:
             continue
         details = json.loads(f["details"] or "{}")
-        field_name = EXPORTABLE[f["kind"]]
+        field_name = kinds[f["kind"]]
         span = details.get(field_name) if field_name else [None, None]
         directory = {"restart_would_truncate": os.path.dirname(f["file"] or "") or None,
                      "stray_partition": f["file"]}.get(f["kind"])
@@ -129,5 +132,6 @@ def finding_range(out: str, ref: str, topic: str | None, partition: int | None) 
             return {"broker": f["broker"], "topic": f["topic"], "partition": f["partition"],
                     "offsets": (span[0], span[1]), "dir": directory, "inputs": [tuple(i) for i in manifest.inputs],
                     "kind": f["kind"]}
-    raise ExportError(f"no finding {ref!r} in {out} names offsets to export (replica_divergence with lost_offsets, "
-                      "restart_would_truncate with offsets_discarded, stray_partition)")
+    named = ", ".join(f"{kind} with {field_name}" if field_name else kind for kind, field_name in kinds.items())
+    raise ExportError(f"no finding {ref!r} in {out} names offsets to {'export' if kinds is EXPORTABLE else 'read'} "
+                      f"({named})")

@@ -44,7 +44,7 @@ FOLDER_MARKER = "_kforensics-export.json"
 
 def row_bytes(row: dict[str, Any]) -> int:
     """The bytes of a row's key, value and headers: what a buffer of rows holds beyond its fixed columns."""
-    return (len(row["key"] or b"") + len(row["value"] or b"")
+    return (len(row["key"] or b"") + len(row.get("value") or b"")
             + sum(len(h["key"] or "") + len(h["value"] or b"") for h in row["headers"] or ()))
 
 
@@ -159,10 +159,11 @@ def console_producer_line(key: bytes | None, value: bytes | None,
 
 
 class Writer:
-    """Writes rows to a temporary file next to PATH; `commit()` renames it to PATH (and writes the sidecar)."""
+    """Writes rows to a temporary file next to PATH; `commit()` renames it to PATH (and writes the sidecar). Parquet
+    rows have the columns of `schema` (SCHEMA: an export's; `find` adds its own)."""
 
-    def __init__(self, path: str, fmt: str, meta: dict[str, Any]) -> None:
-        self.path, self.fmt, self.meta = path, fmt, meta
+    def __init__(self, path: str, fmt: str, meta: dict[str, Any], schema: pa.Schema = SCHEMA) -> None:
+        self.path, self.fmt, self.meta, self.schema = path, fmt, meta, schema
         self.tmp = os.path.join(os.path.dirname(os.path.abspath(path)) or ".",
                                 f".{os.path.basename(path)}.kforensics-tmp-{os.getpid()}")
         self.rows = 0
@@ -195,8 +196,8 @@ class Writer:
         import pyarrow.parquet as pq
 
         if self._parquet is None:
-            self._parquet = pq.ParquetWriter(self._file, SCHEMA.with_metadata({"kforensics": json.dumps(self.meta)}))
-        self._parquet.write_table(pa.Table.from_pylist(self._buffer.take(), schema=SCHEMA),
+            self._parquet = pq.ParquetWriter(self._file, self.schema.with_metadata({"kforensics": json.dumps(self.meta)}))
+        self._parquet.write_table(pa.Table.from_pylist(self._buffer.take(), schema=self.schema),
                                   row_group_size=ROW_GROUP_ROWS)
 
     def commit(self) -> None:
