@@ -18,9 +18,19 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kforensics.parsers import core
-from kforensics.parsers._pure import (ATTR_CONTROL, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, LOG_OVERHEAD,
-                                      MAGIC_POSITION, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER, V2_MIN_BATCH_LENGTH,
-                                      Problem, RecordProblem)
+from kforensics.parsers._pure import (
+    ATTR_CONTROL,
+    ATTR_TIMESTAMP_TYPE,
+    ATTR_TRANSACTIONAL,
+    LOG_OVERHEAD,
+    MAGIC_POSITION,
+    MAX_BATCH_SIZE,
+    V2_CRC_START,
+    V2_HEADER,
+    V2_MIN_BATCH_LENGTH,
+    Problem,
+    RecordProblem,
+)
 from kforensics.parsers.crc import crc32c
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.kafka_codecs import CODEC_NAMES, CodecError, codec_name, decompress

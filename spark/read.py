@@ -520,10 +520,7 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
-#: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
-#: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
-DIR_STATE_TABLES = ("batches", "segments", "segment_recovery", "txnindex", "snapshot_entries", "leader_epochs",
-                    "partition_topic_ids")
+DIR_STATE_TABLES = S.DIR_STATE_TABLES
 
 
 def with_dir_state(df: DataFrame, path: str = "file") -> DataFrame:

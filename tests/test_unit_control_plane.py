@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from unit_frames import frame, run_check, run_model, scan_of
 
 from kforensics.spark.schemas import METADATA_RECORD_FIELDS
-from unit_frames import frame, run_check, run_model, scan_of
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")

@@ -25,6 +25,7 @@ from group_records import (
 from unit_frames import run_check, run_model, scan_of
 
 from kforensics.parsers.findings import FINDING_COLUMNS
+from kforensics.spark import output_schemas
 from kforensics.spark import schemas as S
 
 ORDERS, PAYMENTS = uuid("orders"), uuid("payments")
@@ -160,7 +161,7 @@ def test_partition_owned_twice_and_its_legal_shapes(replay):
 
 
 def test_consumer_lag_names_the_last_owner(spark, replay):
-    offsets = S.frame(spark, S.OUTPUT_TABLES["consumer_offsets"], [
+    offsets = S.frame(spark, output_schemas.OUTPUT_TABLES["consumer_offsets"], [
         {"group_id": "kc", "cluster_id": "c", "topic": "orders", "partition": p, "committed_offset": 40,
          "commit_timestamp": 5, "coordinator_broker": "b1", "coordinator_partition": CO, "data_broker": "b1",
          "log_end_offset": 50, "status": "ok"} for p in (0, 1)] + [
@@ -181,7 +182,7 @@ def test_committed_offset_findings_name_the_member_at_the_commit(spark, replay):
     offset in the same __consumer_offsets log (one scan per commit: consumer_offsets holds one per group and
     partition)."""
     def finding(offset: int, partition: int):
-        offsets = S.frame(spark, S.OUTPUT_TABLES["consumer_offsets"], [
+        offsets = S.frame(spark, output_schemas.OUTPUT_TABLES["consumer_offsets"], [
             {"group_id": "kc", "cluster_id": "c", "topic": "orders", "partition": partition, "committed_offset": 99,
              "coordinator_broker": "b1", "coordinator_partition": CO, "coordinator_offset": offset,
              "file": f"{CO}/00000000000000000000.log", "position": offset * 100, "in_input": True,
