@@ -151,7 +151,7 @@ def test_snapshot_is_the_base_state(spark):
         snaps.append(s)
     h = history(spark, log, *snaps)
     # the oldest snapshot the log continues from (105): records 105.. apply on top of it
-    assert h[0]["file"] == "m1/105.checkpoint" and h[0]["election"] == "initial" and h[0]["leader_epoch"] == 112
+    assert h[0]["file"] == "m1/105.checkpoint" and h[0]["election"] == "snapshot" and h[0]["leader_epoch"] == 112
     assert [r["metadata_offset"] for r in h] == [104, *range(105, 120)]
     assert h[-1]["partition_epoch"] == 125 + 15 and h[-1]["leader_epoch"] == 112
 

@@ -9,7 +9,7 @@ meaning = "a rule that needs offsets the copy lacks stayed silent: not judged, s
 fields = ["rule", "would_be", "incomplete_broker", "incomplete_partition", "missing_offsets"]
 rule = '''
 where a rule's verdict needs offsets the copy of some partition lacks (`replicas.complete` false: a
-`segment_missing` range, or offsets a crash may have lost), the rule does not judge and says so, once per finding it
+missing segment, or offsets a crash may have lost), the rule does not judge and says so, once per finding it
 would have reported on what the copy shows: `rule` (the kind or table not judged), `would_be` (that finding's
 message, or what was not judged), `incomplete_broker` and `incomplete_partition` (the copy that lacks them),
 `missing_offsets` ([first, last] of the first range it lacks). `broker`, `topic`, `partition`, `file`, `position`

@@ -10,8 +10,8 @@ columns = "broker string, topic string, partition int, covered_to bigint, comple
 -- How far the input covers each live partition dir, over partition_dirs, segments and missing_ranges: `covered_to`
 -- (one past the copy's last offset; null: no batch), `complete` (the input lacks none of the offsets the partition is
 -- known to have held, from its first segment on: offsets below it are retention's) and `missing`, the ranges it
--- lacks ([first_offset, last_offset], last_offset null where nothing says how far; `proven`: a segment_missing
--- finding names it). The rules that need a range read it here and stay silent where the copy lacks it (not_judged).
+-- lacks ([first_offset, last_offset], last_offset null where nothing says how far; `proven`: the coverage check
+-- names it). The rules that need a range read it here and stay silent where the copy lacks it (not_judged).
 WITH
 dirs AS (SELECT DISTINCT broker, topic, partition FROM partition_dirs WHERE dir_state = 'live'),
 ends AS (SELECT broker, topic, partition, max(last_offset) + 1 AS covered_to FROM segments

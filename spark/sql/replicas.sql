@@ -23,7 +23,7 @@ columns = [
     ["in_sync", "boolean", "a prefix of the longest replica and as long"],
     ["compacted", "boolean", "the topic's `cleanup.policy` in the cluster's KRaft metadata log names `compact`, where that log is in the input; without it, the partition has a `cleaner-offset-checkpoint` entry"],
     ["cleaned_up_to", "bigint", "that entry: the log cleaner has compacted the offsets below it, and the log rules read them as compacted, see [Findings](findings.md); null when none"],
-    ["complete", "boolean", "the copy holds every offset the partition is known to have held from its first segment on (partition_coverage: no `segment_missing` range, nor offsets above the recovery point that a crash may have lost); null for a `-delete`, `-future` or `-stray` dir; see [An incomplete copy](cli.md#an-incomplete-copy)"],
+    ["complete", "boolean", "the copy holds every offset the partition is known to have held from its first segment on (partition_coverage: no range it proves missing, nor offsets above the recovery point that a crash may have lost); null for a `-delete`, `-future` or `-stray` dir; see [An incomplete copy](cli.md#an-incomplete-copy)"],
     ["covered_to", "bigint", "one past the last offset the copy holds (its last sound batch); null: no batch"],
     ["dir_state", "string", "a `-delete`, `-future` or `-stray` dir has a row of its own with its `log_start_offset` and `log_end_offset`, nothing compared"],
 ]
