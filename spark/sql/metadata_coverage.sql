@@ -4,7 +4,6 @@ doc = """How far the input covers each cluster's KRaft metadata log: per cluster
 copy of `__cluster_metadata-0` lacks at or after the offset its replay is based on (`gap_range`, null: the replay saw
 every record the log held), with `metadata_broker` and `replayed_from`. Where it is not null, the checks of the
 control plane leave what lies beyond it not judged."""
-applies = "kraft"
 columns = "cluster_id string, metadata_broker string, replayed_from bigint, gap_range struct<first_offset: bigint, last_offset: bigint, proven: boolean>"
 */
 -- How far the input covers each cluster's metadata log, over reference_copies (the copy the control plane replays),
