@@ -349,12 +349,14 @@ def test_real_broker_disks_scan_without_warnings(realdata_scans: list[Path]) -> 
     assert replicas[("arthur-kraft-raw-snappy", "__consumer_offsets", 19)]["covered_to"] == 258527
     assert not any(replicas[k]["complete"] for k in INCOMPLETE_COPIES if k in replicas)
     # what needs the offsets a copy lacks is not judged, and says so: the group's commits seen on
-    # __consumer_offsets-19 are not its latest (those are in the absent segment)
+    # __consumer_offsets-19 are not its latest (those are in the absent segment), and the restart prediction of
+    # that partition is for the disk as given
     notes = [json.loads(f["details"]) | {"broker": f["broker"], "topic": f["topic"]} for f in findings
              if f["kind"] == "not_judged"]
     assert {(n["broker"], n["rule"], n["incomplete_partition"]) for n in notes
             if n["broker"] == "arthur-kraft-raw-snappy"} == {
-        ("arthur-kraft-raw-snappy", "committed_offset_below_log_start", "__consumer_offsets-19")}
+        ("arthur-kraft-raw-snappy", "committed_offset_below_log_start", "__consumer_offsets-19"),
+        ("arthur-kraft-raw-snappy", "restart_prediction", "__consumer_offsets-19")}
     # the leader epochs given after erickimm's metadata snapshot at 194445 are in the segments its copy lacks
     erickimm = [n for n in notes if n["broker"] == "erickimm-kraft-rolled-segments"]
     assert len(erickimm) == 54 and {(n["rule"], n["missing_offsets"][0]) for n in erickimm} == {
