@@ -11,7 +11,9 @@ SELECT kind, severity, broker, topic, partition, file, position, offset, produce
        CASE WHEN coalesce(get_json_object(details, '$.dir_state'), 'live') = 'live'
             -- what lies at or after the cut (a later segment the copy lacks) changes what a restart does; a range
             -- below it (a log that starts later, or a tiered log's remote tier) does not
-            THEN try_element_at(filter(missing, m -> coalesce(m.last_offset, 9223372036854775807)
+            -- only segments the broker's disk holds (proven): a tiered log's remote tier or what a crash lost is on
+            -- no disk, and the prediction for the disk as given stands
+            THEN try_element_at(filter(missing, m -> m.proven AND coalesce(m.last_offset, 9223372036854775807)
                                                      >= coalesce(offset, 0)), 1) END AS gap_range
 FROM restart_predictions LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage)
      USING (broker, topic, partition)

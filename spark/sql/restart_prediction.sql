@@ -22,10 +22,11 @@ columns = [
     ["committed_offsets_discarded", "array<bigint>", "the part below the high watermark, or null"],
     ["restart_fails", "boolean", "the broker would not start: this log cannot be loaded, `restart_would_fail` says why; or its log dir holds a directory Kafka cannot parse, said by that folder's `unknown_file`"],
     ["reason", "string", "the rules applied, in words"],
-    ["offsets_not_seen", "array<bigint>", "[first, last] of the offsets the copy of a live dir lacks (last null where nothing says how far; null: the copy lacks none): the prediction is for the disk as given, and where the real disk holds those segments a restart of it may do otherwise; see [An incomplete copy](cli.md#an-incomplete-copy)"],
+    ["offsets_not_seen", "array<bigint>", "[first, last] of the offsets of segments the copy of a live dir lacks that the broker's disk holds (proven missing; last null where nothing says how far; null: the copy lacks none): the prediction is for the disk as given, and where the real disk holds those segments a restart of it may do otherwise; see [An incomplete copy](cli.md#an-incomplete-copy)"],
 ]
 */
--- offsets_not_seen: the prediction is for the disk as given; it says which offsets the copy lacks (partition_coverage)
+-- offsets_not_seen: the prediction is for the disk as given; it says which offsets of segments the real disk holds
+-- the copy lacks (partition_coverage's proven ranges: a tiered log's remote tier or what a crash lost is on no disk)
 SELECT r.*,
        CASE WHEN r.dir_state = 'live' AND size(c.missing) > 0
             THEN array(array_min(transform(c.missing, m -> m.first_offset)),
@@ -38,4 +39,5 @@ FROM (SELECT broker, topic, partition, dir_state, clean_shutdown, recovery_point
            AS committed_offsets_discarded,
        restart_fails, reason
 FROM restart_predictions WHERE row_kind = 'prediction') r
-LEFT JOIN partition_coverage c USING (broker, topic, partition)
+LEFT JOIN (SELECT broker, topic, partition, filter(missing, m -> m.proven) AS missing FROM partition_coverage) c
+  USING (broker, topic, partition)
