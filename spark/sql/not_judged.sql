@@ -33,4 +33,5 @@ SELECT 'not_judged' AS kind, broker, topic, partition, CAST(truncate_at_file AS 
                             'would_be', format_string('%s', coalesce(reason, '')),
                             'incomplete_broker', broker, 'incomplete_partition', format_string('%s-%d', topic, partition),
                             'missing_offsets', offsets_not_seen)) AS details
-FROM restart_prediction WHERE offsets_not_seen IS NOT NULL
+-- __cluster_metadata is loaded by the KRaft metadata log, not LogManager: never predicted, nothing to note
+FROM restart_prediction WHERE offsets_not_seen IS NOT NULL AND topic != '__cluster_metadata'
