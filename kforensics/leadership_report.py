@@ -10,7 +10,7 @@ from kforensics import scan_output
 from kforensics.render import html_attr, html_text, plot_text
 from kforensics.times import utc_datetime
 
-ELECTION_COLORS = {"initial": "#475467", "clean": "#12b76a", "elr": "#2e90fa", "unclean": "#d92d20",
+ELECTION_COLORS = {"initial": "#475467", "snapshot": "#475467", "clean": "#12b76a", "elr": "#2e90fa", "unclean": "#d92d20",
                    "offline": "#98a2b3", "none": "#475467"}
 
 
@@ -97,7 +97,7 @@ def leadership_figure(topic: str, partition: int, p: dict[str, Any], svg: Any) -
                Line2D([], [], marker="v", color="#f79009", linestyle="", label="controlled shutdown")]
     ax.legend(handles=handles, loc="upper left", fontsize=7, bbox_to_anchor=(1.01, 1.0))
     fig.autofmt_xdate()
-    elections = [r for r in rows if r["election"] not in ("none", "initial")]
+    elections = [r for r in rows if r["election"] not in ("none", "initial", "snapshot")]
     caption = (f"{html_text(topic)}-{partition}: " + "; ".join(
         f"epoch {r['leader_epoch']} {r['election']} (leader {r['leader']}, metadata offset {r['metadata_offset']})"
         for r in elections) if elections else f"{html_text(topic)}-{partition}: no leader change")

@@ -199,6 +199,13 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
     problems = [f for f in findings if is_problem(f["severity"])]
     if problems:
         out.print(table(problems, FINDINGS_TABLE_COLUMNS, "findings", style={"severity": "bold red"}, show=False))
+    if summary.incomplete:
+        from kforensics.spark.registry import NOT_JUDGED  # no Spark: the registry reads headers only
+
+        skipped = sum(count for kind, _, count in summary.findings if kind == NOT_JUDGED)
+        line(f"Incomplete copy: the input lacks offsets of {', '.join(summary.incomplete)} (see the segment-missing warnings; "
+             f"replicas.complete). Not judged, segment missing: {skipped} finding(s) a complete copy could settle "
+             f"({NOT_JUDGED}).", out=out)
     if summary.not_in_input:
         line(f"Named by a transaction coordinator or a consumer group but not in the input, so not judged: "
              f"{', '.join(summary.not_in_input)}", out=out)

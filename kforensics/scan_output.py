@@ -328,6 +328,9 @@ class ScanSummary:
     special_dirs: dict[str, int] = field(default_factory=dict)
     #: Broker labels of inputs read as kafka-dump-log text (what such text lacks is not checked).
     dump_inputs: list[str] = field(default_factory=list)
+    #: Partitions whose copy lacks offsets they held (`replicas.complete` false), as `topic-partition on broker`:
+    #: what needs those offsets is not judged (issue 47).
+    incomplete: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -376,7 +379,17 @@ def summarize(out: str) -> ScanSummary:
         kinds.update(_rows(batch))
     summary.findings = [(kind, severity, n) for (kind, severity), n in sorted(kinds.items())]
     summary.not_in_input = not_in_input(out)
+    summary.incomplete = incomplete(out)
     return summary
+
+
+def incomplete(out: str) -> list[str]:
+    """The partitions whose copy lacks offsets they held (`replicas.complete` false): `topic-partition on broker`."""
+    found: set[str] = set()
+    for batch in table_batches(out, "replicas", ["broker", "topic", "partition", "complete"]):
+        found.update(f"{topic}-{partition} on {broker}" for broker, topic, partition, complete in _rows(batch)
+                     if complete is False)
+    return sorted(found)
 
 
 def not_in_input(out: str) -> list[str]:

@@ -55,3 +55,13 @@ def iter_offset_index(path: str | os.PathLike[str], base_offset: int | None = No
         previous = entry
     if first_zero and os.path.getsize(path) == ENTRY_SIZE:
         yield IndexEntry(base, 0)
+
+
+def last_entry(path: str | os.PathLike[str], base_offset: int | None = None) -> IndexEntry | None:
+    """The last valid entry of an offset index (None: it has none), read in bounded chunks: what a segment reached
+    when its `.log` is not at hand (the scan's coverage of an incomplete copy)."""
+    last = None
+    for item in iter_offset_index(path, base_offset):
+        if isinstance(item, IndexEntry):
+            last = item
+    return last

@@ -42,3 +42,13 @@ def iter_time_index(path: str | os.PathLike[str], base_offset: int | None = None
                            "previous_timestamp": previous.timestamp, "previous_offset": previous.offset})
         yield entry
         previous = entry
+
+
+def last_entry(path: str | os.PathLike[str], base_offset: int | None = None) -> TimeIndexEntry | None:
+    """The last valid entry of a time index (None: it has none), read in bounded chunks: the largest timestamp a
+    segment reached and its offset, when its `.log` is not at hand (the scan's coverage of an incomplete copy)."""
+    last = None
+    for item in iter_time_index(path, base_offset):
+        if isinstance(item, TimeIndexEntry):
+            last = item
+    return last

@@ -146,6 +146,7 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
         "txnindex": _table(schemas["txnindex"], _kind(small, "txnindex")),
         "snapshot_entries": _table(schemas["snapshot_entries"], _kind(small, "snapshot")),
         "leader_epochs": _table(schemas["leader_epochs"], _kind(small, "leader_epoch")),
+        "segment_files": _table(schemas["segment_files"], _kind(small, "segment_file")),
         "brokers": _table(schemas["brokers"], broker_rows),
         "partition_checkpoints": _table(schemas["partition_checkpoints"], _kind(small, "checkpoint")),
         "coordinator_records": _table(schemas["coordinator_records"], _kind(internal, "txn")),

@@ -5,6 +5,7 @@ check is SQL: spark/sql/resend_*.sql, producer_spans.sql and the check that read
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import pandas as pd
@@ -46,6 +47,7 @@ def _match_resends(min_records: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
         out = []
         head = group[group["role"] == "head"].sort_values("offset")
         h = list(zip(head["key_hash"], head["value_hash"], strict=True))
+        in_head = Counter(h)
         for pid_a, tail in group[group["role"] == "tail"].groupby("pid_a"):
             tail = tail.sort_values("offset")
             t = list(zip(tail["key_hash"], tail["value_hash"], strict=True))
@@ -57,6 +59,12 @@ def _match_resends(min_records: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
                 continue
             j = anchors[0]
             k = z[j]
+            # A constant (the same key and value recurring: a heartbeat `{"type":"ping"}` with a null key, once a
+            # minute, across a producer restart) proves nothing: at least `min_records` records of the run must
+            # stand once in the earlier tail and once in the new head (issue 47).
+            in_tail = Counter(t)
+            if sum(in_tail[r] == 1 and in_head[r] == 1 for r in h[:k]) < min_records:
+                continue
             out.append({**{c: head.iloc[0][c] for c in KEY}, "pid_a": pid_a, "pid_b": head.iloc[0]["producer_id"],
                         "producer_epoch": head.iloc[0]["producer_epoch"], "matches": k,
                         "a_first_offset": tail.iloc[j]["offset"], "a_last_offset": tail.iloc[j + k - 1]["offset"],

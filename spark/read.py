@@ -420,14 +420,48 @@ def _list_files(uri: str) -> list[str]:
 
 
 def _partition_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The rows of a partition directory's small files, each read by its type's parser (log_dir.FILE_TYPES)."""
-    for uri in _list_files(task["path"]):
+    """The rows of a partition directory's small files, each read by its type's parser (log_dir.FILE_TYPES), and
+    one `segment_file` row per segment file and metadata snapshot it lists (`_segment_file_rows`)."""
+    uris = _list_files(task["path"])
+    for uri in uris:
         name = uri.rsplit("/", 1)[-1]
         file_type = file_type_of(name)
         if file_type is None or file_type.name not in PARTITION_FILE_TYPES:
             continue
         yield from _file_rows(task, uri, functools.partial(_small_file_rows, task, uri, file_type.name,
                                                            file_type.read()))
+    yield from _segment_file_rows(task, uris)
+
+
+#: The files a `segment_files` row lists: a segment's files by base offset, and KRaft metadata snapshots.
+LISTED_SEGMENT_FILES = ("log", "index", "timeindex", "txnindex", "snapshot", "metadata_snapshot")
+
+
+def _segment_file_rows(task: dict[str, Any], uris: list[str]) -> Iterator[dict[str, Any]]:
+    """One row per segment file of a partition dir (`segment_files`): its type and the offset its name carries (a
+    metadata snapshot's end offset); for an offset or time index whose `.log` is not in the dir, the offset (and
+    timestamp) of its last entry: how far the absent segment went (the copy lacks it)."""
+    from kforensics.parsers import offset_index, time_index
+
+    key = {"broker": task["broker"], "topic": task["topic"], "partition": task["partition"]}
+    names = {uri.rsplit("/", 1)[-1] for uri in uris}
+    for uri in uris:
+        name = uri.rsplit("/", 1)[-1]
+        file_type = file_type_of(name)
+        if file_type is None or file_type.name not in LISTED_SEGMENT_FILES or name == "bootstrap.checkpoint":
+            continue
+        row = {"row_kind": "segment_file", **key, "file": uri, "file_type": file_type.name,
+               "base_offset": int(name[:20])}
+        if file_type.name in ("index", "timeindex") and f"{name[:20]}.log" not in names:
+            reader = offset_index if file_type.name == "index" else time_index
+            try:
+                with local_file(uri) as path:
+                    entry = None if path is None else reader.last_entry(path, row["base_offset"])
+                row.update(last_offset=None if entry is None else entry.offset,
+                           last_timestamp=getattr(entry, "timestamp", None))
+            except OSError as exc:  # the file is listed all the same: its row stays, without its last entry
+                yield _finding_row(task, unreadable(uri, exc))
+        yield row
 
 
 def _small_file_rows(task: dict[str, Any], uri: str, kind: str, read: Callable[..., Any],
@@ -645,6 +679,8 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
             *key, *S.columns(S.SNAPSHOT_FIELDS)),
         "leader_epochs": small_rows.filter(F.col("row_kind") == "leader_epoch").select(*key,
                                                                                         *S.columns(S.EPOCH_FIELDS)),
+        "segment_files": small_rows.filter(F.col("row_kind") == "segment_file").select(
+            *key, *S.columns(S.SEGMENT_FILE_FIELDS)),
         "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
         "log_dirs": small_rows.filter(F.col("row_kind") == "broker").select("broker", "clean_shutdown",
                                                                             "recovery_checkpoint_unreadable")

@@ -58,7 +58,7 @@ from kforensics.parsers.findings import PARSER_KINDS, FindingKind
 from kforensics.paths import cache_dir
 from kforensics.spark.ddl import split_ddl
 
-__all__ = ["APPLIES", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
+__all__ = ["APPLIES", "NOT_JUDGED", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
            "output_models", "python_model", "sql_models"]
 
 _HEADER = re.compile(r"\A\s*/\*(.*?)\*/", re.S)
@@ -67,6 +67,10 @@ _HEADER = re.compile(r"\A\s*/\*(.*?)\*/", re.S)
 #: options): where one does not hold, the model's input has no rows and it is not planned.
 APPLIES = ("replicas_possible", "has_transaction_state", "has_consumer_offsets", "has_group_records",
            "has_share_state_records", "has_remote_log_metadata", "has_future_replicas", "kraft", "records_read")
+
+#: The note any check returns where the copy lacks the offsets its verdict needs (declared in not_judged.sql; the
+#: runner gives it its severity in every check, the summary counts it: issue 47).
+NOT_JUDGED = "not_judged"
 
 #: Which reports show a kind (a finding's `reports`): the commands that filter findings by it (`divergence`: the
 #: HTML report's view of diverged replicas; `export`: `export --from-finding` reads its offsets).

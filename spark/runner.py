@@ -207,7 +207,9 @@ def with_severity(check: registry.Model) -> str:
     assert check.text is not None
     if check.computes_severity:
         return check.text
-    cases = " ".join(f"WHEN '{f.name}' THEN '{f.severity}'" for f in check.findings)
+    # registry.NOT_JUDGED (an info note) is what any rule returns where the copy lacks the offsets its verdict needs
+    cases = " ".join(f"WHEN '{f.name}' THEN '{f.severity}'" for f in check.findings) + (
+        f" WHEN '{registry.NOT_JUDGED}' THEN 'info'")
     columns = ", ".join(f"CASE kind {cases} END AS severity" if c == "severity" else f"`{c}`"
                         for c in FINDING_COLUMNS)
     return f"SELECT {columns} FROM (\n{check.text}\n)"

@@ -58,6 +58,12 @@ CHECKPOINT_FIELDS = [
     ("cleaner_offset", pa.int64()),
 ]
 
+#: One file of a segment (or a KRaft metadata snapshot) as the partition dir lists it (`segment_files`).
+SEGMENT_FILE_FIELDS = [
+    ("file", pa.string()), ("file_type", pa.string()), ("base_offset", pa.int64()), ("last_offset", pa.int64()),
+    ("last_timestamp", pa.int64()),
+]
+
 
 #: What `LogSegment.recover` would see of a segment (a JSON object of `parsers.restart.SegmentRecovery.facts`): its
 #: executor walks the segment once for its rows and this.
@@ -86,7 +92,8 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("current_txn_first_offset", pa.int64()), ("epoch", pa.int32()), ("start_offset", pa.int64()),
                     *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("clean_shutdown", pa.bool_()),
                     ("recovery_checkpoint_unreadable", pa.bool_()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
-                    ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string())]
+                    ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string()),
+                    *[(n, t) for n, t in SEGMENT_FILE_FIELDS if n not in ("file", "last_offset")]]
 SMALL_ROWS = _schema(SMALL_ROW_FIELDS)
 
 #: What one internal-topic segment task emits: a __transaction_state record (`txn`), an offset commit
@@ -192,6 +199,12 @@ INPUT_TABLES: dict[str, pa.Schema] = {
                                  ("size", pa.int32()), ("has_offset_index", pa.bool_()), RECOVERY, DIR_STATE]),
     "snapshot_entries": _schema([*PARTITION_KEY, *SNAPSHOT_FIELDS, DIR_STATE]),
     "leader_epochs": _schema([*PARTITION_KEY, *EPOCH_FIELDS, DIR_STATE]),
+    #: Every segment file (`.log`, `.index`, `.timeindex`, `.txnindex`, producer `.snapshot`) and KRaft metadata
+    #: snapshot a partition dir lists: `file_type`, `base_offset` (the offset its name carries: a metadata
+    #: snapshot's end offset) and, for an offset or time index whose `.log` is absent, `last_offset` and
+    #: `last_timestamp` of its last entry. What the copy holds of each partition's log, and what it lacks
+    #: (spark/sql/missing_ranges.sql).
+    "segment_files": _schema([*PARTITION_KEY, *SEGMENT_FILE_FIELDS, DIR_STATE]),
     "brokers": _schema([("broker", pa.string()), ("cluster_id", pa.string()), ("node_id", pa.int32())]),
     "partition_checkpoints": _schema([*PARTITION_KEY, *CHECKPOINT_FIELDS]),
     "parser_findings": FINDINGS,
@@ -343,4 +356,4 @@ def columns(fields: list[tuple[str, pa.DataType]]) -> list[str]:
 #: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
 #: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
 DIR_STATE_TABLES = ("batches", "segments", "segment_recovery", "txnindex", "snapshot_entries", "leader_epochs",
-                    "partition_topic_ids")
+                    "partition_topic_ids", "segment_files")

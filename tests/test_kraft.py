@@ -49,14 +49,17 @@ def test_partition_history_is_the_replay_of_the_reference_copy(kraft_scan: Path)
     got = sorted((r["topic"], r["metadata_offset"], r["election"], r["leader"], r["leader_epoch"], r["isr"],
                   r["leader_recovery_state"]) for r in rows)
     base = KRAFT["snapshot_end_offset"] - 1  # the reference copy starts from its snapshot
-    expected = sorted((h["topic"], base if h["election"] == "initial" else h["metadata_offset"], h["election"],
+    # a PartitionRecord the generator wrote at creation is, in the reference copy, one of its snapshot's: the replay's
+    # baseline (`snapshot`), not an election
+    expected = sorted((h["topic"], base if h["election"] == "initial" else h["metadata_offset"],
+                       "snapshot" if h["election"] == "initial" else h["election"],
                        h["leader"], h["leader_epoch"], h["isr"], h["leader_recovery_state"])
                       for h in KRAFT["partition_history"])
     assert got == expected
     unclean = next(r for r in rows if r["election"] == "unclean")
     assert (unclean["previous_leader"], unclean["previous_isr"], unclean["previous_elr"], unclean["partition_epoch"],
             unclean["replicas"], unclean["topic_id"]) == (-1, [1], [], 3, [1, 2], KRAFT["topic_ids"]["ledger"])
-    assert all(r["file"].endswith(".checkpoint") == (r["election"] == "initial") for r in rows)
+    assert all(r["file"].endswith(".checkpoint") == (r["election"] == "snapshot") for r in rows)
 
 
 def test_broker_history_topics_and_features(kraft_scan: Path) -> None:
@@ -152,7 +155,7 @@ def test_leaders_command(kraft_scan: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.output.splitlines()]
     assert [(r["metadata_offset"], r["leader_epoch"], r["leader"], r["isr"], r["election"]) for r in lines] == [
-        (21, 0, 1, [1, 2], "initial"), (22, 0, 1, [1], "none"), (30, 1, -1, [1], "offline"),
+        (21, 0, 1, [1, 2], "snapshot"), (22, 0, 1, [1], "none"), (30, 1, -1, [1], "offline"),
         (31, 2, 2, [2], "unclean"), (32, 2, 2, [2], "none")]
     assert lines[3]["time"] == "2025-11-20T15:02:00.000Z" and lines[3]["leader_recovery_state"] == "RECOVERING"
     table = CliRunner().invoke(main, ["leaders", str(kraft_scan), "--partition", "0"])

@@ -207,6 +207,32 @@ def test_repetitive_streams_are_no_resend_and_matches_never_exceed_what_was_writ
     assert found[2] == 1 and found[7] == "20" and found[8] == "[30,49]" and found[9] == "[50,69]"
 
 
+def test_a_constant_payload_across_a_producer_change_is_no_resend(spark):
+    """The heartbeat of ../shared/realdata erickimm-kraft-rolled-segments testing-0 (issue 47): one producer writes
+    each trade twice and `{"type":"ping"}` (null key) once a minute; its producer id changes and the next one begins
+    with three pings. Three pings stand in a row once in the earlier tail (a unique anchor), but a ping is a constant:
+    no record of that run stands once on each side, so it proves no re-send. A real re-send of unique records after
+    the same heartbeats is still found, its pings counted with it."""
+    ping = 0
+    trade = iter(range(1, 100))
+
+    def stream(pid: int, start: int, contents: list[int], ts: int) -> list[tuple]:
+        return [_rec(0, start + i, pid, ts + i * 60_000, c) for i, c in enumerate(contents)]
+
+    t1, t2, t3, t4 = (next(trade) for _ in range(4))
+    before = [t1, t1, ping, t2, t2, ping, ping, ping, t3, t3, ping, ping, t4, t4, ping]
+    t5 = next(trade)
+    after = [ping, ping, ping, t5, t5, ping]
+    rows = stream(6007, 0, before, 0) + stream(6009, 20, after, 16 * 60_000)
+    assert _resends(spark, rows) == []
+    # the same shape, and the new producer re-sends the last trades and pings it had not seen acknowledged
+    u1, u2, u3, u4 = (next(trade) for _ in range(4))
+    before = [ping, u1, ping, ping, u2, u3, ping, u4]
+    rows = [(*r[:2], 1, *r[3:]) for r in stream(1, 0, before, 0) + stream(2, 10, [u2, u3, ping, u4, ping], 8 * 60_000)]
+    (found,) = _resends(spark, rows)
+    assert found[2] == 1 and found[7] == "4" and found[8] == "[4,7]" and found[9] == "[10,13]"
+
+
 def test_longest_prefix_matches() -> None:
     z = producers.longest_prefix_matches([1, 2, 3], [0, 1, 2, 3, 1, 2, 4, 1])
     assert z == [0, 3, 0, 0, 2, 0, 0, 1]

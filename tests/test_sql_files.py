@@ -118,6 +118,8 @@ def test_a_kind_is_declared_once_and_named_in_at_most_one_other_source_file() ->
         pattern = re.compile(rf"\b{re.escape(kind.name)}\b")
         where = sorted(str(p.relative_to(repo)) for p, text in texts.items() if pattern.search(text))
         others = [p for p in where if p != kind.model and p not in same_word.get(kind.name, ())]
+        if kind.name == "not_judged":  # the note every rule returns where the copy lacks what it needs (issue 47)
+            others = [p for p in others if not p.endswith(".sql")]
         assert kind.model in where and len(others) <= 1, (kind.name, others)
 
 

@@ -151,7 +151,7 @@ def test_snapshot_is_the_base_state(spark):
         snaps.append(s)
     h = history(spark, log, *snaps)
     # the oldest snapshot the log continues from (105): records 105.. apply on top of it
-    assert h[0]["file"] == "m1/105.checkpoint" and h[0]["election"] == "initial" and h[0]["leader_epoch"] == 112
+    assert h[0]["file"] == "m1/105.checkpoint" and h[0]["election"] == "snapshot" and h[0]["leader_epoch"] == 112
     assert [r["metadata_offset"] for r in h] == [104, *range(105, 120)]
     assert h[-1]["partition_epoch"] == 125 + 15 and h[-1]["leader_epoch"] == 112
 
@@ -313,6 +313,32 @@ def test_leader_epoch_unknown_where_the_metadata_covers_it(spark):
     found = sorted((f["broker"], f["leader_epoch"]) for f in _findings(
         run_check("leader_epoch_unknown", metadata_records=records(spark, log), data_leader_epochs=data)))
     assert found == [("m1", 2), ("m1", 5)]
+
+
+def test_leader_epoch_unknown_is_not_judged_past_what_the_metadata_copy_covers(spark):
+    """Issue 47: erickimm-kraft-rolled-segments' copy of its metadata log lacks the segments after its snapshot: the
+    leader epochs given there are unknown. The same findings as above become `not_judged` notes (info) naming the
+    range the metadata copy lacks; with the copy complete they are judged."""
+    log = Log("m1")
+    log.topic()
+    log.partition(leader_epoch=3)
+    log.change(leader=2)
+    rows = [("m1", "c1", "orders", 0, T1, e, 10 * e, "f", 0, "batch") for e in (2, 3, 4, 5)]
+    data = spark.createDataFrame(rows, "broker string, cluster_id string, topic string, partition int, "
+                                       "topic_id string, leader_epoch int, offset bigint, file string, "
+                                       "position bigint, source string")
+    lacking = spark.createDataFrame(
+        [("c1", "m1", 0, (5, 99, True))], "cluster_id string, metadata_broker string, replayed_from bigint, "
+        "gap_range struct<first_offset: bigint, last_offset: bigint, proven: boolean>")
+    judged = _findings(run_check("leader_epoch_unknown", metadata_records=records(spark, log),
+                                 data_leader_epochs=data))
+    assert sorted((f["kind"], f["severity"], f["leader_epoch"]) for f in judged) == [
+        ("leader_epoch_unknown", "error", 2), ("leader_epoch_unknown", "error", 5)]
+    notes = _findings(run_check("leader_epoch_unknown", metadata_records=records(spark, log),
+                                data_leader_epochs=data, metadata_coverage=lacking))
+    assert sorted((f["kind"], f["severity"], f["rule"], f["incomplete_partition"], f["incomplete_broker"],
+                   f["missing_offsets"]) for f in notes) == [
+        ("not_judged", "info", "leader_epoch_unknown", "__cluster_metadata-0", "m1", [5, 99])] * 2
 
 
 def test_elr_election_is_not_unclean(spark):

@@ -60,8 +60,8 @@ def render_terminal(report: Report, console: Any) -> None:
 
     if report.eos is not None:
         eos_report.render_terminal(report.eos, table)
-    elections = [r for p in report.leadership.values() for r in p["history"] if r["election"] not in ("none",
-                                                                                                        "initial")]
+    elections = [r for p in report.leadership.values() for r in p["history"]
+                 if r["election"] not in ("none", "initial", "snapshot")]
     if elections:
         table("leader elections (KRaft metadata log; `kforensics leaders` for every change)", elections,
               ["topic", "partition", "metadata_offset", "leader_epoch", "leader", "previous_leader", "previous_isr",

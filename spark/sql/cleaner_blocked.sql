@@ -26,7 +26,9 @@ a hanging transaction), so only one open in the dirty tail, above the checkpoint
 -- compaction lag): on a compacted partition (one with a cleaner-offset-checkpoint entry) an open transaction stops
 -- compaction at its first offset, and a hanging one lets the partition grow without bound (KIP-664).
 -- The `cleaner_blocked` check: reads `timed_transactions` (transactions_table),
--- `partition_ends` (partition_ends) and `batches` (last_offset, size).
+-- `partition_ends` (partition_ends) and `batches` (last_offset, size); `not_judged` where the copy lacks offsets after
+-- the transaction's first offset (partition_coverage), or, judged by the default timeout, a copy of
+-- __transaction_state of its cluster lacks offsets (replica_coverage).
 -- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
 -- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
 WITH 
@@ -36,7 +38,9 @@ WITH
                    min_by(producer_epoch, first_offset) AS producer_epoch,
                    min_by(first_timestamp, first_offset) AS first_timestamp,
                    min_by(file, first_offset) AS file, min_by(position, first_offset) AS position,
-                   min_by(coalesce(transaction_timeout_ms, :txn_timeout_ms), first_offset) AS timeout_ms
+                   min_by(coalesce(transaction_timeout_ms, :txn_timeout_ms), first_offset) AS timeout_ms,
+                   min_by(transaction_timeout_ms IS NULL, first_offset) AS default_timeout,
+                   first(cluster_id) AS cluster_id
             FROM timed_transactions WHERE outcome = 'OPEN' AND first_offset IS NOT NULL
             GROUP BY broker, topic, partition),
         held AS (
@@ -57,8 +61,9 @@ WITH
         holds AS (
             SELECT broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id,
                    producer_epoch, txn_first_offset, age_ms_at_log_end, coalesce(bytes_behind, 0) AS bytes_behind,
-                   file, position, timeout_ms
-            FROM held LEFT JOIN behind USING (broker, topic, partition)) SELECT 'cleaner_blocked' AS kind,
+                   file, position, timeout_ms, default_timeout, cluster_id
+            FROM held LEFT JOIN behind USING (broker, topic, partition)),
+        found AS (SELECT 'cleaner_blocked' AS kind,
        broker,
        topic,
        partition,
@@ -68,4 +73,31 @@ WITH
        CAST(held_by_producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Compaction of %s-%d stops at the last stable offset %d: producer %d\'s transaction, open since offset %d for %d ms (timeout %d ms), holds it, so the log cleaner (checkpointed at %d) leaves the %d bytes from there to the log end uncleaned and the partition keeps growing.', topic, partition, last_stable_offset, held_by_producer_id, txn_first_offset, age_ms_at_log_end, timeout_ms, cleaner_offset, bytes_behind) AS message,
-       to_json(named_struct('cleaner_offset', cleaner_offset, 'last_stable_offset', last_stable_offset, 'held_by_producer_id', held_by_producer_id, 'txn_first_offset', txn_first_offset, 'bytes_behind', bytes_behind)) AS details FROM holds
+       to_json(named_struct('cleaner_offset', cleaner_offset, 'last_stable_offset', last_stable_offset, 'held_by_producer_id', held_by_producer_id, 'txn_first_offset', txn_first_offset, 'bytes_behind', bytes_behind)) AS details,
+       -- the transaction's marker may stand in offsets the copy lacks after its first offset (partition_coverage);
+       -- judged by the default timeout, its id's own may stand in what a copy of __transaction_state lacks
+       -- (replica_coverage)
+       coalesce(CASE WHEN own_range IS NOT NULL THEN broker END, txn_state_lack.gap_broker) AS gap_broker,
+       coalesce(CASE WHEN own_range IS NOT NULL THEN format_string('%s-%d', topic, partition) END,
+                txn_state_lack.gap_partition) AS gap_partition,
+       coalesce(own_range, CASE WHEN default_timeout THEN txn_state_lack.gap_range END) AS gap_range
+       FROM (SELECT *, try_element_at(filter(missing, m -> coalesce(m.last_offset, 9223372036854775807)
+                                                           >= txn_first_offset), 1) AS own_range
+             FROM holds LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage)
+                  USING (broker, topic, partition)
+             LEFT JOIN (SELECT cluster_id, min_by(named_struct('gap_broker', m.broker,
+                                              'gap_partition', format_string('%s-%d', topic, partition),
+                                              'gap_range', named_struct('first_offset', m.first_offset,
+                                                                        'last_offset', m.last_offset,
+                                                                        'proven', m.proven)),
+                                 format_string('%s-%d', topic, partition)) AS txn_state_lack
+           FROM replica_coverage LATERAL VIEW explode(missing) AS m
+           WHERE topic = '__transaction_state' GROUP BY cluster_id) USING (cluster_id)))
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found
+

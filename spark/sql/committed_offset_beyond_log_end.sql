@@ -22,12 +22,42 @@ hole the cleaner made in the data log: it is still inside the log'''
 */
 -- The `committed_offset_beyond_log_end` check: reads consumer_offsets (consumer_offsets_table); names the group
 -- (on the broker holding the commit), and the member that owned the partition at the commit (commit_owners).
+-- `not_judged` where the copy of its __consumer_offsets partition lacks offsets after the commit (a later
+-- commit may be there), or a copy of the committed partition lacks the offsets it is judged against.
+WITH found AS (
 SELECT 'committed_offset_beyond_log_end' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(committed_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        concat(format_string('Group %s committed offset %d on %s-%d, beyond its log end %d (%s): the group will reset (auto.offset.reset) or skip what is written up to there.', group_id, committed_offset, topic, partition, log_end_offset, data_broker),
               CASE WHEN owner_member_id IS NOT NULL THEN format_string(' At the commit, member %s (client %s) owned the partition.', owner_member_id, coalesce(owner_client_id, '?')) ELSE '' END) AS message,
-       to_json(named_struct('group', group_id, 'committed_offset', committed_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'commit_timestamp', commit_timestamp, 'log_start_offset', log_start_offset, 'log_end_offset', log_end_offset, 'reference_broker', data_broker, 'member_id', owner_member_id, 'member_client_id', owner_client_id)) AS details
-FROM (SELECT *, coordinator_broker AS broker
-      FROM consumer_offsets LEFT JOIN commit_owners USING (cluster_id, group_id, topic, partition))
- WHERE status = 'beyond_log_end' AND coalesce(transaction_outcome, 'COMMIT') = 'COMMIT'
+       to_json(named_struct('group', group_id, 'committed_offset', committed_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'commit_timestamp', commit_timestamp, 'log_start_offset', log_start_offset, 'log_end_offset', log_end_offset, 'reference_broker', data_broker, 'member_id', owner_member_id, 'member_client_id', owner_client_id)) AS details,
+       -- a later commit may stand in offsets the copy of its __consumer_offsets partition lacks, and the
+       -- committed offset in offsets a copy of the committed partition lacks (partition_coverage, replica_coverage)
+       CASE WHEN coordinator_range IS NOT NULL THEN coordinator_broker ELSE data_range.broker END AS gap_broker,
+       CASE WHEN coordinator_range IS NOT NULL THEN coordinator_partition
+            ELSE format_string('%s-%d', topic, partition) END AS gap_partition,
+       coalesce(coordinator_range,
+                CASE WHEN data_range IS NOT NULL
+                     THEN named_struct('first_offset', data_range.first_offset, 'last_offset', data_range.last_offset,
+                                       'proven', data_range.proven) END) AS gap_range
+FROM (SELECT *, coordinator_broker AS broker,
+             try_element_at(filter(coordinator_missing, m -> coalesce(m.last_offset, 9223372036854775807)
+                                                             > coordinator_offset), 1) AS coordinator_range,
+             try_element_at(filter(data_missing, m -> m.first_offset <= greatest(committed_offset, coalesce(log_end_offset, committed_offset))
+                                                      AND coalesce(m.last_offset, 9223372036854775807)
+                                                          >= least(committed_offset, coalesce(log_start_offset, committed_offset))), 1)
+               AS data_range
+      FROM consumer_offsets LEFT JOIN commit_owners USING (cluster_id, group_id, topic, partition)
+      LEFT JOIN (SELECT broker AS coordinator_broker, format_string('%s-%d', topic, partition) AS coordinator_partition,
+                        missing AS coordinator_missing FROM partition_coverage)
+          USING (coordinator_broker, coordinator_partition)
+      LEFT JOIN (SELECT cluster_id, topic, partition, missing AS data_missing FROM replica_coverage)
+          USING (cluster_id, topic, partition))
+ WHERE status = 'beyond_log_end' AND coalesce(transaction_outcome, 'COMMIT') = 'COMMIT')
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

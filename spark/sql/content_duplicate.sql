@@ -15,8 +15,12 @@ full mode: a re-send. A run of at least `--resend-min-records` (3) consecutive r
 producer id's history in a partition that equals, record for record (key and value hashes), a consecutive run
 among an earlier producer id's last `--resend-tail` (10,000) records there, the new producer id's first write
 within `--resend-window` (15 min; 0: no limit) of the earlier one's last write, and after its last record in
-the log. A run whose first `--resend-min-records` records stand more than once in the earlier tail is the
-stream's own repetition (heartbeats, status and changelog topics), never a re-send. Records of aborted
+the log. What makes such a run a re-send is records that stand once: its first `--resend-min-records` records
+stand once in the earlier tail (a run that starts anywhere in it is the stream's own repetition: heartbeats,
+status and changelog topics), and at least `--resend-min-records` of its records stand once in the earlier tail
+and once in the new producer's head. A constant (the same key and value recurring through the partition, such as
+a heartbeat `{"type":"ping"}` with a null key once a minute, which goes on across a producer restart) proves
+nothing, however long the run of it. Records of aborted
 transactions are left out (`--resend-aborted` brings them back): when a Streams task moves, its new producer
 re-writes what the fenced one wrote in a transaction the coordinator aborted, which no read_committed consumer
 saw. `producer_ids` ([earlier, new]), `matches` (re-sent records: never more than either producer wrote),

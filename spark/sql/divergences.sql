@@ -11,8 +11,14 @@ columns = """
 cluster_id string, topic string, partition int, a_broker string, b_broker string, offset bigint,
 common_prefix_end_offset bigint"""
 */
--- one pass per pair in offset order: the first differing batch, and the end of the matching prefix before it
-WITH multi AS (SELECT * FROM replica_ends WHERE replica_count > 1),
+-- one pass per pair in offset order: the first differing batch, and the end of the matching prefix before it; offsets
+-- a copy lacks (replica_coverage) are compared on neither side: a batch only the other copy holds there is no
+-- difference (issue 47)
+WITH lacks AS (
+  SELECT cluster_id AS l_cluster_id, topic AS l_topic, partition AS l_partition, m.broker AS l_broker,
+         m.first_offset AS l_first, m.last_offset AS l_last
+  FROM replica_coverage LATERAL VIEW explode(missing) AS m),
+multi AS (SELECT * FROM replica_ends WHERE replica_count > 1),
 pairs AS (
   SELECT cluster_id, topic, partition, a_broker, b_broker,
          greatest(a_log_start_offset, b_log_start_offset, a_cleaner_offset, b_cleaner_offset) AS lo,
@@ -39,7 +45,10 @@ marked AS (
             FROM (SELECT * FROM clustered_batches WHERE crc_valid)
                  JOIN (SELECT broker, topic, partition FROM multi) USING (broker, topic, partition))
            JOIN pairs pairs_ USING (cluster_id, topic, partition, b_broker)
-      WHERE base_offset >= lo AND base_offset < hi) USING (cluster_id, topic, partition, a_broker, b_broker, base_offset)))
+      WHERE base_offset >= lo AND base_offset < hi) USING (cluster_id, topic, partition, a_broker, b_broker, base_offset)
+      LEFT ANTI JOIN lacks
+        ON l_cluster_id = cluster_id AND l_topic = topic AND l_partition = partition AND l_broker IN (a_broker, b_broker)
+       AND base_offset BETWEEN l_first AND coalesce(l_last, 9223372036854775807)))
 SELECT /*+ BROADCAST(pairs_) */ cluster_id, topic, partition, a_broker, b_broker, `offset`,
        coalesce(common_prefix_end_offset, lo) AS common_prefix_end_offset
 FROM (SELECT cluster_id, topic, partition, a_broker, b_broker, min(CASE WHEN differs = 1 THEN base_offset END) AS `offset`,

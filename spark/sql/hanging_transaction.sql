@@ -26,15 +26,46 @@ reports = ["eos"]
 -- producer_id, producer_epoch, outcome, first_offset, last_data_offset, first_timestamp, file, position) and
 -- `partition_ends` (partition_ends: log_end_timestamp); an open transaction older than its timeout at the log end
 -- (its transactional id's txnTimeoutMs, which TransactionStateManager.timedOutTransactions aborts after, else
--- `txn_timeout_ms`; never a two-phase-commit one).
+-- `txn_timeout_ms`; never a two-phase-commit one). `not_judged` where the copy lacks offsets after its first offset
+-- (partition_coverage): its marker may be there; or, judged by `txn_timeout_ms`, where a copy of __transaction_state
+-- of its cluster lacks offsets (replica_coverage): its transactional id's own timeout may be there.
 -- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
 -- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
+WITH found AS (
 SELECT 'hanging_transaction' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Producer %d\'s transaction opened at offset %d is still open at the log end, %d ms later (timeout %d ms): read_committed consumers are stuck at offset %d.', producer_id, first_offset, age_ms_at_log_end, coalesce(transaction_timeout_ms, :txn_timeout_ms), first_offset) AS message,
-       to_json(named_struct('first_offset', first_offset, 'lso_stuck_at', first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'last_data_offset', last_data_offset, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details FROM (
-     SELECT *, log_end_timestamp - first_timestamp AS age_ms_at_log_end
+       to_json(named_struct('first_offset', first_offset, 'lso_stuck_at', first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'last_data_offset', last_data_offset, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details,
+       -- its marker may stand in offsets the copy lacks after its first offset (partition_coverage); judged by the
+       -- default timeout, its id's own may stand in what a copy of __transaction_state lacks (replica_coverage)
+       coalesce(CASE WHEN own_range IS NOT NULL THEN broker END, txn_state_lack.gap_broker) AS gap_broker,
+       coalesce(CASE WHEN own_range IS NOT NULL THEN format_string('%s-%d', topic, partition) END,
+                txn_state_lack.gap_partition) AS gap_partition,
+       coalesce(own_range, txn_state_lack.gap_range) AS gap_range
+     FROM (
+     SELECT * EXCEPT (txn_state_lack),
+            CASE WHEN transaction_timeout_ms IS NULL THEN txn_state_lack END AS txn_state_lack,
+            log_end_timestamp - first_timestamp AS age_ms_at_log_end,
+            try_element_at(filter(missing, m -> coalesce(m.last_offset, 9223372036854775807) >= first_offset), 1)
+              AS own_range
      FROM timed_transactions JOIN partition_ends USING (broker, topic, partition)
+          LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage) USING (broker, topic, partition)
+          LEFT JOIN (SELECT cluster_id, min_by(named_struct('gap_broker', m.broker,
+                                              'gap_partition', format_string('%s-%d', topic, partition),
+                                              'gap_range', named_struct('first_offset', m.first_offset,
+                                                                        'last_offset', m.last_offset,
+                                                                        'proven', m.proven)),
+                                 format_string('%s-%d', topic, partition)) AS txn_state_lack
+           FROM replica_coverage LATERAL VIEW explode(missing) AS m
+           WHERE topic = '__transaction_state' GROUP BY cluster_id) USING (cluster_id)
      WHERE outcome = 'OPEN' AND first_offset IS NOT NULL)
- WHERE age_ms_at_log_end > coalesce(transaction_timeout_ms, :txn_timeout_ms) AND coalesce(transaction_timeout_ms, :txn_timeout_ms) != 2147483647
+ WHERE age_ms_at_log_end > coalesce(transaction_timeout_ms, :txn_timeout_ms) AND coalesce(transaction_timeout_ms, :txn_timeout_ms) != 2147483647)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found
+

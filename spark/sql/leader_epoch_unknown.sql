@@ -26,6 +26,8 @@ compacted data log keeps its batches' partition leader epochs'''
 -- from the base snapshot (from its creation on otherwise) and, above the last known epoch, only on a broker whose own
 -- metadata copy is the reference (a broker's data cannot be ahead of its own metadata log). One finding per broker,
 -- partition and epoch, at its first occurrence; a dir of another generation of the name is a stray (judged there).
+-- Where the copy of the metadata log lacks records after what its replay saw, the epochs given there are unknown:
+-- `not_judged` (metadata_coverage).
 WITH
     known AS (
         SELECT cluster_id, topic, partition, topic_id AS metadata_topic_id, collect_set(leader_epoch) AS known_epochs,
@@ -46,11 +48,21 @@ WITH
           AND ((e.leader_epoch < k.first_epoch AND k.from_snapshot = 0)
                OR (e.leader_epoch > k.last_epoch AND e.broker = r.metadata_broker)
                OR (NOT e.leader_epoch < k.first_epoch AND NOT e.leader_epoch > k.last_epoch
-                   AND NOT array_contains(k.known_epochs, e.leader_epoch))))
+                   AND NOT array_contains(k.known_epochs, e.leader_epoch)))),
+    found AS (
 SELECT 'leader_epoch_unknown' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('%s of %s-%d on %s carries leader epoch %d at offset %d, which the metadata log (%s\'s copy) never gave this partition (its epochs: %d-%d): data from another cluster or another topic generation.', source, topic, partition, broker, leader_epoch, offset, metadata_broker, first_epoch, last_epoch) AS message,
-       to_json(named_struct('leader_epoch', leader_epoch, 'source', source, 'first_known_epoch', first_epoch, 'last_known_epoch', last_epoch, 'metadata_broker', metadata_broker)) AS details
-FROM judged
-WHERE rn = 1
+       to_json(named_struct('leader_epoch', leader_epoch, 'source', source, 'first_known_epoch', first_epoch, 'last_known_epoch', last_epoch, 'metadata_broker', metadata_broker)) AS details,
+       -- the leader epochs given after what the metadata log's replay saw are unknown (metadata_coverage)
+       metadata_broker AS gap_broker, '__cluster_metadata-0' AS gap_partition, mc.gap_range
+FROM judged LEFT JOIN (SELECT cluster_id, gap_range FROM metadata_coverage) mc USING (cluster_id)
+WHERE rn = 1)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

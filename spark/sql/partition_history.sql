@@ -37,7 +37,7 @@ columns = [
     ["previous_leader", "int", "the leader before it"],
     ["previous_isr", "array<int>", "the ISR before it"],
     ["previous_elr", "array<int>", "the ELR before it"],
-    ["election", "string", "`initial` a PartitionRecord, `clean` a new leader from the ISR, `elr` from the ELR, `unclean` from neither, `offline` leader -1, `none` no leader change"],
+    ["election", "string", "`initial` a PartitionRecord written in the log, at the partition's creation; `snapshot` a PartitionRecord of the metadata snapshot the replay starts from: the partition's state there, a baseline, not an election; `clean` a new leader from the ISR, `elr` from the ELR, `unclean` from neither, `offline` leader -1, `none` no leader change"],
     ["file", "string", "the file it was read from"],
     ["position", "bigint", "the byte position in `file`"],
 ]
@@ -94,7 +94,10 @@ SELECT cluster_id, metadata_broker, topic, topic_id, partition, metadata_offset,
        adding_now AS adding_replicas, removing_now AS removing_replicas,
        CASE WHEN lrs_now = 0 THEN 'RECOVERED' WHEN lrs_now = 1 THEN 'RECOVERING' END AS leader_recovery_state,
        directories_now AS directories, previous_leader, previous_isr, previous_elr,
-       CASE WHEN is_record THEN 'initial'
+       -- a PartitionRecord of the metadata snapshot the replay starts from is the partition's state there (a
+       -- baseline), not a leader elected there
+       CASE WHEN is_record AND endswith(file, '.checkpoint') THEN 'snapshot'
+            WHEN is_record THEN 'initial'
             WHEN leader = -2 THEN 'none'
             WHEN NOT registration > 0 THEN CAST(NULL AS STRING)
             WHEN leader_now = -1 THEN 'offline'

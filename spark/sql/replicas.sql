@@ -23,6 +23,8 @@ columns = [
     ["in_sync", "boolean", "a prefix of the longest replica and as long"],
     ["compacted", "boolean", "the topic's `cleanup.policy` in the cluster's KRaft metadata log names `compact`, where that log is in the input; without it, the partition has a `cleaner-offset-checkpoint` entry"],
     ["cleaned_up_to", "bigint", "that entry: the log cleaner has compacted the offsets below it, and the log rules read them as compacted, see [Findings](findings.md); null when none"],
+    ["complete", "boolean", "the copy holds every offset the partition is known to have held from its first segment on (partition_coverage: no range it proves missing, nor offsets above the recovery point that a crash may have lost); null for a `-delete`, `-future` or `-stray` dir; see [An incomplete copy](cli.md#an-incomplete-copy)"],
+    ["covered_to", "bigint", "one past the last offset the copy holds (its last sound batch); null: no batch"],
     ["dir_state", "string", "a `-delete`, `-future` or `-stray` dir has a row of its own with its `log_start_offset` and `log_end_offset`, nothing compared"],
 ]
 */
@@ -56,16 +58,18 @@ SELECT broker, topic, partition, cluster_id, log_start_offset, log_end_offset, h
        diverged_at IS NULL AND log_end_offset = longest_log_end_offset AS in_sync,
        CASE WHEN cleanup_policy IS NOT NULL THEN exists(split(cleanup_policy, ','), p -> trim(p) = 'compact')
             ELSE cleaned_up_to IS NOT NULL END AS compacted,
-       cleaned_up_to, 'live' AS dir_state
+       cleaned_up_to, complete, covered_to, 'live' AS dir_state
 FROM replica_ends
      JOIN longest USING (cluster_id, topic, partition)
      LEFT JOIN vs USING (cluster_id, topic, partition, broker, longest_broker)
      LEFT JOIN policies USING (cluster_id, topic)
+     LEFT JOIN (SELECT broker, topic, partition, complete, covered_to FROM partition_coverage)
+       USING (broker, topic, partition)
 UNION ALL
 SELECT broker, topic, partition, coalesce(brokers_.cluster_id, '') AS cluster_id, log_start_offset, log_end_offset,
        CAST(NULL AS BIGINT) AS high_watermark, CAST(NULL AS INT) AS latest_leader_epoch,
        CAST(NULL AS STRING) AS leader_epoch_checkpoint, CAST(NULL AS BIGINT) AS replica_count,
        CAST(NULL AS STRING) AS longest_broker, CAST(NULL AS BIGINT) AS lag, CAST(NULL AS BIGINT) AS diverged_at,
        CAST(NULL AS BOOLEAN) AS in_sync, CAST(NULL AS BOOLEAN) AS compacted, CAST(NULL AS BIGINT) AS cleaned_up_to,
-       dir_state
+       CAST(NULL AS BOOLEAN) AS complete, CAST(NULL AS BIGINT) AS covered_to, dir_state
 FROM special LEFT JOIN (SELECT broker, cluster_id FROM brokers) brokers_ USING (broker)

@@ -1,5 +1,28 @@
 /*
 [check]
 */
--- Reads restart_predictions (predictions' rows); the restart findings (FINDING_COLUMNS).
-SELECT kind, severity, broker, topic, partition, file, position, offset, producer_id, producer_epoch, message, details FROM restart_predictions WHERE row_kind = 'finding'
+-- Reads restart_predictions (predictions' rows) and partition_coverage; the restart findings (FINDING_COLUMNS). A
+-- prediction is made for the disk as given; where the copy of the partition lacks segments (the real disk holds
+-- them) at or after what it cuts, what it predicts is not what a restart of that broker would do: `not_judged` then.
+WITH found AS (
+SELECT kind, severity, broker, topic, partition, file, position, offset, producer_id, producer_epoch, message, details,
+       broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+       -- coverage is known of live dirs only (a -future or -stray dir is a copy of its own)
+       CASE WHEN coalesce(get_json_object(details, '$.dir_state'), 'live') = 'live'
+            -- what lies at or after the cut (a later segment the copy lacks) changes what a restart does; a range
+            -- below it (a log that starts later, or a tiered log's remote tier) does not
+            -- only segments the broker's disk holds (proven): a tiered log's remote tier or what a crash lost is on
+            -- no disk, and the prediction for the disk as given stands
+            THEN try_element_at(filter(missing, m -> m.proven AND coalesce(m.last_offset, 9223372036854775807)
+                                                     >= coalesce(offset, 0)), 1) END AS gap_range
+FROM restart_predictions LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage)
+     USING (broker, topic, partition)
+WHERE row_kind = 'finding')
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       CASE WHEN gap_range IS NULL THEN severity ELSE 'info' END AS severity,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

@@ -22,12 +22,22 @@ columns = [
     ["committed_offsets_discarded", "array<bigint>", "the part below the high watermark, or null"],
     ["restart_fails", "boolean", "the broker would not start: this log cannot be loaded, `restart_would_fail` says why; or its log dir holds a directory Kafka cannot parse, said by that folder's `unknown_file`"],
     ["reason", "string", "the rules applied, in words"],
+    ["offsets_not_seen", "array<bigint>", "[first, last] of the offsets of segments the copy of a live dir lacks that the broker's disk holds (proven missing; last null where nothing says how far; null: the copy lacks none): the prediction is for the disk as given, and where the real disk holds those segments a restart of it may do otherwise; see [An incomplete copy](cli.md#an-incomplete-copy)"],
 ]
 */
-SELECT broker, topic, partition, dir_state, clean_shutdown, recovery_point, segments_recovered, truncate_at_offset,
+-- offsets_not_seen: the prediction is for the disk as given; it says which offsets of segments the real disk holds
+-- the copy lacks (partition_coverage's proven ranges: a tiered log's remote tier or what a crash lost is on no disk)
+SELECT r.*,
+       CASE WHEN r.dir_state = 'live' AND size(c.missing) > 0
+            THEN array(array_min(transform(c.missing, m -> m.first_offset)),
+                       CASE WHEN NOT exists(c.missing, m -> m.last_offset IS NULL)
+                            THEN array_max(transform(c.missing, m -> m.last_offset)) END) END AS offsets_not_seen
+FROM (SELECT broker, topic, partition, dir_state, clean_shutdown, recovery_point, segments_recovered, truncate_at_offset,
        truncate_at_file, truncate_at_position, bytes_discarded, segments_deleted,
        CASE WHEN discarded_first IS NOT NULL THEN array(discarded_first, discarded_last) END AS offsets_discarded,
        CASE WHEN committed_first IS NOT NULL THEN array(committed_first, committed_last) END
            AS committed_offsets_discarded,
        restart_fails, reason
-FROM restart_predictions WHERE row_kind = 'prediction'
+FROM restart_predictions WHERE row_kind = 'prediction') r
+LEFT JOIN (SELECT broker, topic, partition, filter(missing, m -> m.proven) AS missing FROM partition_coverage) c
+  USING (broker, topic, partition)
