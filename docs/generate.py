@@ -151,11 +151,6 @@ def tables_reference() -> str:
             source, doc, docs = S.WRITTEN_INPUTS[table]
             columns = [(f.name, _type_name(f.type), docs.get(f.name, "")) for f in S.INPUT_TABLES[source]]
             where = "the parse pass (`spark/read.py`; its schema: `spark/schemas.py`)"
-        elif table == "findings":
-            doc = ("One row per finding (see [Findings](findings.md)): `details` is a JSON object of the kind's "
-                   "fields.")
-            columns = [(f.name, _type_name(f.type), "") for f in S.FINDINGS]
-            where = "the checks (`spark/sql/`, each check's header declares its kinds) and the parsers"
         else:
             m = models[table]
             doc, columns, where = m.doc, [(c.name, c.type, c.doc) for c in m.columns], f"`{m.path}`"

@@ -19,6 +19,7 @@ import click
 from kforensics import __version__
 from kforensics.commands.dump import dump
 from kforensics.commands.eos import eos
+from kforensics.commands.explain import explain
 from kforensics.commands.export import export
 from kforensics.commands.locate import locate
 from kforensics.commands.reports import gaps, groups, leaders, lso, producers, report, txns
@@ -120,10 +121,12 @@ def main() -> None:
       kforensics locate --transactional-id payments-app-1 /var/lib/kafka
       kforensics leaders ./kforensics-out --topic orders
       kforensics groups ./kforensics-out --group billing
+      kforensics explain ./kforensics-out
       kforensics report ./kforensics-out --html incident.html
       kforensics export /var/lib/kafka --topic orders --partition 0 --offsets 1200:1899 --out lost.jsonl
     """
 
 
-for _command in (dump, scan, locate, export, serve, warmup, gaps, txns, lso, producers, leaders, eos, groups, report):
+for _command in (dump, scan, explain, locate, export, serve, warmup, gaps, txns, lso, producers, leaders, eos, groups,
+                 report):
     main.add_command(_command)

@@ -209,6 +209,26 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
              f"records, with --deep-iteration) come from the text: {NOT_IN_TEXT}.", out=out)
 
 
+def incident(r: dict[str, Any], timeline: Sequence[dict[str, Any]], actions: Sequence[dict[str, Any]],
+             cost: str) -> None:
+    """One incident as a short story: its severity and title, its cost, its timeline and its plan."""
+    from rich.text import Text
+
+    out = console()
+    colour = {"error": "bold red", "warning": "bold yellow"}.get(r["severity"], "bold")
+    out.print(Text.assemble((r["severity"].upper(), colour), " ", (f"incident {r['incident_id']}", "dim"), ": ",
+                            shown(r["title"])), soft_wrap=True, highlight=False)
+    out.print(Text.assemble(("cost: ", "bold"), shown(cost)), soft_wrap=True, highlight=False)
+    for note in r["unknown"]:
+        out.print(Text.assemble(("unknown: ", "bold"), shown(note)), soft_wrap=True, highlight=False)
+    if timeline:
+        out.print(table(timeline, ("at", "broker", "event"), "timeline", title_justify="left", show=False))
+    if actions:
+        out.print(table(actions, ("step", "command", "why", "destructive"), "next steps, in this order",
+                        style={"destructive": "bold red"}, title_justify="left", show=False))
+    out.print()
+
+
 def profile(out: str) -> None:
     """The manifest's `profile` of the scan under OUT (`scan --profile`), as a table on stderr."""
     from kforensics.scan_output import read_manifest

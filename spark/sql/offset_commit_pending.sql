@@ -23,6 +23,7 @@ compacted = '''
 a commit whose transactional batch lies below `__consumer_offsets`' cleaner offset is complete (the cleaner
 cleans only below the last stable offset): never pending'''
 reports = ["eos"]
+event = "group {group}'s offset commits for {partitions} are pending in the transaction of {transactional_id} open since offset {txn_first_offset}"
 */
 -- The `offset_commit_pending` check: reads `live_commits`, `longest_replicas` (with log_end_timestamp) and
 -- `transactional_ids` (transactional_id, transaction_timeout_ms); per group and open transaction, its offset commits still pending at the log end of their

@@ -21,6 +21,7 @@ judged on the share partition's state at the end of the input, which the cleaner
 keeps (each key's newest record); against the data partition's log start and end, which compaction of the data
 does not move'''
 reports = ["groups"]
+event = "share group {group}'s state of {topic}-{partition} starts at offset {start_offset}, beyond the log end {log_end_offset}"
 */
 -- The `share_state_beyond_log_end` check: a share partition's state (share_partition_state) held against its longest replica
 -- (longest_replicas).
