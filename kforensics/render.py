@@ -184,8 +184,10 @@ def log_line(out: Any, when: str, message: str) -> None:
     out.print(Text.assemble((when, "dim"), " ", shown(message)), soft_wrap=True, highlight=False)
 
 
-def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
-    """The summary of a scan, its findings by kind, its warning and error findings, and what was not judged."""
+def scan_summary(summary: Any, findings: Sequence[dict[str, Any]],
+                 incidents: Sequence[dict[str, Any]] = ()) -> None:
+    """The summary of a scan, its incidents (one line each), its findings by kind, its warning and error findings, and
+    what was not judged."""
     out = console()
     out.print(facts(f"kforensics scan -> {summary.out}", (
         ("partitions", summary.partitions), ("segments", summary.segments), ("batches", summary.batches),
@@ -193,6 +195,10 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
         *((f"transactions {k}", v) for k, v in sorted(summary.transactions.items())),
         *((f"partition dirs -{k}", v) for k, v in summary.special_dirs.items()),
         ("seconds", f"{summary.seconds:.1f}"))))
+    if incidents:
+        out.print(table(incidents, ("severity", "incident", "findings", "title", "cost"),
+                        "incidents (kforensics explain OUT tells each: its timeline and the next safe steps)",
+                        style={"severity": "bold"}, show=False))
     by_kind = [{"kind": kind, "severity": severity, "count": count} for kind, severity, count in summary.findings]
     out.print(table(by_kind, ("kind", "severity", "count"), "findings by kind", justify={"count": "right"},
                     show=False))
