@@ -19,7 +19,7 @@ WITH members AS (
     SELECT m.incident_id, f.* FROM incident_members m JOIN finding_rows f USING (finding_id)),
 diverged AS (
     SELECT incident_id, cluster_id, broker, topic, partition,
-           CAST(get_json_object(details, '$.offset') AS BIGINT) AS from_offset
+           offset AS from_offset
     FROM members
     WHERE kind = 'replica_divergence' AND get_json_object(details, '$.winner') IS NOT NULL),
 ranges AS (
@@ -75,7 +75,7 @@ GROUP BY r.incident_id, r.cluster_id, r.broker, r.topic, r.partition, r.from_off
          k.topic
 UNION ALL
 SELECT incident_id, cluster_id, CAST(NULL AS STRING) AS broker, topic, partition,
-       CAST(get_json_object(details, '$.offset') AS BIGINT) AS from_offset, CAST(NULL AS BIGINT) AS to_offset,
+       offset AS from_offset, CAST(NULL AS BIGINT) AS to_offset,
        CAST(NULL AS BIGINT) AS records_lost, CAST(NULL AS BIGINT) AS acknowledged_records_lost,
        format_string('what the election cost: the log dir of the previous leader (node %s) of %s-%d is not in the '
                      || 'input, or holds no history past the new leader epoch\'s start',
