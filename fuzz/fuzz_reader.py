@@ -36,9 +36,9 @@ from pathlib import Path
 import atheris
 import crc32c as crc32c_lib
 
-from kforensics.dump_out import JsonOut, TextOut
 from kforensics import dump_out
-from kforensics.parsers import codecs, core, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
+from kforensics.dump_out import JsonOut, TextOut
+from kforensics.parsers import core, kafka_codecs, record_batch, record_rows  # noqa: F401 - loaded before instrument_all()
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
@@ -90,7 +90,7 @@ def _dump_lines(data: bytes, json: bool, print_data: bool) -> None:
                     findings.append(r)
                 else:
                     out.record(b, r, print_data=print_data, decoded=None)
-            lines = DUMP_LINES.DumpLines(json, print_data, "fuzz.log")
+            lines = DUMP_LINES.DumpLines(json, print_data, dump_out.batch_layout(json, "fuzz.log"))
             lines.batch(b)
             section = log.records_section(b)
             if isinstance(section, Finding):
@@ -119,11 +119,15 @@ def _record_columns(data: bytes) -> None:
 def _header(fdp: atheris.FuzzedDataProvider) -> RecordBatch:
     attributes = fdp.ConsumeIntInRange(-(2**15), 2**15 - 1)
     return RecordBatch(
-        fdp.ConsumeIntInRange(0, 2**31), 61, 2, fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), 0,
-        fdp.ConsumeIntInRange(-(2**31), 2**31 - 1), 0, 1, 0, fdp.ConsumeIntInRange(-(2**31), 2**31 - 1), 0,
-        attributes, "none", "LogAppendTime" if attributes & 8 else "CreateTime",
-        fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), None, False,
-        bool(attributes & 0x20), 0, True, 0)
+        position=fdp.ConsumeIntInRange(0, 2**31), size=61, magic=2,
+        base_offset=fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), last_offset=0,
+        count=fdp.ConsumeIntInRange(-(2**31), 2**31 - 1), partition_leader_epoch=0, producer_id=1, producer_epoch=0,
+        base_sequence=fdp.ConsumeIntInRange(-(2**31), 2**31 - 1), last_sequence=0, is_transactional=False,
+        is_control=bool(attributes & 0x20), codec="none",
+        timestamp_type="LogAppendTime" if attributes & 8 else "CreateTime",
+        base_timestamp=fdp.ConsumeIntInRange(-(2**63), 2**63 - 1),
+        max_timestamp=fdp.ConsumeIntInRange(-(2**63), 2**63 - 1), crc=0, crc_valid=True, delete_horizon_ms=None,
+        attributes=attributes, last_offset_delta=0)
 
 
 def test_one_input(raw: bytes) -> None:

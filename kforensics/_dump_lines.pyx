@@ -9,7 +9,7 @@ the reader's problem tuple, which `record_batch.record_problem_finding` turns in
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from _layouts cimport (V2Cursor, cursor_end, cursor_init, cursor_step, record_offset, record_sequence,
@@ -18,28 +18,67 @@ from _layouts cimport (V2Cursor, cursor_end, cursor_init, cursor_step, record_of
 import binascii as _binascii
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 2
+API_VERSION = 3
+
+
+# How a batch field's value is written: kforensics/dump_out.py's WRITE_* (the same numbers).
+cdef enum:
+    WRITE_INT = 0
+    WRITE_BOOL = 1
+    WRITE_STR = 2  # escaped in JSON
+    WRITE_NULLABLE = 3  # JSON null, text Java's OptionalLong
+
+ctypedef struct Step:
+    # One step of a batch line: a literal, then (unless `index` is -1) the value of the RecordBatch field at `index`.
+    const char *literal
+    Py_ssize_t literal_len
+    Py_ssize_t index
+    int how
 
 
 cdef class DumpLines:
     """Lines of `kforensics dump` for v2 batches and their records, formatted into one growing buffer; exactly
     the bytes `dump_out.TextOut` / `JsonOut` write (UTF-8) for the same batches and records when neither
-    --iso-time, --skip-record-metadata nor a decoder is given, and for non-control records."""
+    --iso-time, --skip-record-metadata nor a decoder is given, and for non-control records. The batch lines follow
+    `layout` (dump_out.batch_layout: each field by name, from the batch fields' declaration)."""
 
     cdef char *buf
     cdef Py_ssize_t n, cap
     cdef bint json
     cdef bint print_data
-    cdef bytes file_json
+    cdef Step *steps[2]  # a v2 batch's line, a legacy message's
+    cdef Py_ssize_t n_steps[2]
+    cdef list literals  # the steps' literals, kept alive
+    cdef Py_ssize_t magic_index, width
 
-    def __cinit__(self, bint json, bint print_data, str file):
+    def __cinit__(self, bint json, bint print_data, object layout):
         self.json = json
         self.print_data = print_data
-        from kforensics.render import json_line
-        self.file_json = json_line(file).encode("utf-8")
+        self.literals = []
+        self.magic_index = layout.magic
+        self.width = layout.width
+        if not 0 <= self.magic_index < self.width:
+            raise ValueError("the layout's magic index is not a field of its batches")
+        cdef Py_ssize_t k, i
+        for k, steps in enumerate((layout.v2, layout.legacy)):
+            self.steps[k] = <Step *>malloc(max(len(steps), 1) * sizeof(Step))
+            if self.steps[k] == NULL:
+                raise MemoryError()
+            for i, (literal, index, how) in enumerate(steps):
+                if not -1 <= index < self.width or how not in (WRITE_INT, WRITE_BOOL, WRITE_STR, WRITE_NULLABLE):
+                    raise ValueError(f"a layout step names field {index} of {self.width}, written as {how}")
+                literal = bytes(literal)
+                self.literals.append(literal)
+                self.steps[k][i].literal = literal
+                self.steps[k][i].literal_len = len(literal)
+                self.steps[k][i].index = index
+                self.steps[k][i].how = how
+                self.n_steps[k] = i + 1
 
     def __dealloc__(self):
         free(self.buf)
+        free(self.steps[0])
+        free(self.steps[1])
 
     def __len__(self):
         return self.n
@@ -180,66 +219,40 @@ cdef class DumpLines:
         return self._json_escaped(p, n)
 
     def batch(self, object b):
-        """One batch line (any magic; batch header fields only). `b` is a RecordBatch: its fields are read by
-        position."""
-        if not isinstance(b, tuple) or len(b) != 22:
+        """One batch line (any magic; batch header fields only). `b` is a RecordBatch: each field is written from the
+        index the layout gives its name."""
+        if not isinstance(b, tuple) or len(b) != self.width:
             raise ValueError("not a RecordBatch")
         cdef tuple t = <tuple>b  # a NamedTuple is a tuple subclass: the exact-type check of `cdef tuple t = b` fails
-        cdef int magic = t[2]
-        if self.json:
-            self._raw("{\"type\":\"batch\",\"file\":", 23)
-            self._lit(self.file_json)
-            self._raw(",\"position\":", 12); self._int(t[0])
-            self._raw(",\"size\":", 8); self._int(t[1])
-            self._raw(",\"magic\":", 9); self._int(magic)
-            self._raw(",\"base_offset\":", 15); self._int(t[3])
-            self._raw(",\"last_offset\":", 15); self._int(t[4])
-            self._raw(",\"count\":", 9); self._int(t[5])
-            self._raw(",\"partition_leader_epoch\":", 26); self._int(t[6])
-            self._raw(",\"producer_id\":", 15); self._int(t[7])
-            self._raw(",\"producer_epoch\":", 18); self._int(t[8])
-            self._raw(",\"base_sequence\":", 17); self._int(t[9])
-            self._raw(",\"last_sequence\":", 17); self._int(t[10])
-            self._raw(",\"is_transactional\":", 20); self._bool(t[17])
-            self._raw(",\"is_control\":", 14); self._bool(t[18])
-            if t[16] is None:  # KIP-534's delete horizon, as the text's deleteHorizonMs
-                self._raw(",\"delete_horizon_ms\":null", 25)
+        cdef Py_ssize_t k = 0 if t[self.magic_index] >= 2 else 1
+        cdef Step *step
+        cdef Py_ssize_t i
+        for i in range(self.n_steps[k]):
+            step = &self.steps[k][i]
+            self._raw(step.literal, step.literal_len)
+            if step.index < 0:
+                continue
+            value = t[step.index]
+            if step.how == WRITE_INT:
+                self._int(value)
+            elif step.how == WRITE_BOOL:
+                self._bool(value)
+            elif step.how == WRITE_STR:
+                if self.json:
+                    self._json_str(value)
+                else:
+                    self._str(value)
+            elif value is None:
+                if self.json:
+                    self._raw("null", 4)
+                else:
+                    self._raw("OptionalLong.empty", 18)
+            elif self.json:
+                self._int(value)
             else:
-                self._raw(",\"delete_horizon_ms\":", 21); self._int(t[16])
-            self._raw(",\"codec\":", 9); self._json_str(t[12])
-            self._raw(",\"timestamp_type\":", 18); self._json_str(t[13])
-            self._raw(",\"base_timestamp\":", 18); self._int(t[14])
-            self._raw(",\"max_timestamp\":", 17); self._int(t[15])
-            self._raw(",\"crc\":", 7); self._int(t[19])
-            self._raw(",\"crc_valid\":", 13); self._bool(t[20])
-            self._raw("}\n", 2)
-            return
-        if magic >= 2:
-            self._raw("baseOffset: ", 12); self._int(t[3])
-            self._raw(" lastOffset: ", 13); self._int(t[4])
-            self._raw(" count: ", 8); self._int(t[5])
-            self._raw(" baseSequence: ", 15); self._int(t[9])
-            self._raw(" lastSequence: ", 15); self._int(t[10])
-            self._raw(" producerId: ", 13); self._int(t[7])
-            self._raw(" producerEpoch: ", 16); self._int(t[8])
-            self._raw(" partitionLeaderEpoch: ", 23); self._int(t[6])
-            self._raw(" isTransactional: ", 18); self._bool(t[17])
-            self._raw(" isControl: ", 12); self._bool(t[18])
-            horizon = t[16]
-            if horizon is None:
-                self._raw(" deleteHorizonMs: OptionalLong.empty", 36)
-            else:
-                self._raw(" deleteHorizonMs: OptionalLong[", 31); self._int(horizon); self._raw("]", 1)
-        else:
-            self._raw("offset: ", 8); self._int(t[4])
-        self._raw(" position: ", 11); self._int(t[0])
-        self._raw(" ", 1); self._str(t[13]); self._raw(": ", 2); self._int(t[15])
-        self._raw(" size: ", 7); self._int(t[1])
-        self._raw(" magic: ", 8); self._int(magic)
-        self._raw(" compresscodec: ", 16); self._str(t[12])
-        self._raw(" crc: ", 6); self._int(t[19])
-        self._raw(" isvalid: ", 10); self._bool(t[20])
-        self._raw("\n", 1)
+                self._raw("OptionalLong[", 13)
+                self._int(value)
+                self._raw("]", 1)
 
     cdef int _json_str(self, str s) except -1:
         cdef Py_ssize_t size

@@ -15,9 +15,11 @@ import functools
 import json
 import sys
 from types import ModuleType
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from kforensics.parsers.dump_text import LEGACY_LINE, V2_LINE
 from kforensics.parsers.findings import Finding
+from kforensics.parsers.record_batch import BATCH_FIELDS, BatchField, RecordBatch
 from kforensics.render import json_line, shown
 from kforensics.times import iso
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from kforensics.parsers.checkpoints import EpochEntry, OffsetCheckpointEntry
     from kforensics.parsers.offset_index import IndexEntry
     from kforensics.parsers.producer_snapshot import ProducerStateEntry
-    from kforensics.parsers.record_batch import Record, RecordBatch
+    from kforensics.parsers.record_batch import Record
     from kforensics.parsers.time_index import TimeIndexEntry
     from kforensics.parsers.txn_index import AbortedTxn
 
@@ -44,6 +46,66 @@ if TYPE_CHECKING:
 Decoded = tuple[str | None, str] | dict[str, Any]
 
 FLUSH_BYTES = 4 << 20  # CompiledLines writes its buffer in blocks of about this size
+
+
+def json_batch_fields(fields: tuple[BatchField, ...] = BATCH_FIELDS) -> tuple[BatchField, ...]:
+    """The fields of dump --json's batch objects, in their order (after `type`): the declaration's, a field with
+    `json_after` right after that one."""
+    out = [f for f in fields if f.json and not f.json_after]
+    for f in fields:
+        if f.json and f.json_after:
+            out.insert([g.name for g in out].index(f.json_after) + 1, f)
+    return tuple(out)
+
+
+JSON_BATCH_FIELDS = json_batch_fields()
+_FIELDS = {f.name: f for f in BATCH_FIELDS}
+
+#: How DumpLines writes a field's value (kforensics/_dump_lines.pyx, the same numbers): a number; true/false; a string
+#: (escaped in JSON); a nullable int (JSON null, text Java's OptionalLong)
+WRITE_INT, WRITE_BOOL, WRITE_STR, WRITE_NULLABLE = 0, 1, 2, 3
+
+
+class BatchLayout(NamedTuple):
+    """The batch lines DumpLines writes, from the same declarations as TextOut.batch / JsonOut.batch: for a v2 batch
+    and for a legacy message, the steps (literal written first, the RecordBatch field's index or -1 for none, how its
+    value is written: WRITE_*)."""
+
+    v2: tuple[tuple[bytes, int, int], ...]
+    legacy: tuple[tuple[bytes, int, int], ...]
+    magic: int  # the index of `magic` in a RecordBatch (which steps a batch takes)
+    width: int  # a RecordBatch's number of fields
+
+
+def _how(f: BatchField) -> int:
+    return (WRITE_NULLABLE if f.nullable else WRITE_BOOL if f.kind == "bool" else WRITE_STR if f.kind == "string"
+            else WRITE_INT)
+
+
+def batch_layout(json: bool, file: str, fields: tuple[BatchField, ...] = BATCH_FIELDS,
+                 batch_type: type = RecordBatch) -> BatchLayout:
+    """The compiled batch lines of `file` (JSON or kafka-dump-log text), by field name."""
+    index = {name: i for i, name in enumerate(batch_type._fields)}  # type: ignore[attr-defined]
+    by_name = {f.name: f for f in fields}
+    about = {"file": json_line(file)}  # the fields that are not the batch's own: the same for every batch here
+
+    def steps(pairs: list[tuple[str, str]], start: str, end: str) -> tuple[tuple[bytes, int, int], ...]:
+        out, pending = [], start
+        for literal, name in pairs:
+            pending += literal
+            if by_name[name].source == "header":
+                out.append((pending.encode("utf-8"), index[name], _how(by_name[name])))
+                pending = ""
+            else:
+                pending += about[name]
+        return (*out, ((pending + end).encode("utf-8"), -1, WRITE_INT))
+
+    if json:  # JsonOut.batch's object, as json_line writes it
+        v2 = legacy = steps([(f",{json_line(f.name)}:", f.name) for f in json_batch_fields(fields)],
+                            '{"type":"batch"', "}\n")
+    else:
+        v2, legacy = steps(list(V2_LINE), "", "\n"), steps(list(LEGACY_LINE), "", "\n")
+    return BatchLayout(v2, legacy, index["magic"], len(index))
 
 
 class DumpLines(Protocol):
@@ -122,20 +184,16 @@ class TextOut(Renderer):
         self.stream.write((shown(text) if self.escape else text) + "\n")
 
     def batch(self, b: RecordBatch, file: str) -> None:
-        if b.magic >= 2:
-            head = (
-                f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.count} "
-                f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
-                f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
-                f"isTransactional: {_jbool(b.is_transactional)} isControl: {_jbool(b.is_control)} "
-                f"deleteHorizonMs: {_optional_long(b.delete_horizon_ms)}"
-            )
-        else:
-            head = f"offset: {b.last_offset}"
-        self.line(
-            f"{head} position: {b.position} {b.timestamp_type}: {self._ts(b.max_timestamp)} size: {b.size} "
-            f"magic: {b.magic} compresscodec: {b.codec} crc: {b.crc} isvalid: {_jbool(b.crc_valid)}"
-        )
+        self.line("".join(literal + self._field(_FIELDS[name], getattr(b, name))
+                          for literal, name in (V2_LINE if b.magic >= 2 else LEGACY_LINE)))
+
+    def _field(self, f: BatchField, value: Any) -> str:
+        """A batch field as kafka-dump-log prints it: Java's booleans and OptionalLong."""
+        if f.nullable:
+            return _optional_long(value)
+        if f.kind == "bool":
+            return _jbool(value)
+        return self._ts(value) if f.time else str(value)
 
     def record(self, b: RecordBatch, r: Record, *, print_data: bool,
                decoded: tuple[str | None, str | None] | None) -> None:
@@ -236,16 +294,10 @@ class JsonOut(Renderer):
         return obj
 
     def batch(self, b: RecordBatch, file: str) -> None:
-        self.emit(self._iso({
-            "type": "batch", "file": file, "position": b.position, "size": b.size, "magic": b.magic,
-            "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count,
-            "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
-            "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
-            "last_sequence": b.last_sequence, "is_transactional": b.is_transactional,
-            "is_control": b.is_control, "delete_horizon_ms": b.delete_horizon_ms, "codec": b.codec,
-            "timestamp_type": b.timestamp_type, "base_timestamp": b.base_timestamp, "max_timestamp": b.max_timestamp,
-            "crc": b.crc, "crc_valid": b.crc_valid,
-        }, "delete_horizon_ms", "base_timestamp", "max_timestamp"))
+        about = {"file": file}  # the fields that are not the batch's own
+        obj = {"type": "batch", **{f.name: about[f.name] if f.source == "segment" else getattr(b, f.name)
+                                   for f in JSON_BATCH_FIELDS}}
+        self.emit(self._iso(obj, *(f.name for f in JSON_BATCH_FIELDS if f.time)))
 
     def record(self, b: RecordBatch, r: Record, *, print_data: bool, decoded: Decoded | None) -> None:
         obj: dict[str, Any] = {
@@ -372,7 +424,8 @@ def log_sink(out: Output, file: str, *, print_data: bool, python_per_record: boo
     encoding = (getattr(out.stream, "encoding", None) or "").lower().replace("-", "")
     if encoding != "utf8" or not hasattr(out.stream, "buffer"):
         return out
-    return CompiledLines(out, module.DumpLines(isinstance(out, JsonOut), print_data, file))
+    json = isinstance(out, JsonOut)
+    return CompiledLines(out, module.DumpLines(json, print_data, batch_layout(json, file)))
 
 
 def _jbool(value: bool) -> str:

@@ -64,7 +64,7 @@ class Manifest:
     files: list[str] = field(default_factory=list)  # every file the scan wrote, relative to OUT (when completed)
     spark_log: str | None = None
     version: str = __version__
-    #: Where the scan's seconds went (`spark/profile.py`): total seconds, Spark jobs and tasks, and the steps.
+    #: Where the scan's seconds went (`spark/scan_profile.py`): total seconds, Spark jobs and tasks, and the steps.
     profile: dict[str, Any] | None = None
     #: Which segment reader the Python workers that parsed the segments ran: {"host", "python", "reader"} each.
     executor_readers: list[dict[str, str]] = field(default_factory=list)

@@ -148,7 +148,7 @@ def _here(inputs: list[tuple[str, str]], out: str, options: ScanOptions, master:
     from pyspark.sql import SparkSession
 
     from kforensics.spark.jobs import run_scan
-    from kforensics.spark.profile import ScanProfile
+    from kforensics.spark.scan_profile import ScanProfile
     from kforensics.spark.session import build_session
 
     already_running = SparkSession.getActiveSession() is not None

@@ -11,7 +11,7 @@ from libc.stdint cimport int32_t, int64_t
 from _layouts cimport V2Cursor, cursor_end, cursor_init, cursor_step, record_offset, record_timestamp
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 2
+API_VERSION = 3
 
 
 cdef extern from "_blake2b.h":

@@ -21,7 +21,7 @@ cdef extern from "_crc32c.h":
 kf_crc_init()
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 2
+API_VERSION = 3
 
 #: kf_crc32c for the header walk of `_reader.pyx` (a crc32c_fn).
 CRC32C = PyCapsule_New(<void *><crc32c_fn>kf_crc32c, b"kforensics.crc32c", NULL)

@@ -76,7 +76,8 @@ def walk_v2(buf: Buffer, pos: int, stop: int, end: int, verify_crc: bool, batch_
             codecs: Sequence[str], base: int = 0) -> tuple[list[Any], int]:
     """Whole, plausible v2 batches from `pos` while `pos < stop` (each ending by `end`): (batches, next
     position). Stops at the first position that is not such a batch, and right after a batch whose CRC
-    does not match, so that the caller reports it in place. buf[0] is byte `base` of the file."""
+    does not match, so that the caller reports it in place. buf[0] is byte `base` of the file. Each batch is a
+    `batch_type` (RecordBatch) built by field name."""
     out: list[Any] = []
     end = min(end, len(buf))
     if pos < 0 or not len(buf):
@@ -96,12 +97,15 @@ def walk_v2(buf: Buffer, pos: int, stop: int, end: int, verify_crc: bool, batch_
                 if last_sequence > INT32_MAX:
                     last_sequence -= 2147483648
             out.append(batch_type(
-                base + pos, size, 2, base_offset, add64(base_offset, last_offset_delta), count, leader_epoch,
-                producer_id, producer_epoch, base_sequence, last_sequence, attributes, codecs[attributes & 7],
-                "LogAppendTime" if attributes & ATTR_TIMESTAMP_TYPE else "CreateTime", base_timestamp,
-                max_timestamp, base_timestamp if attributes & ATTR_DELETE_HORIZON else None,
-                bool(attributes & ATTR_TRANSACTIONAL), bool(attributes & ATTR_CONTROL), crc, crc_valid,
-                last_offset_delta))
+                position=base + pos, size=size, magic=2, base_offset=base_offset,
+                last_offset=add64(base_offset, last_offset_delta), count=count, partition_leader_epoch=leader_epoch,
+                producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+                last_sequence=last_sequence, is_transactional=bool(attributes & ATTR_TRANSACTIONAL),
+                is_control=bool(attributes & ATTR_CONTROL), codec=codecs[attributes & 7],
+                timestamp_type="LogAppendTime" if attributes & ATTR_TIMESTAMP_TYPE else "CreateTime",
+                base_timestamp=base_timestamp, max_timestamp=max_timestamp, crc=crc, crc_valid=crc_valid,
+                delete_horizon_ms=base_timestamp if attributes & ATTR_DELETE_HORIZON else None, attributes=attributes,
+                last_offset_delta=last_offset_delta))
             pos += size
             if not crc_valid:
                 break

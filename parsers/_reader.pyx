@@ -22,7 +22,7 @@ from _layouts cimport (INT32_MAX, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER_SIZE, 
 from kforensics.parsers._crc import CRC32C as _CRC32C
 
 #: The contract with parsers/core.py (CORE_API_VERSION there): bump both when a signature changes.
-API_VERSION = 2
+API_VERSION = 3
 
 cdef crc32c_fn kf_crc32c = <crc32c_fn>PyCapsule_GetPointer(_CRC32C, b"kforensics.crc32c")
 
@@ -35,13 +35,49 @@ cdef inline void _put(object t, Py_ssize_t i, object v):
     PyTuple_SET_ITEM(t, i, v)
 
 
+# The RecordBatch fields walk_v2 decodes, by name (record_batch.HEADER_FIELDS declares them): each value is put at
+# its field's index in the batch type, whatever the declaration's order.
+cdef enum:
+    F_POSITION, F_SIZE, F_MAGIC, F_BASE_OFFSET, F_LAST_OFFSET, F_COUNT, F_PARTITION_LEADER_EPOCH, F_PRODUCER_ID
+    F_PRODUCER_EPOCH, F_BASE_SEQUENCE, F_LAST_SEQUENCE, F_IS_TRANSACTIONAL, F_IS_CONTROL, F_CODEC, F_TIMESTAMP_TYPE
+    F_BASE_TIMESTAMP, F_MAX_TIMESTAMP, F_CRC, F_CRC_VALID, F_DELETE_HORIZON_MS, F_ATTRIBUTES, F_LAST_OFFSET_DELTA
+    N_DECODED
+
+DECODED = ("position", "size", "magic", "base_offset", "last_offset", "count", "partition_leader_epoch",
+           "producer_id", "producer_epoch", "base_sequence", "last_sequence", "is_transactional", "is_control", "codec",
+           "timestamp_type", "base_timestamp", "max_timestamp", "crc", "crc_valid", "delete_horizon_ms", "attributes",
+           "last_offset_delta")
+
+cdef object _bound_type = None  # the batch type _bound_slots are the indexes of
+cdef Py_ssize_t _bound_slots[N_DECODED]
+
+
+cdef int _slots(object batch_type, Py_ssize_t *slots) except -1:
+    """The index of each decoded field in `batch_type` (a NamedTuple), into slots[F_...]. A batch type with a field
+    this walk does not decode (or without one it does) is refused: no slot of a batch is ever left empty."""
+    global _bound_type
+    cdef Py_ssize_t i
+    if batch_type is not _bound_type:
+        fields = tuple(batch_type._fields)
+        if sorted(fields) != sorted(DECODED):
+            raise ValueError(f"the compiled walk_v2 decodes {DECODED}, the batch type declares {fields}: decode the "
+                             "new field in parsers/_reader.pyx too")
+        for i in range(N_DECODED):
+            _bound_slots[i] = fields.index(DECODED[i])
+        _bound_type = batch_type
+    for i in range(N_DECODED):
+        slots[i] = _bound_slots[i]
+    return 0
+
+
 def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t stop, Py_ssize_t end,
             bint verify_crc, object batch_type, tuple codecs, int64_t base=0):
     """Whole, plausible v2 batches from `pos` while `pos < stop`: (batches, next position).
 
     A batch must fit before `end`; the walk stops at the first position that is not such a batch, and right
     after a batch whose CRC does not match (the caller reports it), exactly as `_pure.walk_v2`.
-    buf[0] is byte `base` of the file (a chunk read from it): batch positions are `base + pos`.
+    buf[0] is byte `base` of the file (a chunk read from it): batch positions are `base + pos`. Each batch is a
+    `batch_type` (RecordBatch) with every field put at its name's index.
     """
     cdef Py_ssize_t n = buf.shape[0]
     cdef list out = []
@@ -58,6 +94,8 @@ def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t st
     cdef bint crc_valid
     if len(codecs) != 8:
         raise ValueError("codecs must name all 8 codec ids")
+    cdef Py_ssize_t slot[N_DECODED]
+    _slots(batch_type, slot)
     while pos < stop and end - pos >= V2_HEADER_SIZE and p[pos + 16] == 2:
         h = p + pos
         length = kf_be32(h + 8)
@@ -86,29 +124,29 @@ def walk_v2(const unsigned char[::1] buf not None, Py_ssize_t pos, Py_ssize_t st
             last_sequence = <int64_t>base_sequence + last_offset_delta
             if last_sequence > INT32_MAX:
                 last_sequence -= 2147483648
-        b = kf_alloc_tuple(batch_type, 22)
-        _put(b, 0, base + pos)
-        _put(b, 1, size)
-        _put(b, 2, 2)
-        _put(b, 3, base_offset)
-        _put(b, 4, kf_add64(base_offset, last_offset_delta))
-        _put(b, 5, count)
-        _put(b, 6, leader_epoch)
-        _put(b, 7, producer_id)
-        _put(b, 8, producer_epoch)
-        _put(b, 9, base_sequence)
-        _put(b, 10, last_sequence)
-        _put(b, 11, attributes)
-        _put(b, 12, codecs[attributes & 7])
-        _put(b, 13, _LOG_APPEND_TIME if attributes & 0x08 else _CREATE_TIME)
-        _put(b, 14, base_ts)
-        _put(b, 15, max_ts)
-        _put(b, 16, base_ts if attributes & 0x40 else None)
-        _put(b, 17, True if attributes & 0x10 else False)
-        _put(b, 18, True if attributes & 0x20 else False)
-        _put(b, 19, crc)
-        _put(b, 20, True if crc_valid else False)
-        _put(b, 21, last_offset_delta)
+        b = kf_alloc_tuple(batch_type, N_DECODED)
+        _put(b, slot[F_POSITION], base + pos)
+        _put(b, slot[F_SIZE], size)
+        _put(b, slot[F_MAGIC], 2)
+        _put(b, slot[F_BASE_OFFSET], base_offset)
+        _put(b, slot[F_LAST_OFFSET], kf_add64(base_offset, last_offset_delta))
+        _put(b, slot[F_COUNT], count)
+        _put(b, slot[F_PARTITION_LEADER_EPOCH], leader_epoch)
+        _put(b, slot[F_PRODUCER_ID], producer_id)
+        _put(b, slot[F_PRODUCER_EPOCH], producer_epoch)
+        _put(b, slot[F_BASE_SEQUENCE], base_sequence)
+        _put(b, slot[F_LAST_SEQUENCE], last_sequence)
+        _put(b, slot[F_IS_TRANSACTIONAL], True if attributes & 0x10 else False)
+        _put(b, slot[F_IS_CONTROL], True if attributes & 0x20 else False)
+        _put(b, slot[F_CODEC], codecs[attributes & 7])
+        _put(b, slot[F_TIMESTAMP_TYPE], _LOG_APPEND_TIME if attributes & 0x08 else _CREATE_TIME)
+        _put(b, slot[F_BASE_TIMESTAMP], base_ts)
+        _put(b, slot[F_MAX_TIMESTAMP], max_ts)
+        _put(b, slot[F_CRC], crc)
+        _put(b, slot[F_CRC_VALID], True if crc_valid else False)
+        _put(b, slot[F_DELETE_HORIZON_MS], base_ts if attributes & 0x40 else None)
+        _put(b, slot[F_ATTRIBUTES], attributes)
+        _put(b, slot[F_LAST_OFFSET_DELTA], last_offset_delta)
         kf_untrack(b)
         out.append(b)
         pos += size

@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kforensics.parsers.message_schema import (
-    MessageDecodeError, decode_versioned, encode, read_frame, write_frame,
+    MessageDecodeError,
+    decode_versioned,
+    encode,
+    read_frame,
+    write_frame,
 )
 from kforensics.parsers.schemas_metadata import BY_API_KEY, BY_TYPE_NAME, TYPE_NAMES
 

@@ -28,7 +28,7 @@ from typing import Any
 from kforensics.parsers import _pure
 
 #: The compiled modules' API_VERSION this module was written for: a stale build is not used.
-CORE_API_VERSION = 2
+CORE_API_VERSION = 3
 #: The compiled modules of the reader, in the order they load (_reader takes _crc's CRC-32C).
 READER_MODULES = ("kforensics.parsers._crc", "kforensics.parsers._reader", "kforensics.parsers._columns")
 

@@ -23,14 +23,17 @@ Not in the text at all: the base timestamp (only the max timestamp is printed), 
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, make_dataclass
 from datetime import datetime
-from typing import BinaryIO
+from string import Formatter
+from typing import Any, BinaryIO
 
 from kforensics.parsers.findings import Finding
 from kforensics.parsers.log_dir import parse_partition_dir_name
+from kforensics.parsers.record_batch import BATCH_FIELDS, LEGACY_VALUES, BatchField
 
 #: What a scan of dump text cannot check, as its summary says it.
 NOT_IN_TEXT = ("indexes, producer snapshots, .txnindex, checkpoints, leader-epoch-checkpoint and record contents "
@@ -40,10 +43,47 @@ TOKEN = re.compile(r"(\w+): (\S+)")
 INTEGER = re.compile(r"-?[0-9]{1,20}")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime", "NoTimestampType")
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
-V2_KEYS = ("baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", "producerId", "producerEpoch",
-           "partitionLeaderEpoch", "isTransactional", "isControl", "position", "size", "magic", "compresscodec",
-           "crc", "isvalid")
-LEGACY_KEYS = ("offset", "position", "size", "magic", "compresscodec", "crc", "isvalid")
+#: DumpLogSegments' batch line (Kafka 4.1 `printBatchLevel`; `kforensics dump` writes the same, from these): a v2
+#: batch's head or a legacy message's, then the tail both print, each `{field}` a BATCH_FIELDS name written as its kind
+#: says (an int as a number, a bool as true/false, a nullable int as Java's OptionalLong). In `{timestamp_type}:
+#: {max_timestamp}` the timestamp's label is its type.
+V2_HEAD = ("baseOffset: {base_offset} lastOffset: {last_offset} count: {count} baseSequence: {base_sequence} "
+           "lastSequence: {last_sequence} producerId: {producer_id} producerEpoch: {producer_epoch} "
+           "partitionLeaderEpoch: {partition_leader_epoch} isTransactional: {is_transactional} "
+           "isControl: {is_control} deleteHorizonMs: {delete_horizon_ms}")
+LEGACY_HEAD = "offset: {last_offset}"
+TAIL = (" position: {position} {timestamp_type}: {max_timestamp} size: {size} magic: {magic} compresscodec: {codec} "
+        "crc: {crc} isvalid: {crc_valid}")
+#: Fields Kafka prints as `null` when it does not know them (DumpLogSegments prints `countOrNull`).
+NULL_IN_TEXT = ("count",)
+LABEL = ": "  # the literal after a field whose value labels the next one (`CreateTime: <max timestamp>`)
+_KEY_BEFORE = re.compile(r"(\w+): $")
+
+
+def template(text: str) -> tuple[tuple[str, str], ...]:
+    """A line template's (literal written before the field, field name) pairs, in line order."""
+    return tuple((literal, name) for literal, name, _spec, _conversion in Formatter().parse(text) if name)
+
+
+def _keys(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Field name -> its key in the line (`baseOffset`), LABEL for the field the label field's value names, "" for the
+    label field itself (printed bare)."""
+    keys = {}
+    for literal, name in pairs:
+        found = _KEY_BEFORE.search(literal)
+        keys[name] = found.group(1) if found else LABEL if literal == LABEL else ""
+    return keys
+
+
+V2_LINE, LEGACY_LINE, TAIL_LINE = template(V2_HEAD + TAIL), template(LEGACY_HEAD + TAIL), template(TAIL)
+_HEAD_KEYS = {"v2": _keys(template(V2_HEAD)), "legacy": _keys(template(LEGACY_HEAD))}
+_TAIL_KEYS = _keys(TAIL_LINE)
+_FIELDS = {f.name: f for f in BATCH_FIELDS}
+#: The keys a batch line must hold (a nullable field's may be missing: older Kafka versions do not print it).
+V2_KEYS = tuple(k for n, k in (_HEAD_KEYS["v2"] | _TAIL_KEYS).items() if k not in ("", LABEL)
+                and not _FIELDS[n].nullable)
+LEGACY_KEYS = tuple(k for n, k in (_HEAD_KEYS["legacy"] | _TAIL_KEYS).items() if k not in ("", LABEL)
+                    and not _FIELDS[n].nullable)
 # DumpLogSegments prints these KRaft control records by their class name with their JSON (4.x: `LeaderChange:`).
 KRAFT_CONTROL = {"SnapshotHeader": "SNAPSHOT_HEADER", "SnapshotFooter": "SNAPSHOT_FOOTER",
                  "KRaftVersion": "KRAFT_VERSION", "KRaftVoters": "KRAFT_VOTERS", "LeaderChange:": "LEADER_CHANGE"}
@@ -65,38 +105,16 @@ MAX_LINE = 1 << 20  # bytes of a line read at most (a record line with --print-d
 MAX_REPORTED = 1000  # unparseable lines reported one by one per file; the rest in one finding
 
 
-@dataclass(slots=True)
-class DumpBatch:
-    """One batch line (v2 batch, or legacy top-level message / wrapper) with what its record lines add."""
-
-    file: str  # the dumped segment's path, as the `Dumping` line names it
-    topic: str
-    partition: int
-    segment_base_offset: int
-    line: int
-    position: int
-    size: int
-    magic: int
-    base_offset: int
-    last_offset: int
-    count: int | None
-    partition_leader_epoch: int | None
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    last_sequence: int
-    is_transactional: bool
-    is_control: bool
-    codec: str
-    timestamp_type: str
-    max_timestamp: int
-    crc: int
-    crc_valid: bool
-    control_type: str | None = None
-    coordinator_epoch: int | None = None
-    delete_horizon_ms: int | None = None  # `deleteHorizonMs: OptionalLong[<ms>]` (KIP-534)
-    record_offsets: list[int] = field(default_factory=list)  # the first record offset seen (legacy wrappers)
-    records_seen: int = 0
+#: One batch line (v2 batch, or legacy top-level message / wrapper) with what its record lines add: every column of
+#: the `batches` table (BATCH_FIELDS; null where the text does not hold it: base_timestamp, a control batch's type
+#: without --deep-iteration), where the section names the file and the line number in the text.
+DumpBatch = make_dataclass("DumpBatch", [
+    ("file", str), ("topic", str), ("partition", int), ("segment_base_offset", int), ("line", int),
+    *[(f.name, Any, None) for f in BATCH_FIELDS if f.column and f.source != "segment"],
+    ("record_offsets", list[int], field(default_factory=list)),  # the first record offset seen (legacy wrappers)
+    ("records_seen", int, 0),
+], slots=True)
+DumpBatch.__module__ = __name__
 
 
 @dataclass(slots=True)
@@ -186,37 +204,64 @@ def _horizon(token: str | None) -> int | None:
     return _int_or_none(found.group(1)) if found else None
 
 
+def _parser(f: BatchField) -> Callable[[str | None], Any]:
+    """How a field's token is read, as its kind says (ValueError when malformed)."""
+    if f.nullable:
+        return _horizon
+    if f.kind == "bool":
+        parse: Callable[[str], Any] = _bool
+    elif f.kind == "string":
+        parse = str.lower if f.name == "codec" else str  # `NONE` in older Kafka versions
+    elif f.time:
+        parse = _timestamp
+    else:
+        parse = functools.partial(_int, bits=32 if f.kind == "int32" else 64)
+    if f.name in NULL_IN_TEXT:
+        return lambda token: None if token == "null" else parse(token)  # type: ignore[arg-type]
+    return parse  # type: ignore[return-value]
+
+
+def _readers(keys: dict[str, str]) -> tuple[tuple[str, str, Callable[[str | None], Any], bool], ...]:
+    """(field, its key, its parser, whether it may be missing) for the fields of a line's part, in BATCH_FIELDS order
+    (the order their errors are reported in)."""
+    return tuple((f.name, keys[f.name], _parser(f), f.nullable) for f in BATCH_FIELDS if keys.get(f.name))
+
+
+_TAIL_READERS = _readers(_TAIL_KEYS)
+_HEAD_READERS = {kind: _readers(keys) for kind, keys in _HEAD_KEYS.items()}
+
+
+def _values(readers: tuple[tuple[str, str, Callable[[str | None], Any], bool], ...], tokens: dict[str, str],
+            stamp: str) -> dict[str, Any]:
+    """The values of a line's part (KeyError when a key is missing, but a nullable field's)."""
+    out = {}
+    for name, key, parse, optional in readers:
+        key = stamp if key == LABEL else key
+        out[name] = parse(tokens.get(key) if optional else tokens[key])
+    return out
+
+
 def _batch(tokens: dict[str, str], section: _Section, line: int) -> DumpBatch:
     """A batch from a batch line's tokens (ValueError when a field is missing or malformed)."""
     stamp = [k for k in TIMESTAMP_TYPES if k in tokens]
     if len(stamp) != 1:
         raise ValueError("no timestamp type")
-    codec = tokens["compresscodec"].lower()
-    if codec not in CODECS:
+    if tokens["compresscodec"].lower() not in CODECS:
         raise ValueError(f"unknown codec {tokens['compresscodec']}")
-    common = dict(file=section.file, topic=section.topic, partition=section.partition,
-                  segment_base_offset=section.base_offset, line=line, position=_int(tokens["position"]),
-                  size=_int(tokens["size"], 32), magic=_int(tokens["magic"], 32), codec=codec, timestamp_type=stamp[0],
-                  max_timestamp=_timestamp(tokens[stamp[0]]), crc=_int(tokens["crc"]),
-                  crc_valid=_bool(tokens["isvalid"]))
+    values: dict[str, Any] = {"timestamp_type": stamp[0], **_values(_TAIL_READERS, tokens, stamp[0])}
     if "baseOffset" in tokens:
         if any(k not in tokens for k in V2_KEYS):
             raise ValueError("a v2 batch line without all of its fields")
-        return DumpBatch(**common, base_offset=_int(tokens["baseOffset"]), last_offset=_int(tokens["lastOffset"]),
-                         count=None if tokens["count"] == "null" else _int(tokens["count"], 32),
-                         partition_leader_epoch=_int(tokens["partitionLeaderEpoch"], 32),
-                         producer_id=_int(tokens["producerId"]), producer_epoch=_int(tokens["producerEpoch"], 32),
-                         base_sequence=_int(tokens["baseSequence"], 32),
-                         last_sequence=_int(tokens["lastSequence"], 32),
-                         is_transactional=_bool(tokens["isTransactional"]), is_control=_bool(tokens["isControl"]),
-                         delete_horizon_ms=_horizon(tokens.get("deleteHorizonMs")))
-    if any(k not in tokens for k in LEGACY_KEYS):
-        raise ValueError("a batch line without all of its fields")
-    last = _int(tokens["offset"])
-    # A legacy message is one record; a compressed wrapper's first offset and count come from its record lines.
-    return DumpBatch(**common, base_offset=last, last_offset=last, count=1 if codec == "none" else None,
-                     partition_leader_epoch=-1, producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                     last_sequence=-1, is_transactional=False, is_control=False)
+        values |= _values(_HEAD_READERS["v2"], tokens, stamp[0])
+    else:
+        if any(k not in tokens for k in LEGACY_KEYS):
+            raise ValueError("a batch line without all of its fields")
+        values |= _values(_HEAD_READERS["legacy"], tokens, stamp[0])
+        # A legacy message is one record; a compressed wrapper's first offset and count come from its record lines.
+        values |= {**LEGACY_VALUES, "base_offset": values["last_offset"],
+                   "count": 1 if values["codec"] == "none" else None}
+    return DumpBatch(file=section.file, topic=section.topic, partition=section.partition,
+                     segment_base_offset=section.base_offset, line=line, **values)
 
 
 def iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSegment | Finding]:

@@ -24,7 +24,9 @@ from typing import Any
 from kforensics.parsers.message_schema import Message, MessageDecodeError, Reader, decode, decode_versioned
 from kforensics.parsers.schemas_group import RECORDS as GROUP_RECORDS
 from kforensics.parsers.schemas_share import RECORDS as SHARE_RECORDS
-from kforensics.parsers.schemas_transaction import KEY as TXN_KEY, TRANSACTION_STATES, VALUE as TXN_VALUE
+from kforensics.parsers.schemas_transaction import KEY as TXN_KEY
+from kforensics.parsers.schemas_transaction import TRANSACTION_STATES
+from kforensics.parsers.schemas_transaction import VALUE as TXN_VALUE
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import base64
 import struct
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 _MISSING: Any = object()

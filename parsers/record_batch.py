@@ -14,15 +14,26 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kforensics.parsers import core
-from kforensics.parsers._pure import (ATTR_CONTROL, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, LOG_OVERHEAD,
-                                      MAGIC_POSITION, MAX_BATCH_SIZE, V2_CRC_START, V2_HEADER, V2_MIN_BATCH_LENGTH,
-                                      Problem, RecordProblem)
-from kforensics.parsers.codecs import CODEC_NAMES, CodecError, codec_name, decompress
+from kforensics.parsers._pure import (
+    ATTR_CONTROL,
+    ATTR_TIMESTAMP_TYPE,
+    ATTR_TRANSACTIONAL,
+    LOG_OVERHEAD,
+    MAGIC_POSITION,
+    MAX_BATCH_SIZE,
+    V2_CRC_START,
+    V2_HEADER,
+    V2_MIN_BATCH_LENGTH,
+    Problem,
+    RecordProblem,
+)
 from kforensics.parsers.crc import crc32c
 from kforensics.parsers.findings import Finding
+from kforensics.parsers.kafka_codecs import CODEC_NAMES, CodecError, codec_name, decompress
 
 # Legacy message: [0] offset q [8] messageSize i [12] crc I [16] magic b [17] attributes b
 # then magic 1: [18] timestamp q; then key length i + key, value length i + value.
@@ -43,31 +54,94 @@ CONTROL_TYPES = ("ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHO
                  "KRAFT_VOTERS")
 
 
-class RecordBatch(NamedTuple):
-    """One v2 batch, or one legacy (magic 0/1) top-level message or compressed wrapper."""
+#: `BatchField.legacy` of a field that legacy messages have too: decoded from them
+DECODED = "decoded"
 
-    position: int
-    size: int
-    magic: int
-    base_offset: int
-    last_offset: int
-    count: int
-    partition_leader_epoch: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    last_sequence: int
-    attributes: int
-    codec: str
-    timestamp_type: str
-    base_timestamp: int
-    max_timestamp: int
-    delete_horizon_ms: int | None
-    is_transactional: bool
-    is_control: bool
-    crc: int
-    crc_valid: bool
-    last_offset_delta: int
+
+@dataclass(frozen=True)
+class BatchField:
+    """One field of a batch, declared once: the reader's `RecordBatch`, the columns of the scan's `batches` table
+    (spark/schemas.py), `kforensics dump`'s batch lines (text and JSON, kforensics/dump_out.py and the compiled
+    _dump_lines.pyx), the kafka-dump-log text reader (dump_text.py) and the scan of dump text (spark/dump_input.py)
+    all take it from `BATCH_FIELDS`, by this name."""
+
+    name: str
+    #: the column's Arrow type: int64, int32, bool or string (dump writes an int as a number, a bool as true/false)
+    kind: str
+    meaning: str
+    #: where the value comes from: `header`, the batch itself (a RecordBatch field, decoded by the readers' walk_v2,
+    #: `LogFile.frame_as_v2` and `_legacy_batch`); `segment`, the file the batch lies in; `control`, the record of a
+    #: control batch (the scan decodes it)
+    source: str = "header"
+    #: a column of the `batches` table
+    column: bool = True
+    #: a field of dump --json's batch objects (after `type`, in this order unless `json_after` names another place)
+    json: bool = True
+    #: where dump --json writes it when not in this order: after that field
+    json_after: str | None = None
+    #: may be null (JSON null; kafka-dump-log's text prints Java's `OptionalLong.empty`)
+    nullable: bool = False
+    #: epoch milliseconds (`--iso-time` writes it as ISO 8601 too)
+    time: bool = False
+    #: what a legacy (magic 0/1) message has for it where it has no such field; DECODED: decoded from the message
+    legacy: Any = DECODED
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("int64", "int32", "bool", "string") or self.source not in ("header", "segment", "control"):
+            raise ValueError(f"batch field {self.name}: kind {self.kind!r}, source {self.source!r}")
+        if self.legacy is None and not self.nullable:
+            raise ValueError(f"batch field {self.name}: null for a legacy message, so nullable=True")
+
+#: A batch's fields, in the `batches` table's column order. Adding one: declare it here, decode it (both readers'
+#: walk_v2, `frame_as_v2`, `_legacy_batch` unless `legacy` gives its value) and document it (docs/development.md).
+BATCH_FIELDS: tuple[BatchField, ...] = (
+    BatchField("file", "string", "the segment file (path or URI) the batch lies in", source="segment"),
+    BatchField("segment_base_offset", "int64", "the base offset in the segment's file name", source="segment",
+               json=False),
+    BatchField("position", "int64", "byte position of the batch in its file"),
+    BatchField("size", "int32", "bytes of the batch, its offset and length fields included"),
+    BatchField("magic", "int32", "2: a v2 batch; 0 or 1: a legacy message or compressed wrapper"),
+    BatchField("base_offset", "int64", "the offset of its first record"),
+    BatchField("last_offset", "int64", "the offset of its last record (base_offset + lastOffsetDelta)"),
+    BatchField("count", "int32", "the records it declares"),
+    BatchField("partition_leader_epoch", "int32", "the leader epoch of the leader that appended it", legacy=-1),
+    BatchField("producer_id", "int64", "its producer (-1: none)", legacy=-1),
+    BatchField("producer_epoch", "int32", "its producer's epoch (-1: none)", legacy=-1),
+    BatchField("base_sequence", "int32", "the sequence of its first record (-1: none)", legacy=-1),
+    BatchField("last_sequence", "int32", "the sequence of its last record, wrapping past 2^31 - 1 as Kafka does "
+               "(-1: none)", legacy=-1),
+    BatchField("is_transactional", "bool", "attributes bit 4: written in a transaction", legacy=False),
+    BatchField("is_control", "bool", "attributes bit 5: a control batch (transaction marker, KRaft control "
+               "record)", legacy=False),
+    BatchField("control_type", "string", "a control batch's record type (COMMIT, ABORT, LEADER_CHANGE, ...); null "
+               "for a data batch", source="control", json=False),
+    BatchField("coordinator_epoch", "int32", "a transaction marker's coordinator epoch", source="control",
+               json=False),
+    BatchField("codec", "string", "its compression: none, gzip, snappy, lz4 or zstd (attributes bits 0-2)"),
+    BatchField("timestamp_type", "string", "CreateTime, LogAppendTime (attributes bit 3) or NoTimestampType "
+               "(magic 0)"),
+    BatchField("base_timestamp", "int64", "baseTimestamp: the first record's create time, or the delete horizon "
+               "when delete_horizon_ms is set; a legacy message's timestamp", time=True),
+    BatchField("max_timestamp", "int64", "maxTimestamp: the largest timestamp of its records", time=True),
+    BatchField("crc", "int64", "the CRC it stores (CRC-32C for magic 2, CRC-32 for 0/1)"),
+    BatchField("crc_valid", "bool", "whether its bytes compute to that CRC"),
+    BatchField("delete_horizon_ms", "int64", "KIP-534: the delete horizon the log cleaner set (attributes bit 6: "
+               "baseTimestamp holds it, not a create time) on a batch of tombstones or a transaction marker; null "
+               "when not set", json_after="is_control", nullable=True, time=True, legacy=None),
+    BatchField("attributes", "int32", "the attributes field as stored", column=False, json=False),
+    BatchField("last_offset_delta", "int32", "lastOffsetDelta as stored", column=False, json=False),
+)
+#: The fields the readers decode from a batch: RecordBatch's, in this order.
+HEADER_FIELDS = tuple(f for f in BATCH_FIELDS if f.source == "header")
+#: What a legacy (magic 0/1) message has for the fields it has no header field for.
+LEGACY_VALUES = {f.name: f.legacy for f in HEADER_FIELDS if f.legacy != DECODED}
+_PYTHON_TYPES = {"int64": int, "int32": int, "bool": bool, "string": str}
+
+RecordBatch = NamedTuple("RecordBatch", [(f.name, _PYTHON_TYPES[f.kind] | None if f.nullable else _PYTHON_TYPES[f.kind])
+                                         for f in HEADER_FIELDS])
+RecordBatch.__doc__ = """One v2 batch, or one legacy (magic 0/1) top-level message or compressed wrapper: the header
+fields of BATCH_FIELDS (HEADER_FIELDS), by name; the readers build it with keywords (the compiled walk_v2 puts each
+value at its field's index)."""
 
 
 class Record(NamedTuple):
@@ -218,12 +292,14 @@ class LogFile:
         (base_offset, _length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
          producer_id, producer_epoch, base_sequence, count) = V2_HEADER.unpack_from(buf, pos)
         crc_valid = crc32c(self._view[pos + V2_CRC_START:pos + size]) == crc
-        return RecordBatch(pos, size, magic, base_offset, base_offset + last_offset_delta, count, leader_epoch,
-                           producer_id, producer_epoch, base_sequence, -1, attributes,
-                           _CODEC_BY_ATTRIBUTE[attributes & 7], _timestamp_type(2, attributes), base_timestamp,
-                           max_timestamp, None, bool(attributes & ATTR_TRANSACTIONAL),
-                           bool(attributes & ATTR_CONTROL), crc, crc_valid,
-                           last_offset_delta)
+        return RecordBatch(
+            position=pos, size=size, magic=magic, base_offset=base_offset,
+            last_offset=base_offset + last_offset_delta, count=count, partition_leader_epoch=leader_epoch,
+            producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence, last_sequence=-1,
+            is_transactional=bool(attributes & ATTR_TRANSACTIONAL), is_control=bool(attributes & ATTR_CONTROL),
+            codec=_CODEC_BY_ATTRIBUTE[attributes & 7], timestamp_type=_timestamp_type(2, attributes),
+            base_timestamp=base_timestamp, max_timestamp=max_timestamp, crc=crc, crc_valid=crc_valid,
+            delete_horizon_ms=None, attributes=attributes, last_offset_delta=last_offset_delta)
 
     def resync(self, start: int, min_base_offset: int, max_base_offset: int) -> int | None:
         """The first position at or after `start` where a whole v2 batch begins with a plausible header (magic 2, a
@@ -337,10 +413,10 @@ class LogFile:
             if inner:
                 base_offset, count = inner[0], len(inner)
         batch = RecordBatch(
-            pos, size, magic, base_offset, offset, count, -1, -1, -1, -1, -1, attributes, codec_name(attributes),
-            _timestamp_type(magic, attributes), timestamp, timestamp, None, False, False, crc, crc_valid,
-            offset - base_offset,
-        )
+            position=pos, size=size, magic=magic, base_offset=base_offset, last_offset=offset, count=count,
+            codec=codec_name(attributes), timestamp_type=_timestamp_type(magic, attributes), base_timestamp=timestamp,
+            max_timestamp=timestamp, crc=crc, crc_valid=crc_valid, attributes=attributes,
+            last_offset_delta=offset - base_offset, **LEGACY_VALUES)
         return batch, finding
 
     # -- records ----------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ to TopicPartitionsInfo. That copy is in no release and not in trunk up to Novemb
 
 from __future__ import annotations
 
-from kforensics.parsers.message_schema import Field as F, Message
+from kforensics.parsers.message_schema import Field as F
+from kforensics.parsers.message_schema import Message
 
 _GROUP = F("GroupId", "string", "0")
 _MEMBER = F("MemberId", "string", "0")

@@ -22,7 +22,8 @@ new field is tagged.
 
 from __future__ import annotations
 
-from kforensics.parsers.message_schema import Field as F, Message
+from kforensics.parsers.message_schema import Field as F
+from kforensics.parsers.message_schema import Message
 
 _ENDPOINT = (F("Name", "string"), F("Host", "string"), F("Port", "uint16"), F("SecurityProtocol", "int16"))
 _FEATURE = (F("Name", "string"), F("MinSupportedVersion", "int16"), F("MaxSupportedVersion", "int16"))

@@ -8,7 +8,8 @@ is the version it was written at (ControlRecordUtils). The key is (int16 version
 
 from __future__ import annotations
 
-from kforensics.parsers.message_schema import Field as F, Message
+from kforensics.parsers.message_schema import Field as F
+from kforensics.parsers.message_schema import Message
 
 _VOTER = (F("VoterId", "int32"), F("VoterDirectoryId", "uuid", "1+"))
 

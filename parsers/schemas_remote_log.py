@@ -12,7 +12,8 @@ Values are framed by RemoteLogMetadataSerde (AbstractApiMessageSerde: frame vers
 
 from __future__ import annotations
 
-from kforensics.parsers.message_schema import Field as F, Message
+from kforensics.parsers.message_schema import Field as F
+from kforensics.parsers.message_schema import Message
 
 _TOPIC_ID_PARTITION = (F("Name", "string"), F("Id", "uuid"), F("Partition", "int32"))
 _SEGMENT_ID = (F("TopicIdPartition", "TopicIdPartitionEntry", fields=_TOPIC_ID_PARTITION), F("Id", "uuid"))

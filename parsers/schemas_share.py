@@ -15,7 +15,8 @@ keeps 4.0's layout as an `older` one, read when the bytes do not read as 4.1+'s.
 
 from __future__ import annotations
 
-from kforensics.parsers.message_schema import Field as F, Message
+from kforensics.parsers.message_schema import Field as F
+from kforensics.parsers.message_schema import Message
 
 _KEY_FIELDS = (F("GroupId", "string", "0"), F("TopicId", "uuid", "0"), F("Partition", "int32", "0"))
 _STATE_BATCH = (F("FirstOffset", "int64"), F("LastOffset", "int64"), F("DeliveryState", "int8"),

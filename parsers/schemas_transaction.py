@@ -16,7 +16,8 @@ as an unknown tagged field.
 
 from __future__ import annotations
 
-from kforensics.parsers.message_schema import Field as F, Message
+from kforensics.parsers.message_schema import Field as F
+from kforensics.parsers.message_schema import Message
 
 KEY = Message("TransactionLogKey", None, "0", "none", (F("TransactionalId", "string", "0"),))
 VALUE = Message("TransactionLogValue", None, "0-1", "1+", (

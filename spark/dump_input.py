@@ -75,15 +75,9 @@ def dump_rows(task_df: DataFrame, n_dumps: int, topic_glob: str | None) -> DataF
 
 
 def _batch_row(broker: str, b: Any) -> dict[str, Any]:
-    return {"row_kind": "batch", "broker": broker, "topic": b.topic, "partition": b.partition, "file": b.file,
-            "segment_base_offset": b.segment_base_offset, "position": b.position, "size": b.size, "magic": b.magic,
-            "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count,
-            "partition_leader_epoch": b.partition_leader_epoch, "producer_id": b.producer_id,
-            "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence, "last_sequence": b.last_sequence,
-            "is_transactional": b.is_transactional, "is_control": b.is_control, "control_type": b.control_type,
-            "coordinator_epoch": b.coordinator_epoch, "codec": b.codec, "timestamp_type": b.timestamp_type,
-            "base_timestamp": None, "max_timestamp": b.max_timestamp, "crc": b.crc, "crc_valid": b.crc_valid,
-            "delete_horizon_ms": b.delete_horizon_ms}
+    """A DumpBatch as a batch row: every column by name (null where the text does not hold it)."""
+    return {"row_kind": "batch", "broker": broker, "topic": b.topic, "partition": b.partition,
+            **{name: getattr(b, name) for name, _ in S.BATCH_FIELDS}}
 
 
 def _segment_row(broker: str, s: Any) -> dict[str, Any]:

@@ -1,12 +1,13 @@
 """The scan job: read broker disks, analyse, write Parquet tables, return a small summary.
 
-Also the spark-submit entry point:
+Also the spark-submit entry point (docs/deployment.md; tests/test_spark_submit.py runs it):
 
+    python -m kforensics.spark.jobs --zip kforensics.zip
     spark-submit --master spark://HOST:7077 --py-files kforensics.zip \\
         "$(python -c 'import kforensics.spark.jobs as j; print(j.__file__)')" \\
         broker-1=/data/kafka-1 broker-2=/data/kafka-2 --out /data/kforensics-out
 
-(`python -m kforensics.spark.jobs --zip kforensics.zip` writes that zip.)
+The first command writes the zip (the package without its compiled core) that the driver and the executors import.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib
 import os
 import shutil
 import tempfile
@@ -22,7 +22,9 @@ import threading
 import time
 import uuid
 import zipfile
+import zipimport
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 
 import pyarrow as pa
@@ -35,9 +37,9 @@ from kforensics.inputs import parse_inputs
 from kforensics.parsers.uris import join_uri
 from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.driver_read import read_on_driver, reads_on_driver
-from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import Listing, ReadersParam, import_readers, list_input, read_tables
 from kforensics.spark.runner import analyze
+from kforensics.spark.scan_profile import ScanProfile
 from kforensics.spark.schemas import INPUT_TABLES, WRITTEN_INPUTS, ddl
 from kforensics.spark.session import (
     PYTHON_CLIENT_SETTINGS,
@@ -59,23 +61,45 @@ OUTPUT_TABLES = scan_output.OUTPUT_TABLES
 WRITE_THREADS = 4
 
 
+#: What the zip leaves out: the compiled core's builds and sources (an executor loads an installed kforensics' core, or
+#: runs the pure-Python reader: parsers/core.py) and bytecode.
+NOT_ZIPPED = (".so", ".pyd", ".c", ".pyx", ".pxd", ".h", ".pyc")
+
+
 def package_zip(path: str) -> str:
-    """Zip the kforensics package (CLI, parsers, spark) for executors that do not have it installed."""
+    """Zip the kforensics package for executors (and a spark-submit driver) that do not have it installed: every
+    module of every subpackage and the files read with importlib.resources (spark/sql/*.sql), from wherever the
+    package was imported (a folder, or the zip a spark-submit driver imported it from)."""
+    written: set[str] = set()
+
+    def add(folder: resources.abc.Traversable, arc: str) -> None:
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.is_dir():
+                if entry.name != "__pycache__":
+                    add(entry, f"{arc}/{entry.name}")
+            elif not entry.name.endswith(NOT_ZIPPED) and f"{arc}/{entry.name}" not in written:
+                written.add(f"{arc}/{entry.name}")  # an installed kforensics holds parsers/ and spark/ in its folder
+                zf.writestr(zipfile.ZipInfo(f"{arc}/{entry.name}", date_time=(1980, 1, 1, 0, 0, 0)),
+                            entry.read_bytes(), zipfile.ZIP_DEFLATED)
+
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in ("kforensics", "kforensics.parsers", "kforensics.spark"):
-            module = importlib.import_module(name)
-            folder = os.path.dirname(module.__file__ or "")
-            arc = name.replace(".", "/")
-            for file in sorted(os.listdir(folder)):
-                if file.endswith(".py"):
-                    zf.write(os.path.join(folder, file), f"{arc}/{file}")
+        for name in ("kforensics", "kforensics.parsers", "kforensics.spark"):  # pyproject's package-dir
+            add(resources.files(name), name.replace(".", "/"))
     return path
 
 
+def imported_from_zip() -> bool:
+    """Whether this kforensics was imported from a zip: spark-submit's --py-files, which ships it to the executors."""
+    import kforensics
+
+    return isinstance(getattr(kforensics.__spec__, "loader", None), zipimport.zipimporter)
+
+
 def ship_package(spark: SparkSession) -> str | None:
-    """Send the package to the executors of a cluster (local masters share this interpreter); returns the
-    temporary folder of the zip, which the caller deletes once the scan's jobs are done."""
-    if spark.sparkContext.master.startswith("local"):
+    """Send the package to the executors of a cluster (local masters share this interpreter; a driver started by
+    spark-submit --py-files kforensics.zip has shipped it already); returns the temporary folder of the zip, which the
+    caller deletes once the scan's jobs are done."""
+    if spark.sparkContext.master.startswith("local") or imported_from_zip():
         return None
     folder = tempfile.mkdtemp(prefix="kforensics-zip-")
     try:

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
 from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log_dir
+from kforensics.parsers.record_batch import BATCH_FIELDS
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
 from kforensics.spark.executor_files import FLUSH_ROWS, local_file, unreadable
@@ -73,8 +74,9 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
 
 # --- executors: parsing ------------------------------------------------------------------------
 
-_BATCH_ROW_COLUMNS = [name for name, _ in S.BATCH_FIELDS if name not in ("file", "segment_base_offset", "control_type",
-                                                                          "coordinator_epoch")]
+#: The columns a batch row takes from the reader's RecordBatch by name (the task gives the file, its control record the
+#: control type and coordinator epoch).
+_BATCH_ROW_COLUMNS = [f.name for f in BATCH_FIELDS if f.column and f.source == "header"]
 
 
 def _batch_rows(task: dict[str, Any], items: list[tuple[Any, str | None, int | None]]) -> pa.RecordBatch:
@@ -518,10 +520,7 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 # --- Spark side --------------------------------------------------------------------------------
 
-#: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
-#: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
-DIR_STATE_TABLES = ("batches", "segments", "segment_recovery", "txnindex", "snapshot_entries", "leader_epochs",
-                    "partition_topic_ids")
+DIR_STATE_TABLES = S.DIR_STATE_TABLES
 
 
 def with_dir_state(df: DataFrame, path: str = "file") -> DataFrame:

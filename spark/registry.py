@@ -46,6 +46,7 @@ import json
 import os
 import re
 import threading
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -55,6 +56,7 @@ from typing import Any
 from kforensics import __version__
 from kforensics.parsers.findings import PARSER_KINDS, FindingKind
 from kforensics.paths import cache_dir
+from kforensics.spark.ddl import split_ddl
 
 __all__ = ["APPLIES", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
            "output_models", "python_model", "sql_models"]
@@ -139,15 +141,24 @@ class Model:
 
 # --- SQL models ----------------------------------------------------------------------------------------------------
 
-def _sql_dir() -> str:
-    return str(resources.files("kforensics.spark") / "sql")
+def _sql_dir() -> resources.abc.Traversable:
+    """The models' folder: a directory, or a folder inside the zip a spark-submit driver imports kforensics from."""
+    return resources.files("kforensics.spark") / "sql"
 
 
 @cache
 def _read(path: str) -> str:
     """A model file's text (`path` relative to the repository: spark/sql/NAME.sql)."""
-    with open(os.path.join(_sql_dir(), os.path.basename(path)), encoding="utf-8") as f:
-        return f.read()
+    return (_sql_dir() / os.path.basename(path)).read_text(encoding="utf-8")
+
+
+def _listing(folder: resources.abc.Traversable) -> list[tuple[str, int, int]]:
+    """Each SQL file's name, size and modification time (a zip's members: size and CRC-32 of their bytes)."""
+    if isinstance(folder, os.PathLike):
+        return sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)
+                      if e.name.endswith(".sql"))
+    read = [(e.name, e.read_bytes()) for e in folder.iterdir() if e.name.endswith(".sql")]
+    return sorted((name, len(data), zlib.crc32(data)) for name, data in read)
 
 
 _FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports", "event", "at",
@@ -236,7 +247,7 @@ def _model(entry: Mapping[str, Any]) -> Model:
     spec = header[kind]
     declared = spec.get("columns", ())
     # a list of [name, type, doc], or (a table only other models read) a Spark DDL string "name type, ..."
-    columns = tuple(Column(n, t) for n, t in _split_ddl(declared)) if isinstance(declared, str) \
+    columns = tuple(Column(n, t) for n, t in split_ddl(declared)) if isinstance(declared, str) \
         else tuple(Column(*c) for c in declared)
     return Model(entry["name"], kind, path, doc=" ".join(spec.get("doc", "").split()), output=bool(spec.get("output")),
                  keep=bool(spec.get("keep")), applies=spec.get("applies"), declared=columns, like=spec.get("like"),
@@ -270,9 +281,8 @@ def _entries() -> list[dict[str, Any]]:
     names, sizes and modification times): parsing the headers and the statements (sqlglot) of every file costs a
     command about a second; reading the cache, milliseconds."""
     folder = _sql_dir()
-    files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)
-                   if e.name.endswith(".sql"))
-    key = hashlib.sha256(json.dumps([folder, __version__, files]).encode()).hexdigest()[:24]
+    files = _listing(folder)
+    key = hashlib.sha256(json.dumps([str(folder), __version__, files]).encode()).hexdigest()[:24]
     path = os.path.join(cache_dir(), "models", f"{key}.json")
     with _CACHE_LOCK:
         try:
@@ -318,30 +328,11 @@ def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, 
 
     def register(build: Callable[..., Any]) -> Callable[..., Any]:
         _PYTHON[name] = Model(name, "table", path.replace(os.sep, "/"), doc=doc, keep=keep,
-                              applies=applies, declared=tuple(Column(n, t) for n, t in _split_ddl(columns)),
+                              applies=applies, declared=tuple(Column(n, t) for n, t in split_ddl(columns)),
                               inputs=inputs, params=params, build=build)
         return build
 
     return register
-
-
-def _split_ddl(ddl: str) -> list[tuple[str, str]]:
-    """`name type, ...` (types may hold commas inside <...>) as (name, type) pairs."""
-    out, depth, current = [], 0, ""
-    for ch in ddl:
-        depth += ch == "<"
-        depth -= ch == ">"
-        if ch == "," and depth == 0:
-            out.append(current)
-            current = ""
-        else:
-            current += ch
-    out.append(current)
-    pairs = []
-    for item in (i.strip() for i in out if i.strip()):
-        name, _, kind = item.partition(" ")
-        pairs.append((name.strip("`"), kind.strip()))
-    return pairs
 
 
 @cache
@@ -401,16 +392,15 @@ BUILT_IN_COLUMNS = {
 def columns_of(table: str) -> tuple[Column, ...]:
     """The columns of a table the runner gives: a model's, one the runner builds itself, or an input table's
     (`every_dir_<name>`: with dir_state; else a live dir's, without it)."""
-    from kforensics.spark.read import DIR_STATE_TABLES
-    from kforensics.spark.schemas import INPUT_TABLES, ddl
+    from kforensics.spark.schemas import DIR_STATE_TABLES, INPUT_TABLES, ddl
 
     if table in models():
         return models()[table].columns
     if table in BUILT_IN_COLUMNS:
-        return tuple(Column(n, t) for n, t in _split_ddl(BUILT_IN_COLUMNS[table]))
+        return tuple(Column(n, t) for n, t in split_ddl(BUILT_IN_COLUMNS[table]))
     source = table.removeprefix("every_dir_")
     live_only = source in DIR_STATE_TABLES and not table.startswith("every_dir_")
-    return tuple(Column(n, t) for n, t in _split_ddl(ddl(INPUT_TABLES[source]))
+    return tuple(Column(n, t) for n, t in split_ddl(ddl(INPUT_TABLES[source]))
                  if not (live_only and n == "dir_state"))
 
 

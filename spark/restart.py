@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from kforensics.parsers.restart import PREDICTION_COLUMNS, PartitionState, SegmentState, predict
+from kforensics.spark import output_schemas
 from kforensics.spark import schemas as S
 from kforensics.spark.registry import python_model
 
@@ -25,7 +26,7 @@ _SPANS = ("offsets_discarded", "committed_offsets_discarded")
 
 _ROWS = pa.schema([
     ("row_kind", pa.string()),
-    *[(name, S.OUTPUT_TABLES["restart_prediction"].field(name).type) for name in PREDICTION_COLUMNS
+    *[(name, output_schemas.OUTPUT_TABLES["restart_prediction"].field(name).type) for name in PREDICTION_COLUMNS
       if name not in _SPANS],
     ("discarded_first", pa.int64()), ("discarded_last", pa.int64()), ("committed_first", pa.int64()),
     ("committed_last", pa.int64()),

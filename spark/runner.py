@@ -23,8 +23,8 @@ from kforensics.parsers.findings import FINDING_COLUMNS
 from kforensics.scan_options import ScanOptions
 from kforensics.spark import registry
 from kforensics.spark import schemas as S
-from kforensics.spark.profile import ScanProfile
 from kforensics.spark.read import DIR_STATE_TABLES, InputFacts
+from kforensics.spark.scan_profile import ScanProfile
 from kforensics.spark.session import job_threads
 from kforensics.spark.views import SqlViews, run_named
 

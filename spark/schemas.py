@@ -7,24 +7,19 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from kforensics.parsers import record_batch
 from kforensics.parsers.findings import FINDING_COLUMNS
+from kforensics.spark.ddl import split_ddl
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 PARTITION_KEY = [("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32())]
 
-BATCH_FIELDS = [
-    ("file", pa.string()), ("segment_base_offset", pa.int64()), ("position", pa.int64()), ("size", pa.int32()),
-    ("magic", pa.int32()), ("base_offset", pa.int64()), ("last_offset", pa.int64()), ("count", pa.int32()),
-    ("partition_leader_epoch", pa.int32()), ("producer_id", pa.int64()), ("producer_epoch", pa.int32()),
-    ("base_sequence", pa.int32()), ("last_sequence", pa.int32()), ("is_transactional", pa.bool_()),
-    ("is_control", pa.bool_()), ("control_type", pa.string()), ("coordinator_epoch", pa.int32()),
-    ("codec", pa.string()), ("timestamp_type", pa.string()), ("base_timestamp", pa.int64()),
-    ("max_timestamp", pa.int64()), ("crc", pa.int64()), ("crc_valid", pa.bool_()),
-    # KIP-534: attributes bit 6 set, baseTimestamp holds the delete horizon the log cleaner wrote (null: not set)
-    ("delete_horizon_ms", pa.int64()),
-]
+#: The Arrow type of each kind a batch field declares (parsers/record_batch.py BatchField.kind).
+ARROW_TYPES = {"int64": pa.int64(), "int32": pa.int32(), "bool": pa.bool_(), "string": pa.string()}
+#: The `batches` table's columns: the batch fields declared as columns, in their order (record_batch.BATCH_FIELDS).
+BATCH_FIELDS = [(f.name, ARROW_TYPES[f.kind]) for f in record_batch.BATCH_FIELDS if f.column]
 
 _FINDING_TYPES = {"kind": pa.string(), "severity": pa.string(), "broker": pa.string(), "topic": pa.string(),
                   "partition": pa.int32(), "file": pa.string(), "position": pa.int64(), "offset": pa.int64(),
@@ -316,28 +311,10 @@ def arrow_type(kind: str) -> pa.DataType:
     if lower.startswith("array<") and lower.endswith(">"):
         return pa.list_(arrow_type(kind[6:-1]))
     if lower.startswith("struct<") and lower.endswith(">"):
-        from kforensics.spark.registry import _split_ddl
-
-        return pa.struct([(n.rstrip(":"), arrow_type(t)) for n, t in _split_ddl(kind[7:-1].replace(":", " "))])
+        return pa.struct([(n.rstrip(":"), arrow_type(t)) for n, t in split_ddl(kind[7:-1].replace(":", " "))])
     raise ValueError(f"no Arrow type for {kind!r}")
 
 
-def _model_schema(name: str) -> pa.Schema:
-    from kforensics.spark.registry import sql_models
-
-    return _schema([(c.name, arrow_type(c.type)) for c in sql_models()[name].columns])
-
-
-def _output_tables() -> dict[str, pa.Schema]:
-    from kforensics.spark.registry import output_models
-
-    return {m.name: _model_schema(m.name) for m in output_models()}
-
-
-#: The facts tables of the analysis (the models declared `output`, spark/sql/), column for column as their headers
-#: declare them (a test holds each model to its declaration): a table whose input cannot have rows is written from
-#: here without planning its statement.
-OUTPUT_TABLES: dict[str, pa.Schema] = _output_tables()
 
 
 def frame(spark: SparkSession, schema: pa.Schema, rows: list[dict]) -> DataFrame:
@@ -360,3 +337,9 @@ def ddl(schema: pa.Schema) -> str:
 
 def columns(fields: list[tuple[str, pa.DataType]]) -> list[str]:
     return [name for name, _ in fields]
+
+
+#: Input tables with a row per file of a partition dir: they carry `dir_state`, and the analyses read only their
+#: live rows (a -delete, -future or -stray dir is never taken for the partition's log or for a replica of it).
+DIR_STATE_TABLES = ("batches", "segments", "segment_recovery", "txnindex", "snapshot_entries", "leader_epochs",
+                    "partition_topic_ids")

@@ -1,4 +1,4 @@
-"""SQL text over DataFrames: `run_sql`, with the tables a scan's statements share registered as temp views once.
+"""SQL text over DataFrames: `run_named`, with the tables a scan's statements share registered as temp views once.
 
 PySpark's `spark.sql(text, name=df)` registers a temp view for every DataFrame it is given and drops it after the
 statement, and registering a view is a command Spark analyses and plans of its own (docs/benchmarks/spark-settings.md).
@@ -23,7 +23,7 @@ def _view_name() -> str:
 
 
 class SqlViews:
-    """The temp views of one scan's shared tables (`share`): each registered on first use by `run_sql`, all dropped
+    """The temp views of one scan's shared tables (`share`): each registered on first use by `run_named`, all dropped
     by `drop`."""
 
     def __init__(self, spark: SparkSession) -> None:
@@ -65,19 +65,6 @@ def _named(tables: Mapping[str, DataFrame]) -> tuple[dict[str, str], list[str]]:
             df.createOrReplaceTempView(names[key])
             temporary.append(names[key])
     return names, temporary
-
-
-def run_sql(text: str, args: Mapping[str, object] | None = None, **tables: DataFrame) -> DataFrame:
-    """`text` run as one statement, its `{name}` placeholders naming `tables` (braces of its own doubled, as
-    `str.format` reads them) and its `:name` parameters bound from `args` by Spark. A shared table is named by its
-    scan's view; any other is registered for this statement only, as `spark.sql(text, **tables)` does."""
-    spark = next(iter(tables.values())).sparkSession
-    names, temporary = _named(tables)
-    try:
-        return spark.sql(text.format(**names), args=dict(args)) if args else spark.sql(text.format(**names))
-    finally:
-        for name in temporary:
-            spark.catalog.dropTempView(name)
 
 
 def with_views(text: str, inputs: Sequence[str], names: Mapping[str, str]) -> str:

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from conftest import SAMPLE_LOGS
 from unit_frames import run_check, with_timeouts
 
-from kforensics.parsers.findings import KINDS
+from kforensics.kinds import KINDS
 
 EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
 TXNS = ("broker string, topic string, partition int, producer_id long, producer_epoch int, first_offset long, "
@@ -23,7 +23,8 @@ MIN = 60_000
 def _blocked(spark, txns: list[tuple], ends: list[tuple], batches: list[tuple], timeout: int = 15 * MIN) -> list:
     found = run_check("cleaner_blocked", {"txn_timeout_ms": timeout},
                       timed_transactions=with_timeouts(spark.createDataFrame(txns, TXNS)),
-                      partition_ends=spark.createDataFrame(ends, ENDS), batches=spark.createDataFrame(batches, BATCHES))
+                      partition_ends=spark.createDataFrame(ends, ENDS),
+                      log_batches=spark.createDataFrame(batches, BATCHES))
     return sorted((r["topic"], r["offset"], r["producer_id"], json.loads(r["details"])) for r in found.collect())
 
 

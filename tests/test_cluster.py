@@ -141,19 +141,19 @@ def test_transactions_carry_the_transactional_id(full_scan: Path) -> None:
 def test_unknown_producer_severity_follows_coverage(spark, full_scan: Path) -> None:
     from pyspark.sql import functions as F
 
-    from kforensics.spark import coordinator
-
     cluster = F.lit("kforensics-sample-cluster").alias("cluster_id")
     txns = spark.read.parquet(str(full_scan / "transactions")).select("*", cluster)
-    known = coordinator.transactional_ids(spark.read.parquet(str(full_scan / "coordinator_records")).select("*", cluster))
+    from unit_frames import run_check, run_model
+
+    # every record of the input, not only the longest replicas' (coordinator_log): the model over them
+    known = run_model("transactional_ids", coordinator_log=spark.read.parquet(str(full_scan / "coordinator_records"))
+                      .select("*", cluster))
     # the __transaction_state partition dirs in the input (broker-1's -0, broker-2's -1)
     dirs = spark.createDataFrame([("broker-1", "__transaction_state", 0, "p", "live"),
                                   ("broker-2", "__transaction_state", 1, "p", "live")],
                                  "broker string, topic string, partition int, path string, dir_state string")
     brokers = spark.createDataFrame([(b, "kforensics-sample-cluster", n) for n, b in enumerate(("broker-1", "broker-2"))],
                                     "broker string, cluster_id string, node_id int")
-    from unit_frames import run_check
-
     def unknown(dirs, partitions: int):
         return run_check("unknown_producer", {"transaction_state_partitions": partitions}, timed_transactions=txns,
                          transactional_ids=known, partition_dirs=dirs, brokers=brokers)

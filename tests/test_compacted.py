@@ -78,7 +78,7 @@ def test_kafka_python_reads_the_cleaned_log_as_expected() -> None:
 def test_the_scan_finds_the_dirty_tails_problems_and_nothing_else(compacted_scan: Path) -> None:
     found = sorted((f["topic"], f["kind"], f["severity"], Path(f["file"]).name, f["position"], f["offset"],
                     f["producer_id"], f["producer_epoch"]) for f in _table(compacted_scan, "findings"))
-    from kforensics.parsers.findings import severity_of
+    from kforensics.kinds import severity_of
 
     planted = sorted((facts["topic"], a["kind"], severity_of(a["kind"]), a["file"], a["position"], a["offset"],
                       a["producer_id"], a["producer_epoch"]) for facts in PARTITIONS.values()

@@ -169,6 +169,7 @@ def test_the_parquet_tables_page_names_every_declared_column() -> None:
     its schema declares (the parse pass's in spark/schemas.py, a facts table's in its model file), type and meaning:
     generated, so a new column is documented where it is declared or test_sql_files fails."""
     from kforensics.scan_output import OUTPUT_TABLES
+    from kforensics.spark import output_schemas
     from kforensics.spark import schemas as S
 
     text = (REPO / "docs" / "output.md").read_text(encoding="utf-8")
@@ -176,7 +177,7 @@ def test_the_parquet_tables_page_names_every_declared_column() -> None:
     tables = re.findall(r"^### `([a-z_]+)`$", section, re.M)
     assert tables == list(OUTPUT_TABLES)
     declared = {**{name: S.INPUT_TABLES[source].names for name, (source, _, _) in S.WRITTEN_INPUTS.items()},
-                **{name: s.names for name, s in S.OUTPUT_TABLES.items()}, "findings": S.FINDINGS.names}
+                **{name: s.names for name, s in output_schemas.OUTPUT_TABLES.items()}, "findings": S.FINDINGS.names}
     for table, body in zip(tables, re.split(r"^### `[a-z_]+`$", section, flags=re.M)[1:], strict=True):
         rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", body, re.M)
         assert [name for name, _ in rows] == list(declared[table]), table

@@ -23,7 +23,8 @@ def _assert_same_tables(spark, inputs: list[tuple[str, str]], headers_only: bool
     listing = list_input(inputs)
     ours = read_on_driver(listing, headers_only=headers_only)
     theirs, _ = read_tables(spark, inputs, headers_only=headers_only, listing=listing)
-    assert set(ours) == set(theirs) == set(S.INPUT_TABLES)
+    # dump_text_inputs is the listing's, built by the runner (spark/runner.py), not parsed from files
+    assert set(ours) == set(theirs) == set(S.INPUT_TABLES) - {"dump_text_inputs"}
     for name, table in ours.items():
         assert table.schema == S.INPUT_TABLES[name], name
         assert _canonical(table.to_pylist()) == _canonical(theirs[name].toArrow().to_pylist()), name
@@ -59,7 +60,9 @@ def test_the_driver_parses_real_broker_log_dirs_as_the_executors_do(spark, log_d
     if log_dir is None:
         pytest.skip(f"real broker files not present: {REALDATA} (they live in the project's shared/ folder)")
     tables = _assert_same_tables(spark, [("real", str(log_dir))], headers_only=False)
-    assert tables["batches"].num_rows > 0
+    # some copies hold a log dir's metadata and checkpoints but no segment bytes (ogs59-kraft37-3node's brokers)
+    holds_records = any(f.stat().st_size > 0 for f in log_dir.rglob("*.log"))
+    assert (tables["batches"].num_rows > 0) == holds_records
 
 
 def test_only_a_small_input_of_local_files_on_embedded_spark_is_read_by_the_driver(monkeypatch) -> None:

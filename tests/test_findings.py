@@ -82,5 +82,5 @@ def test_every_kind_says_how_it_reads_a_compacted_log() -> None:
     for kind in KINDS.values():
         assert kind.compacted and not kind.compacted.endswith("."), kind.name
     sections = documented_kinds()
-    for name, kind in KINDS.items():
+    for name in KINDS:
         assert "**On a compacted log**" in sections[name][1], name

@@ -167,17 +167,17 @@ def test_locate_does_not_import_pyspark(sample_logs: Path) -> None:
 
 def test_spark_column_matches_the_library(spark) -> None:
 
-    from kforensics.spark.coordinator_partition import java_string_hash as hash_col
-    from kforensics.spark.coordinator_partition import with_expected_coordinator_partition
+    from unit_frames import run_model
 
     strings = [*SAMPLES, brute_force_min_value()]
-    df = spark.createDataFrame([(s,) for s in strings] + [(None,)], "transactional_id string")
-    rows = (with_expected_coordinator_partition(df, 50)
-            .select("transactional_id", hash_col("transactional_id").alias("h"),
-                    "expected_coordinator_partition").collect())
-    got = {r["transactional_id"]: (r["h"], r["expected_coordinator_partition"]) for r in rows}
-    assert got.pop(None) == (None, None)
-    assert got == {s: (java_string_hash(s), f"__transaction_state-{partition_for(s, 50)}") for s in strings}
+    log = spark.createDataFrame([(s,) for s in strings] + [(None,)], "transactional_id string")
+    # the model's hash is a step of its statement: with 2^31 - 1 partitions the partition is abs(hash) itself (but
+    # for abs(hash) = 2^31 - 1), so the two counts hold the hash and the partition rule to the library's
+    for partitions in (50, 2**31 - 1):
+        rows = run_model("transactional_id_partitions", {"transaction_state_partitions": partitions},
+                         coordinator_log=log).collect()
+        got = {r["transactional_id"]: r["expected_coordinator_partition"] for r in rows}
+        assert got == {s: f"__transaction_state-{partition_for(s, partitions)}" for s in strings}  # no row for null
 
 
 def test_scan_names_the_expected_coordinator_partition(full_scan: Path) -> None:

@@ -277,9 +277,10 @@ def test_a_diverging_future_copy_is_reported(spark, tmp_path: Path, layout: str)
 
 def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
     from kforensics.scan_options import ScanOptions
+    from kforensics.spark import output_schemas
     from kforensics.spark import schemas as S
-    from kforensics.spark.analysis import analyze
     from kforensics.spark.read import InputFacts, empty_tables
+    from kforensics.spark.runner import analyze
 
     tables = empty_tables(spark)
     assert {n: [f.name for f in df.schema] for n, df in tables.items()} == {
@@ -289,7 +290,7 @@ def test_every_analysis_takes_empty_inputs_with_their_schema(spark) -> None:
     outputs = analyze(tables, ScanOptions(resend_min_records=3, resend_tail=100, resend_window_ms=0),
                       facts=every_check)
     declared = {name: [(f.name, f.dataType.simpleString()) for f in S.frame(spark, schema, []).schema]
-                for name, schema in S.OUTPUT_TABLES.items()}
+                for name, schema in output_schemas.OUTPUT_TABLES.items()}
     assert set(declared) == set(outputs) - {"findings"}
     for name, build in outputs.items():
         df = build()

@@ -14,9 +14,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kforensics.parsers import core
-from kforensics.parsers.codecs import CODEC_NAMES
 from kforensics.parsers.crc import crc32c, crc32c_crcmod
 from kforensics.parsers.findings import Finding
+from kforensics.parsers.kafka_codecs import CODEC_NAMES
 from kforensics.parsers.record_batch import Record, RecordBatch, open_log, open_log_bytes
 
 REAL_LOGS = (realdata_files("*.log") + realdata_files("*.checkpoint") + realdata_files("*.recordset.bin"))
@@ -327,7 +327,7 @@ def test_lz4_frame_with_the_pre_kafka_3160_header_checksum_decompresses(size: in
     import lz4.frame
     import xxhash
 
-    from kforensics.parsers.codecs import CodecError, decompress
+    from kforensics.parsers.kafka_codecs import CodecError, decompress
 
     payload = os.urandom(size // 2) * 2
     frame = bytearray(lz4.frame.compress(payload))

@@ -7,9 +7,9 @@ from pathlib import Path
 from conftest import SAMPLE_LOGS
 
 from kforensics.scan_output import OUTPUT_TABLES, read_manifest
-from kforensics.spark.analysis import CHECKS, TABLES
+from kforensics.spark import registry
 from kforensics.spark.jobs import READ_BACK
-from kforensics.spark.profile import CALL_SITE_LONG, CALL_SITE_SHORT, ScanProfile
+from kforensics.spark.scan_profile import CALL_SITE_LONG, CALL_SITE_SHORT, ScanProfile
 
 
 def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan: Path) -> None:
@@ -20,9 +20,9 @@ def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan
     assert "listing" in steps
     assert set(OUTPUT_TABLES) <= set(steps)  # each table's write is a step of its own
     checks = {name.removeprefix("check ") for name in steps if name.startswith("check ")}
-    assert checks <= {check.name for check in CHECKS}
+    assert checks <= {check.family for check in registry.check_models()}
     # the checks every scan plans, whatever the listing found
-    assert {"log", "transactions", "txnindex", "restart"} <= checks
+    assert {"log", "transactions", "txnindex_markers", "restart"} <= checks
     for step in profile["steps"]:
         assert step["seconds"] >= 0 and step["jobs"] >= 0 and step["tasks"] >= step["stages"] >= 0
     # in the order they started, each within the scan
@@ -33,7 +33,7 @@ def test_the_manifest_profiles_the_listing_every_table_and_every_check(full_scan
     assert "parse pass" in steps
     assert {steps[name]["jobs"] for name in ("parse pass", *READ_BACK)} == {0}
     assert steps["findings"]["jobs"] >= 1 and steps["findings"]["stages"] >= 1
-    assert profile["jobs"] >= len(TABLES) + 1
+    assert profile["jobs"] >= len(registry.output_models()) + 1
 
 
 def test_a_large_input_is_parsed_by_spark_jobs_each_in_its_step(spark, tmp_path: Path, monkeypatch) -> None:

@@ -1,11 +1,14 @@
-"""Sequence-gap rules on small inline batch tables: one real gap, and silence on every legal case."""
+"""The producer models and checks on small inline batch tables (spark/sql/data_batches.sql, producers.sql, the log
+checks, producer_spans.sql, resend_candidates.sql, resend_batches.sql, resend_runs.sql and the python model resends):
+one real sequence gap and silence on every legal case, zombie epochs, duplicates, the producers table and
+re-sends."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import run_check
+from unit_frames import run_check, run_model, scan_of
 
 from kforensics.spark import producers
 from kforensics.spark.schemas import BATCH_FIELDS, PARTITION_KEY, RECORD_FIELDS, _schema, ddl
@@ -32,8 +35,7 @@ def _batch(base_offset: int, count: int, base_sequence: int, *, epoch: int = 0, 
 
 def _gaps(spark, rows: list[dict]) -> list:
     batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
-    data = producers.data_batches(batches.transform(producers.with_leader_epoch_change))
-    found = run_check("sequence_gap", data=data)
+    found = run_check("sequence_gap", batches=batches)  # over data_batches, built from log_batches
     return found.select("kind", "offset", "details").collect()
 
 
@@ -77,7 +79,7 @@ def test_duplicate_sequences_reported_once_at_the_second_copy(spark):
     rows = [_batch(0, 2, 0), _batch(2, 2, 2), _batch(4, 2, 2), _batch(6, 2, 2),  # 2-3 written three times
             _batch(8, 2, 0, epoch=1),                                           # a new epoch starts at 0 again
             _batch(10, 2, 2, pid=8)]                                            # another producer's 2-3
-    found = run_check("duplicate_sequence", data=_frame(spark, rows)).select(
+    found = run_check("duplicate_sequence", data_batches=_frame(spark, rows)).select(
         "kind", "severity", "offset", "position", "producer_id", "producer_epoch",
         F.get_json_object("details", "$.sequence_range").alias("sequence_range"),
         F.get_json_object("details", "$.offsets").alias("offsets"))
@@ -101,7 +103,7 @@ def test_producers_table(spark):
     ], "broker string, topic string, partition int, producer_id bigint, producer_epoch int, first_offset bigint, "
        "last_offset bigint, first_sequence int, last_sequence int, batch_count bigint, record_count bigint, "
        "first_timestamp bigint, last_timestamp bigint, is_transactional boolean")
-    assertDataFrameEqual(producers.producers_table(_frame(spark, rows)), expected)
+    assertDataFrameEqual(run_model("producers", data_batches=_frame(spark, rows)), expected)
 
 
 RECORD_DDL = ddl(_schema([*PARTITION_KEY, *RECORD_FIELDS]))
@@ -118,15 +120,15 @@ RESEND_DETAILS = ("producer_ids", "matches", "original_offsets", "resent_offsets
 def _resends(spark, rows: list[tuple], *, min_records: int = 3, tail: int = 10_000,
              window_ms: int = 15 * 60_000) -> list[tuple]:
     """The content_duplicate findings of `rows`, each record its own batch: candidates from the batch headers,
-    then the records of the batches resend_batches selects (as the scan's executors would decode them)."""
+    then the records of the batches resend_batches selects (as the scan's executors would decode them: here the
+    inline records of those batches, given as resend_records)."""
+    params = {"resend_window_ms": window_ms, "resend_tail": tail, "resend_min_records": min_records}
     records = spark.createDataFrame(rows, RECORD_DDL)
     batches = spark.createDataFrame([_one_record_batch(r) for r in rows], BATCH_DDL)
-    pairs = producers.resend_candidates(producers.producer_spans(batches), window_ms=window_ms)
-    selected = producers.resend_batches(batches, pairs, tail=tail)
+    selected = scan_of(params, resend_data=batches).table("resend_batches")
     read = records.join(selected.select("broker", "topic", "partition", (F.col("position") / 100).cast("long")
                                         .alias("offset")), ["broker", "topic", "partition", "offset"], "left_semi")
-    found = run_check("content_duplicate", resends=producers.resends(read, pairs, min_records=min_records,
-                                                                    tail=tail)).select(
+    found = run_check("content_duplicate", params, resend_data=batches, resend_records=read).select(
         "kind", "severity", "partition", "file", "offset", "producer_id",
         *[F.get_json_object("details", f"$.{k}").alias(k) for k in RESEND_DETAILS])
     return sorted(tuple(r) for r in found.collect())
@@ -149,11 +151,11 @@ def test_resend_batches_are_the_heads_and_tails_only(spark):
     for r in rows:
         r.update(timestamp_type="CreateTime", base_timestamp=r["base_offset"], max_timestamp=r["last_offset"])
     batches = spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], BATCH_DDL)
-    spans = producers.producer_spans(batches)
-    pairs = producers.resend_candidates(spans, window_ms=0)
+    scan = scan_of({"resend_window_ms": 0}, resend_data=batches)
+    spans, pairs = scan.table("producer_spans"), scan.table("resend_candidates")
     assert sorted((r.pid_a, r.pid_b) for r in pairs.collect()) == [(1, 2), (1, 3), (2, 3)]
     only_1_2 = pairs.filter("pid_a = 1 and pid_b = 2")
-    selected = producers.resend_batches(batches, only_1_2, tail=15)
+    selected = run_model("resend_batches", {"resend_tail": 15}, resend_data=batches, resend_candidates=only_1_2)
     assert sorted(r.position // 100 for r in selected.collect()) == [80, 90, 100, 110]
     assert {(r.producer_id, r.first_offset, r.last_offset, r.first_ts, r.last_ts, r.record_count)
             for r in spans.collect()} == {(1, 0, 99, 0, 99, 100), (2, 100, 199, 100, 199, 100),
@@ -220,9 +222,9 @@ def test_coordinator_written_batches_have_no_sequence_rules(spark):
                {**_batch(4, 2, 5)}]
     for row in commits:
         row["topic"] = "__consumer_offsets"
-    data = producers.data_batches(_frame(spark, commits).transform(producers.with_leader_epoch_change))
-    assert run_check("duplicate_sequence", data=data).count() == 0 and run_check("sequence_gap", data=data).count() == 0
-    as_data = producers.data_batches(_frame(spark, [{**r, "topic": "t"} for r in commits])
-                                     .transform(producers.with_leader_epoch_change))
-    assert run_check("duplicate_sequence", data=as_data).count() == 1
-    assert run_check("sequence_gap", data=as_data).count() == 1
+    data = run_model("data_batches", batches=_frame(spark, commits))
+    assert run_check("duplicate_sequence", data_batches=data).count() == 0
+    assert run_check("sequence_gap", data_batches=data).count() == 0
+    as_data = run_model("data_batches", batches=_frame(spark, [{**r, "topic": "t"} for r in commits]))
+    assert run_check("duplicate_sequence", data_batches=as_data).count() == 1
+    assert run_check("sequence_gap", data_batches=as_data).count() == 1

@@ -1,4 +1,6 @@
-"""spark/remote_storage.py transforms on small inline DataFrames (the sample scan is in test_scan.py)."""
+"""The tiered-storage models (spark/sql/remote_segments.sql, remote_partition_deletes.sql, finished_copies.sql,
+local_logs.sql, epoch_ranges.sql, range_pairs.sql and the remote checks) on small inline DataFrames of
+`__remote_log_metadata` events (the sample scan is in test_scan.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,7 @@ import json
 
 import pytest
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import run_check
-
-from kforensics.spark import remote_storage as R
+from unit_frames import run_check, run_model
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
@@ -28,27 +28,42 @@ def _event(offset: int, record_type: str, seg: str, state: str, at: int, start=N
             1, at, broker_leader_epoch, None, None, None, None)
 
 
-def _segments(spark, *specs) -> object:
-    """(segment id, start, end, epochs, [(state, at), ...]) -> the remote_segments table, via the events."""
+def _events(spark, *specs) -> object:
+    """(segment id, start, end, epochs, [(state, at), ...]) -> the remote_log_events of those segments."""
     rows, offset = [], 0
     for seg, start, end, epochs, events in specs:
         for i, (state, at) in enumerate(events):
             rows.append(_event(offset, "segment" if i == 0 else "segment_update", seg, state, at,
                                *((start, end, epochs) if i == 0 else ())))
             offset += 1
-    return R.remote_segments_table(spark.createDataFrame(rows, EVENTS))
+    return spark.createDataFrame(rows, EVENTS)
+
+
+def _segments(spark, *specs) -> object:
+    """(segment id, start, end, epochs, [(state, at), ...]) -> the remote_segments table, via the events."""
+    return run_model("remote_segments", remote_log_events=_events(spark, *specs))
 
 
 def _brokers(spark):
     return spark.createDataFrame([("b1", "c")], "broker string, cluster_id string")
 
 
-def _local(spark, start: int, topic_id: str = "T1"):
-    segments = spark.createDataFrame([("b1", "t", 0, start, start), ("b1", "t", 0, start + 50, start + 50)],
+def _tiered(spark, events, local_start: int, topic_id: str = "T1", epochs=None) -> dict:
+    """The input tables of a scan of these metadata events and a local log of t-0 on b1 from `local_start` (two
+    segments; its partition.metadata names `topic_id`), with its leader-epoch-checkpoint `epochs`."""
+    segments = spark.createDataFrame([("b1", "t", 0, local_start, local_start),
+                                      ("b1", "t", 0, local_start + 50, local_start + 50)],
                                      "broker string, topic string, partition int, base_offset bigint, "
                                      "first_batch_base_offset bigint")
     ids = spark.createDataFrame([("b1", "t", 0, topic_id)], "broker string, topic string, partition int, topic_id string")
-    return R.local_logs(segments, ids, _brokers(spark))
+    tables = {"remote_log_events": events, "brokers": _brokers(spark), "segments": segments,
+              "partition_topic_ids": ids}
+    return {**tables, "leader_epochs": epochs} if epochs is not None else tables
+
+
+def _mismatches(found, against: str):
+    """remote_leader_epoch_mismatch findings judged `against` the leader-epoch-checkpoint or the remote segments."""
+    return found.where(f"get_json_object(details, '$.against') = '{against}'")
 
 
 def _details(df) -> list[dict]:
@@ -66,22 +81,22 @@ def test_events_fold_into_one_row_per_segment_with_its_final_state(spark) -> Non
         "file string, position bigint")
     assertDataFrameEqual(table, expected)
     deletes = spark.createDataFrame([_event(0, "partition_delete", None, "DELETE_PARTITION_MARKED", 5)], EVENTS)
-    assert [r["state"] for r in R.remote_partition_deletes_table(deletes).collect()] == ["DELETE_PARTITION_MARKED"]
+    assert [r["state"] for r in run_model("remote_partition_deletes", remote_log_events=deletes).collect()] == [
+        "DELETE_PARTITION_MARKED"]
     # a RemoteLogSegmentMetadataRecord v1 names the leader epoch it was copied under: that, not the entries' highest
     v1 = spark.createDataFrame([_event(0, "segment", "s1", "COPY_SEGMENT_STARTED", 10, 0, 99, "0@0, 1@60",
                                        broker_leader_epoch=7),
                                 _event(1, "segment_update", "s1", "COPY_SEGMENT_FINISHED", 20, broker_leader_epoch=8)],
                                EVENTS)
-    assert [r["broker_leader_epoch"] for r in R.remote_segments_table(v1).collect()] == [7]
+    assert [r["broker_leader_epoch"] for r in run_model("remote_segments", remote_log_events=v1).collect()] == [7]
 
 
 def test_gap_and_stuck_copy_found_and_a_sound_tiered_partition_is_silent(spark) -> None:
     done = [("COPY_SEGMENT_STARTED", 0), ("COPY_SEGMENT_FINISHED", 1)]
-    broken = _segments(spark, ("s1", 0, 99, "0@0", done), ("s2", 100, 149, "0@100", [("COPY_SEGMENT_STARTED", 10)]),
-                       ("s3", 150, 199, "0@150", done), ("s4", 260, 299, "0@260", [("COPY_SEGMENT_STARTED", 5_000),
-                                                                                   ("COPY_SEGMENT_FINISHED", 7_200_000)]))
-    finished = R.finished_copies(broken, _brokers(spark))
-    gaps = run_check("remote_log_gap", finished_copies=finished, local_logs=_local(spark, 320))
+    broken = _events(spark, ("s1", 0, 99, "0@0", done), ("s2", 100, 149, "0@100", [("COPY_SEGMENT_STARTED", 10)]),
+                     ("s3", 150, 199, "0@150", done), ("s4", 260, 299, "0@260", [("COPY_SEGMENT_STARTED", 5_000),
+                                                                                 ("COPY_SEGMENT_FINISHED", 7_200_000)]))
+    gaps = run_check("remote_log_gap", **_tiered(spark, broken, 320))
     assert _details(gaps) == [
         {"local_log_start_offset": 320, "missing_offsets": [100, 149], "remote_end_offset": 99, "topic_id": "T1"},
         {"local_log_start_offset": 320, "missing_offsets": [200, 259], "remote_end_offset": 199, "topic_id": "T1"},
@@ -89,50 +104,47 @@ def test_gap_and_stuck_copy_found_and_a_sound_tiered_partition_is_silent(spark) 
     assert sorted((r["broker"], r["offset"], r["kind"]) for r in gaps.collect()) == [
         ("b1", 100, "remote_log_gap"), ("b1", 200, "remote_log_gap"), ("b1", 300, "remote_log_gap")]
     # another topic with the same name (recreated: another topic id) is not this partition's history
-    assert run_check("remote_log_gap", finished_copies=finished,
-                     local_logs=_local(spark, 320, topic_id="T2")).count() == 0
-    stuck = run_check("remote_segment_stuck", {"remote_stuck_after_ms": 3_600_000}, remote_segments=broken)
+    assert run_check("remote_log_gap", **_tiered(spark, broken, 320, topic_id="T2")).count() == 0
+    stuck = run_check("remote_segment_stuck", {"remote_stuck_after_ms": 3_600_000}, remote_log_events=broken)
     assert [(d["remote_segment_id"], d["stuck_ms"]) for d in _details(stuck)] == [("s2", 7_200_000 - 10)]
-    assert run_check("remote_segment_stuck", {"remote_stuck_after_ms": 8_000_000}, remote_segments=broken).count() == 0
+    assert run_check("remote_segment_stuck", {"remote_stuck_after_ms": 8_000_000},
+                     remote_log_events=broken).count() == 0
 
     # Sound: contiguous finished copies up to a local log that overlaps them, a segment being deleted just now.
-    sound = _segments(spark, ("s1", 0, 99, "0@0", [*done, ("DELETE_SEGMENT_STARTED", 7_200_000)]),
-                      ("s2", 100, 199, "0@100", done), ("s3", 200, 299, "0@200, 1@250", done))
-    finished = R.finished_copies(sound, _brokers(spark))
-    assert run_check("remote_log_gap", finished_copies=finished, local_logs=_local(spark, 250)).count() == 0
-    assert run_check("remote_segment_stuck", {"remote_stuck_after_ms": 3_600_000}, remote_segments=sound).count() == 0
+    sound = _events(spark, ("s1", 0, 99, "0@0", [*done, ("DELETE_SEGMENT_STARTED", 7_200_000)]),
+                    ("s2", 100, 199, "0@100", done), ("s3", 200, 299, "0@200, 1@250", done))
     epochs = spark.createDataFrame([("b1", "t", 0, "lec", 1, 250)],
                                    "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
-    ranges = R.epoch_ranges(finished)
-    assert run_check("remote_leader_epoch_mismatch_checkpoint", epoch_ranges=ranges, local_logs=_local(spark, 250),
-                     leader_epochs=epochs).count() == 0
-    assert run_check("remote_leader_epoch_mismatch_chain", range_pairs=R.range_pairs(ranges)).count() == 0
-    assert run_check("remote_overlap", range_pairs=R.range_pairs(ranges)).count() == 0
+    tables = _tiered(spark, sound, 250, epochs=epochs)
+    assert run_check("remote_log_gap", **tables).count() == 0
+    assert run_check("remote_segment_stuck", {"remote_stuck_after_ms": 3_600_000}, **tables).count() == 0
+    # against the leader-epoch-checkpoint and along the remote segments
+    assert run_check("remote_leader_epoch_mismatch", **tables).count() == 0
+    assert run_check("remote_overlap", **tables).count() == 0
 
 
 def test_leader_epoch_mismatches_and_overlaps(spark) -> None:
     done = [("COPY_SEGMENT_STARTED", 0), ("COPY_SEGMENT_FINISHED", 1)]
     later = [("COPY_SEGMENT_STARTED", 50), ("COPY_SEGMENT_FINISHED", 51)]
-    segments = _segments(spark, ("a", 0, 99, "0@0, 2@50", done), ("b", 100, 199, "1@100", done),
-                         ("c", 150, 199, "1@150, 3@180", later), ("d", 200, 299, "3@200", done))
-    finished = R.finished_copies(segments, _brokers(spark))
-    ranges = R.epoch_ranges(finished)
-    pairs = R.range_pairs(ranges)
+    events = _events(spark, ("a", 0, 99, "0@0, 2@50", done), ("b", 100, 199, "1@100", done),
+                     ("c", 150, 199, "1@150, 3@180", later), ("d", 200, 299, "3@200", done))
+    # the local checkpoint starts at 250 (truncated at the local log start) and says epoch 4 from 280
+    epochs = spark.createDataFrame([("b1", "t", 0, "lec", 3, 250), ("b1", "t", 0, "lec", 4, 280)],
+                                   "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
+    tables = _tiered(spark, events, 250, epochs=epochs)
+    mismatches = run_check("remote_leader_epoch_mismatch", **tables)
     # b says epoch 1 at 100 though a already holds epoch 2 at 50-99; c (inside b's offsets) says the same
-    chain = run_check("remote_leader_epoch_mismatch_chain", range_pairs=pairs)
+    chain = _mismatches(mismatches, "remote segments")
     assert [(d["remote_segment_id"], d["remote_epoch"], d["expected_epoch"], d["other_remote_segment_id"],
              d["against"]) for d in _details(chain)] == [("b", 1, 2, "a", "remote segments"),
                                                         ("c", 1, 2, "a", "remote segments")]
     assert sorted(r["offset"] for r in chain.collect()) == [100, 150]
     # b and c both hold 150-199; c says 180-199 are epoch 3, b says epoch 1: reported once, on c (copied later)
-    overlaps = run_check("remote_overlap", range_pairs=pairs)
+    overlaps = run_check("remote_overlap", **tables)
     assert [(d["remote_segment_id"], d["other_remote_segment_id"], d["overlap"]) for d in _details(overlaps)] == [
         ("c", "b", [150, 199])]
     assert overlaps.first()["offset"] == 150 and overlaps.first()["severity"] == "warning"
-    # the local checkpoint starts at 250 (truncated at the local log start) and says epoch 4 from 280
-    epochs = spark.createDataFrame([("b1", "t", 0, "lec", 3, 250), ("b1", "t", 0, "lec", 4, 280)],
-                                   "broker string, topic string, partition int, file string, epoch int, start_offset bigint")
-    vs_checkpoint = run_check("remote_leader_epoch_mismatch_checkpoint", epoch_ranges=ranges,
-                              local_logs=_local(spark, 250), leader_epochs=epochs)
+    vs_checkpoint = _mismatches(mismatches, "leader-epoch-checkpoint")
+    assert mismatches.count() == 3  # the two along the remote segments and the one against the checkpoint
     assert [(r["offset"], json.loads(r["details"])["remote_epoch"], json.loads(r["details"])["expected_epoch"])
             for r in vs_checkpoint.collect()] == [(280, 3, 4)]

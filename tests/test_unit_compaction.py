@@ -13,10 +13,20 @@ from __future__ import annotations
 import pytest
 import unit_frames as frames
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batch, batches, expected_findings, findings_view, frame, marker, run_check, txn_data
+from unit_frames import (
+    batch,
+    batches,
+    expected_findings,
+    findings_view,
+    frame,
+    marker,
+    run_check,
+    run_model,
+    scan_of,
+    txn_data,
+)
 
 from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
-from kforensics.spark import producers, replicas, transactions
 from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY, SNAPSHOT_FIELDS, TXNINDEX_FIELDS
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
@@ -52,9 +62,8 @@ def test_sequence_holes_below_the_cleaner_offset_are_counted_not_gaps(spark):
         _idem(24, 2, 30),                                          # the dirty tail: a genuine gap
         _idem(0, 2, 0, partition=1), _idem(5, 2, 5, partition=1),  # no cleaner checkpoint: a gap
     ]
-    data = producers.data_batches(producers.with_leader_epoch_change(batches(spark, rows),
-                                                                     _checkpoints(spark, p0=20)))
-    found = run_check("sequence_holes", data=data)
+    data = run_model("data_batches", batches=batches(spark, rows), partition_checkpoints=_checkpoints(spark, p0=20))
+    found = run_check("sequence_holes", data_batches=data)
     details = ("gap_size", "cleaner_offset", "holes", "sequence_numbers", "producer_epochs")
     assertDataFrameEqual(findings_view(found, *details), expected_findings(spark, [
         ("sequence_gap", "error", "b1", "t", 0, "t-0/00000000000000000000.log", 2400, 24, 7, 0, "14", None, None,
@@ -65,8 +74,8 @@ def test_sequence_holes_below_the_cleaner_offset_are_counted_not_gaps(spark):
          "6", "1"),
     ], *details))
     # a delete horizon or an empty batch is no create time: the max timestamp stands in (producers' first write)
-    empty = producers.producers_table(data.filter("partition = 0 AND base_offset IN (10, 22)")).collect()
-    horizon = producers.producers_table(data.filter("partition = 0 AND base_offset = 22")).collect()
+    empty = run_model("producers", data_batches=data.filter("partition = 0 AND base_offset IN (10, 22)")).collect()
+    horizon = run_model("producers", data_batches=data.filter("partition = 0 AND base_offset = 22")).collect()
     assert [r["first_timestamp"] for r in empty + horizon] == [500, 700]
 
 
@@ -83,7 +92,8 @@ def test_a_snapshot_entry_naming_a_batch_the_cleaner_deleted(spark):
     ends = spark.createDataFrame([("b1", "t", 0, 0, 20), ("b1", "t", 1, 0, None)],
                                  "broker string, topic string, partition int, log_first_offset bigint, "
                                  "cleaner_offset bigint")
-    found = run_check("snapshot_mismatch", data=batches(spark, rows), snapshot_entries=snapshots, partition_ends=ends)
+    found = run_check("snapshot_mismatch", data_batches=batches(spark, rows), snapshot_entries=snapshots,
+                      partition_ends=ends)
     assert sorted((r["partition"], r["producer_id"]) for r in found.collect()) == [(0, 2), (1, 1)]
 
 
@@ -104,8 +114,8 @@ def test_transactions_in_a_cleaned_range(spark):
         txn_data(8, 30, 1, max_timestamp=t0),                                # open in the dirty tail
         batch(31, 1, max_timestamp=t0 + 30 * MINUTE),
     ]
-    cleaned = producers.with_leader_epoch_change(batches(spark, rows), _checkpoints(spark, p0=20))
-    txns = transactions.transactions_table(transactions.with_transaction_index(cleaned))
+    scan = scan_of(batches=batches(spark, rows), partition_checkpoints=_checkpoints(spark, p0=20))
+    txns = scan.table("log_transactions")
     assert sorted((r["producer_id"], r["outcome"], r["marker_offset"]) for r in txns.collect()) == [
         (1, "COMMIT", None), (2, "ABORT", 5), (3, "ABORT", 10), (4, "ABORT", 12), (5, "ABORT", 24),
         (6, "ABORT", 27), (8, "OPEN", None)]
@@ -115,8 +125,8 @@ def test_transactions_in_a_cleaned_range(spark):
         dict(producer_id=5, first_offset=21, last_offset=24, last_stable_offset=25),
         dict(producer_id=7, first_offset=28, last_offset=29, last_stable_offset=30),   # no ABORT marker there
     ], broker="b1", topic="t", partition=0, file=INDEX, version=0)
-    ends = transactions.partition_ends(cleaned, _checkpoints(spark, p0=20))
-    table, found = frames.aborted_ranges(transactions.lso_sweep(txns), index, ends)
+    ends = scan.table("partition_ends")
+    table, found = frames.aborted_ranges(scan.table("lso_sweep"), index, ends)
     assert sorted((r["producer_id"], r["first_offset"], r["last_offset"], r["last_stable_offset"],
                    r["txnindex_agrees"]) for r in table.collect()) == [
         (2, 3, 5, 6, True), (3, 8, 10, 11, True), (5, 22, 24, 25, False), (6, 26, 27, 28, False)]
@@ -147,8 +157,11 @@ def test_compacted_from_the_metadata_log_or_the_cleaner_checkpoint(spark):
         ("c", "g", "CONFIG_RECORD", 7, 0, "compact"), ("c", "g", "CONFIG_RECORD", 8, 0, None),  # deleted: default
     ], "cluster_id string, topic string, record_type string, metadata_offset bigint, record_index bigint, "
        "config_value string")
-    rows = replicas.replicas_table(ends, div, applied).select("topic", "compacted", "cleaned_up_to").collect()
+    rows = run_model("replicas", replica_ends=ends, divergences=div, applied_records=applied) \
+        .select("topic", "compacted", "cleaned_up_to").collect()
     assert sorted(tuple(r) for r in rows) == [("a", True, None), ("b", False, 5), ("c", True, 5), ("d", False, None),
                                               ("e", True, None), ("f", False, None), ("g", True, 4)]
-    assertDataFrameEqual(replicas.replicas_table(ends, div).select("topic", "compacted"), spark.createDataFrame(
+    # no metadata log in the input: applied_records is empty, the cleaner checkpoint decides
+    without = run_model("replicas", replica_ends=ends, divergences=div)
+    assertDataFrameEqual(without.select("topic", "compacted"), spark.createDataFrame(
         [(t, t in "bcg") for t in "abcdefg"], "topic string, compacted boolean"))

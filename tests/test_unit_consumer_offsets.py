@@ -1,7 +1,7 @@
-"""spark/consumer_offsets.py on small inline tables: the latest commit per group and partition (superseded and
-tombstoned commits, the longest replica of each partition), its status against the partition's log (caught up,
-beyond the log end, below the log start, strictly inside an aborted transaction, not in the input) and the
-committed_offset_* findings."""
+"""The consumer_offsets model (spark/sql/consumer_offsets.sql, over live_commits.sql) on small inline tables: the
+latest commit per group and partition (superseded and tombstoned commits, the longest replica of each partition), its
+status against the partition's log (caught up, beyond the log end, below the log start, strictly inside an aborted
+transaction, not in the input) and the committed_offset_* findings."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from functools import reduce
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import expected_findings, findings_view, frame, run_check
+from unit_frames import expected_findings, findings_view, frame, run_check, run_model
 
-from kforensics.spark import consumer_offsets
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
@@ -81,7 +80,8 @@ def test_consumer_offsets_table(spark):
         row("g", 5, 3, 11, None, None, None, "not_in_input"),
         row("g6", 3, 40, 15, "b1", 10, 100, "ok"),
     ], cols)
-    out = consumer_offsets.consumer_offsets_table(commits, longest, aborted)
+    # no remote tier in the input (finished_copies is empty): the local log start
+    out = run_model("consumer_offsets", offset_commits=commits, longest_replicas=longest, aborted_ranges=aborted)
     assertDataFrameEqual(out.select(*[c.split()[0] for c in cols.split(", ")]), expected)
 
 

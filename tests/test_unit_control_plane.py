@@ -1,15 +1,16 @@
-"""The KRaft metadata replay (spark/control_plane.py) on inline DataFrames of decoded metadata records: every
-election kind, every sentinel, metadata transactions, snapshots as base state, the reference copy."""
+"""The KRaft metadata replay (the models reference_copies, base_snapshots, applied_records, elr_clears,
+partition_history, broker_history, live_brokers, topics, features, partition_state of spark/sql/) on inline DataFrames
+of decoded metadata records: every election kind, every sentinel, metadata transactions, snapshots as base state, the
+reference copy."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from unit_frames import frame, run_check, run_model, scan_of
 
-from kforensics.spark import control_plane as cp
 from kforensics.spark.schemas import METADATA_RECORD_FIELDS
-from tests.unit_frames import frame, run_check
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
@@ -56,9 +57,13 @@ def records(spark, *logs: Log):
     return frame(spark, METADATA_RECORD_FIELDS, [r for log in logs for r in log.rows])
 
 
+def replay(spark, *logs: Log):
+    """A scan over the metadata records of `logs` (its KRaft models built from them)."""
+    return scan_of(metadata_records=records(spark, *logs))
+
+
 def history(spark, *logs: Log) -> list[dict]:
-    applied = cp.applied_records(records(spark, *logs))
-    rows = cp.partition_history(applied).orderBy("metadata_offset").collect()
+    rows = run_model("partition_history", metadata_records=records(spark, *logs)).orderBy("metadata_offset").collect()
     return [r.asDict() for r in rows]
 
 
@@ -184,14 +189,14 @@ def test_broker_history_and_live_brokers(spark):
     log.broker_event("REGISTER_BROKER_RECORD", 3, fenced=0)
     log.broker_event("FENCE_BROKER_RECORD", 3)
     log.broker_event("UNREGISTER_BROKER_RECORD", 3)
-    applied = cp.applied_records(records(spark, log))
-    b = [r.asDict() for r in cp.broker_history(applied).orderBy("metadata_offset").collect()]
+    scan = replay(spark, log)
+    b = [r.asDict() for r in scan.table("broker_history").orderBy("metadata_offset").collect()]
     assert [(r["broker_id"], r["event"], r["fenced"], r["in_controlled_shutdown"]) for r in b] == [
         (1, "registered", True, False), (1, "unfenced", False, False), (2, "registered", True, False),
         (2, "unfenced", False, False), (2, "controlled_shutdown", False, True), (2, "fenced", True, True),
         (3, "registered", False, False), (3, "fenced", True, False), (3, "unregistered", None, None)]
     assert b[0]["rack"] == "r1"
-    live = cp.live_brokers(cp.broker_history(applied)).collect()
+    live = scan.table("live_brokers").collect()
     assert [(r["cluster_id"], r["live_brokers"]) for r in live] == [("c1", [1])]
 
 
@@ -208,10 +213,8 @@ def test_offline_only_while_the_cluster_runs(spark):
         log.change(leader=-1)
         if stopped:
             log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 1, in_controlled_shutdown=1)
-        applied = cp.applied_records(records(spark, log))
-        h, topics = cp.partition_history(applied), cp.topics_table(applied)
-        return _findings(run_check("offline_partition", partition_state=cp.partition_state(h, topics),
-                                   live_brokers=cp.live_brokers(cp.broker_history(applied))))
+        # partition_state and live_brokers built from the records
+        return _findings(run_check("offline_partition", metadata_records=records(spark, log)))
 
     running = run(False)
     assert len(running) == 1
@@ -231,33 +234,29 @@ def test_topics_and_features(spark):
     log.add("REMOVE_TOPIC_RECORD", topic_id=T1)
     log.topic("a", T2)
     log.partition(0, T2)
-    applied = cp.applied_records(records(spark, log))
-    t = sorted((r.asDict() for r in cp.topics_table(applied).collect()), key=lambda r: r["created_offset"])
+    scan = replay(spark, log)
+    t = sorted((r.asDict() for r in scan.table("topics").collect()), key=lambda r: r["created_offset"])
     assert [(r["topic"], r["topic_id"], r["partitions"], r["created_offset"], r["deleted_offset"]) for r in t] == [
         ("a", T1, 2, 1, 4), ("a", T2, 1, 5, None)]
-    f = cp.features_table(applied).collect()
+    f = scan.table("features").collect()
     assert [(r["feature"], r["feature_level"], r["metadata_offset"]) for r in f] == [("metadata.version", 21, 0)]
 
 
 @pytest.mark.parametrize("lost", [True, False])
 def test_unclean_election_finding(spark, lost):
-    from pyspark.sql import functions as F
-
     log = Log()
     log.topic()
     log.partition(leader=1, isr=(1,))
     log.change(leader=2, isr=[2], leader_recovery_state=1)
     log.change(leader_recovery_state=0, isr=[2, 1])  # recovered: no second finding
-    applied = cp.applied_records(records(spark, log))
-    h = cp.partition_history(applied)
     starts = spark.createDataFrame([("c1", "orders", 0, 1, 40)],
                                    "cluster_id string, topic string, partition int, leader_epoch int, "
                                    "epoch_start_offset bigint")
     div = spark.createDataFrame([("c1", "orders", 0, 0, 1, [40, 44] if lost else None, "b1")],
                                 "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
                                 "lost_offsets array<bigint>, lost_on string")
-    found = _findings(run_check("unclean_leader_election", partition_history=h.withColumn("topic", F.col("topic")),
-                                epoch_starts=starts, election_losses=div))
+    found = _findings(run_check("unclean_leader_election", metadata_records=records(spark, log), epoch_starts=starts,
+                                election_losses=div))
     assert len(found) == 1
     f = found[0]
     assert (f["kind"], f["severity"], f["topic"], f["offset"], f["leader"], f["leader_epoch"], f["previous_leader"],
@@ -281,8 +280,6 @@ def test_stray_partitions_every_reason(spark):
     log.topic("gone", T2)
     log.partition(0, T2, replicas=(1,))
     log.add("REMOVE_TOPIC_RECORD", topic_id=T2)
-    applied = cp.applied_records(records(spark, log))
-    h, topics = cp.partition_history(applied), cp.topics_table(applied)
     old_orders = "AAAAAAAAAAAAAAAAAAAAAw"
     dirs = spark.createDataFrame([
         ("b1", "orders", 0, "c1", 1, "/d1/orders-0", "live", T1),          # a replica: fine
@@ -294,8 +291,8 @@ def test_stray_partitions_every_reason(spark):
     ], "broker string, topic string, partition int, cluster_id string, node_id int, path string, dir_state string, "
        "topic_id string")
     found = sorted((f["broker"], f["file"], f["reason"], f.get("metadata_topic_id")) for f in _findings(
-        run_check("stray_partition", cluster_dirs=dirs, partition_state=cp.partition_state(h, topics),
-                  metadata_topics=topics, reference_copies=cp.reference_copies(records(spark, log)))))
+        # partition_state, topics and reference_copies built from the records
+        run_check("stray_partition", cluster_dirs=dirs, metadata_records=records(spark, log))))
     assert found == [("b1", "/d1/gone-0", "topic_deleted", None),
                      ("b2", "/d2/orders-0", "topic_recreated", T1),
                      ("b2", "/d2/orders-0.x-stray", "marked_stray", T1),
@@ -307,8 +304,6 @@ def test_leader_epoch_unknown_where_the_metadata_covers_it(spark):
     log.topic()
     log.partition(leader_epoch=3)     # created in the log at epoch 3
     log.change(leader=2)              # epoch 4
-    applied = cp.applied_records(records(spark, log))
-    h = cp.partition_history(applied)
     rows = [("m1", "c1", "orders", 0, T1, e, 10 * e, "f", 0, "batch") for e in (2, 3, 4, 5)]
     rows += [("b2", "c1", "orders", 0, T1, 7, 70, "f", 0, "batch"),    # b2's own metadata copy is not in the input
              ("m1", "c1", "orders", 0, "AAAAAAAAAAAAAAAAAAAAAw", 9, 0, "f", 0, "batch")]  # another topic generation
@@ -316,8 +311,7 @@ def test_leader_epoch_unknown_where_the_metadata_covers_it(spark):
                                        "topic_id string, leader_epoch int, offset bigint, file string, "
                                        "position bigint, source string")
     found = sorted((f["broker"], f["leader_epoch"]) for f in _findings(
-        run_check("leader_epoch_unknown", partition_history=h, data_leader_epochs=data,
-                  reference_copies=cp.reference_copies(records(spark, log)))))
+        run_check("leader_epoch_unknown", metadata_records=records(spark, log), data_leader_epochs=data)))
     assert found == [("m1", 2), ("m1", 5)]
 
 
@@ -327,12 +321,11 @@ def test_elr_election_is_not_unclean(spark):
     log.partition(isr=(1, 2))
     log.change(leader=-1, isr=[], elr=[1, 2])
     log.change(leader=2, isr=[2], elr=[1])
-    h = cp.partition_history(cp.applied_records(records(spark, log)))
     starts = spark.createDataFrame([], "cluster_id string, topic string, partition int, leader_epoch int, "
                                        "epoch_start_offset bigint")
     div = spark.createDataFrame([], "cluster_id string, topic string, partition int, a_epoch int, b_epoch int, "
                                     "lost_offsets array<bigint>, lost_on string")
-    assert run_check("unclean_leader_election", partition_history=h, epoch_starts=starts,
+    assert run_check("unclean_leader_election", metadata_records=records(spark, log), epoch_starts=starts,
                      election_losses=div).count() == 0
 
 

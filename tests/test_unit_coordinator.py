@@ -1,15 +1,15 @@
-"""spark/coordinator.py on small inline tables: the coordinator's log and transactions, partitions not in the
-input, markers matched by time (missing, outcome mismatch, silence when they agree or the log ends before
+"""The coordinator models on small inline tables (spark/sql/coordinator_log.sql, coordinator_txns.sql,
+transactional_ids.sql, marker_checks.sql and the checks over them): the coordinator's log and transactions,
+partitions not in the input, markers matched by time (missing, outcome mismatch, silence when they agree or the log ends before
 the completion), unknown producers and epoch-fenced writes."""
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batches, expected_findings, findings_view, frame, marker, run_check, txn_data
+from unit_frames import batches, expected_findings, findings_view, frame, marker, run_check, run_model, txn_data
 
-from kforensics.spark import coordinator
-from kforensics.spark.checks import run_table
 from kforensics.spark.schemas import INTERNAL_ROW_FIELDS
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
@@ -37,7 +37,8 @@ def test_coordinator_log_reads_the_longest_replica(spark):
     ])
     longest = spark.createDataFrame([("c", "__transaction_state", 0, "b2"), ("c", "__transaction_state", 1, "b1")],
                                     "cluster_id string, topic string, partition int, longest_broker string")
-    out = coordinator.coordinator_log(records, longest).select("broker", "cluster_id", "partition", "offset", "state")
+    out = run_model("coordinator_log", coordinator_records=records, longest_replicas=longest).select(
+        "broker", "cluster_id", "partition", "offset", "state")
     expected = spark.createDataFrame([("b2", "c", 0, 0, "Ongoing"), ("b1", "c", 1, 0, "Empty")],
                                      "broker string, cluster_id string, partition int, offset bigint, state string")
     assertDataFrameEqual(out, expected)
@@ -85,7 +86,9 @@ def test_coordinator_transactions(spark):
        "coordinator_partition string, coordinator_first_offset bigint, coordinator_last_offset bigint, file string, "
        "position bigint, txn_seq bigint, transaction_version int, marker_producer_id bigint, "
        "marker_producer_epoch int")
-    assertDataFrameEqual(coordinator.coordinator_transactions(log), expected)
+    # coordinator_txns adds expected_coordinator_partition and partitions_not_in_input (tests below)
+    out = run_model("coordinator_txns", coordinator_log=log)
+    assertDataFrameEqual(out.select(*expected.columns), expected)
 
 
 def test_transactional_ids_takes_the_latest_name(spark):
@@ -99,15 +102,32 @@ def test_transactional_ids_takes_the_latest_name(spark):
                                       ("d", 10, "q", 100)],
                                      "cluster_id string, producer_id bigint, transactional_id string, "
                                      "transaction_timeout_ms int")
-    assertDataFrameEqual(coordinator.transactional_ids(log), expected)
+    # transactional_ids adds expected_coordinator_partition (tests/test_locate.py)
+    assertDataFrameEqual(run_model("transactional_ids", coordinator_log=log).select(*expected.columns), expected)
+
+
+def _naming(spark, named: dict[tuple[str, str], list[list[str]]]):
+    """coordinator_log rows (__transaction_state-3) whose transactions (cluster, transactional id -> each one's
+    partitions, in order; each but the last completed) name those partitions."""
+    rows, offset = [], 0
+    for (cluster, txn_id), txns in named.items():
+        for i, parts in enumerate(txns):
+            state = "Ongoing" if parts else "Empty"
+            rows.append({**_txn_record(offset, txn_id, 10, 0, state, ",".join(parts) or None, 1000, 1000),
+                         "broker": f"b-{cluster}", "cluster_id": cluster})
+            offset += 1
+            if i < len(txns) - 1:
+                rows.append({**_txn_record(offset, txn_id, 10, 0, "CompleteCommit", "", 1000, 2000),
+                             "broker": f"b-{cluster}", "cluster_id": cluster})
+                offset += 1
+    return frame(spark, [*RECORDS, ("cluster_id", pa.string())], rows, topic="__transaction_state", partition=3,
+                 file=TS_LOG, tombstone=False)
 
 
 def test_with_partitions_not_in_input(spark):
     tsp = "__transaction_state-3"
-    ctx = spark.createDataFrame([("c", tsp, "a", 0, ["my-topic-0", "t-1", "u-0"]), ("c", tsp, "a", 1, ["my-topic-0"]),
-                                 ("c", tsp, "b", 0, [])],
-                                "cluster_id string, coordinator_partition string, transactional_id string, "
-                                "txn_seq bigint, partitions array<string>")
+    # the coordinator's transactions (a, 0) naming my-topic-0, t-1, u-0; (a, 1) my-topic-0; (b, 0) none
+    log = _naming(spark, {("c", "a"): [["my-topic-0", "t-1", "u-0"], ["my-topic-0"]], ("c", "b"): [[]]})
     # t-1 is in the input, but on a disk of another cluster.
     present = spark.createDataFrame([("c", "my-topic", 0), ("d", "t", 1)],
                                     "cluster_id string, topic string, partition int")
@@ -116,7 +136,7 @@ def test_with_partitions_not_in_input(spark):
         ("c", tsp, "b", 0, [], []),
     ], "cluster_id string, coordinator_partition string, transactional_id string, txn_seq bigint, "
        "partitions array<string>, partitions_not_in_input array<string>")
-    out = coordinator.with_partitions_not_in_input(ctx, present)
+    out = run_model("coordinator_txns", coordinator_log=log, replica_ends=present)
     assertDataFrameEqual(out.select(*expected.columns), expected)
 
 
@@ -148,7 +168,7 @@ def test_marker_checks_match_markers_by_time(spark):
     ends = spark.createDataFrame([("b1", "t", 0, "c", 9100, 0, None), ("b2", "t", 0, "c", 6000, 0, None)],
                                  "broker string, topic string, partition int, cluster_id string, "
                                  "log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint")
-    out = run_table("marker_checks", coordinator_txns=ctx, clustered_batches=batches(spark, rows), replica_ends=ends)
+    out = run_model("marker_checks", coordinator_txns=ctx, clustered_batches=batches(spark, rows), replica_ends=ends)
     expected = spark.createDataFrame([
         ("b1", 0, "a", 0, 1, "COMMIT", 0, 0), ("b1", 0, "a", 1, 3, "ABORT", 0, 2),
         ("b2", 0, "a", 0, None, None, None, 0), ("b2", 0, "a", 1, 3, "ABORT", 0, 2),
@@ -260,11 +280,12 @@ def test_epoch_fenced_writes(spark):
 # its own absent partitions (they were once grouped without cluster_id, and each got the union of both).
 def test_partitions_not_in_input_stay_within_their_cluster(spark):
     tsp = "__transaction_state-3"
-    ctx = spark.createDataFrame([("c", tsp, "a", 0, ["t-0", "t-1"]), ("d", tsp, "a", 0, ["t-0", "t-2"])],
-                                "cluster_id string, coordinator_partition string, transactional_id string, "
-                                "txn_seq bigint, partitions array<string>")
+    log = _naming(spark, {("c", "a"): [["t-0", "t-1"]], ("d", "a"): [["t-0", "t-2"]]})
     present = spark.createDataFrame([("c", "t", 0), ("d", "t", 0)], "cluster_id string, topic string, partition int")
-    out = coordinator.with_partitions_not_in_input(ctx, present).select("cluster_id", "partitions_not_in_input")
-    expected = spark.createDataFrame([("c", ["t-1"]), ("d", ["t-2"])],
-                                     "cluster_id string, partitions_not_in_input array<string>")
+    out = run_model("coordinator_txns", coordinator_log=log, replica_ends=present).select(
+        "cluster_id", "coordinator_partition", "transactional_id", "txn_seq", "partitions", "partitions_not_in_input")
+    expected = spark.createDataFrame([("c", tsp, "a", 0, ["t-0", "t-1"], ["t-1"]),
+                                      ("d", tsp, "a", 0, ["t-0", "t-2"], ["t-2"])],
+                                     "cluster_id string, coordinator_partition string, transactional_id string, "
+                                     "txn_seq bigint, partitions array<string>, partitions_not_in_input array<string>")
     assertDataFrameEqual(out, expected)

@@ -45,7 +45,8 @@ def test_snapshot_mismatches(spark):
     ends = spark.createDataFrame([("b1", "t", 0, 0, None), ("b1", "t", 1, 50, None)],
                                  "broker string, topic string, partition int, log_first_offset bigint, "
                                  "cleaner_offset bigint")
-    out = run_check("snapshot_mismatch", data=batches(spark, rows), snapshot_entries=snapshots, partition_ends=ends)
+    out = run_check("snapshot_mismatch", data_batches=batches(spark, rows), snapshot_entries=snapshots,
+                    partition_ends=ends)
 
     def found(pid, last, seq, log_last, log_seq):
         return ("snapshot_mismatch", "error", "b1", "t", 0, SNAP, None, 20, pid, 0, str(last), str(seq), log_last,

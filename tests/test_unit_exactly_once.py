@@ -14,10 +14,9 @@ import pytest
 from pyspark.testing import assertDataFrameEqual
 from test_unit_consumer_offsets import CO, CO_LOG, COMMITS, _commit
 from test_unit_coordinator import TS_LOG, _records, _txn_record
-from unit_frames import batches, expected_findings, findings_view, frame, marker, run_check, txn_data
+from unit_frames import batches, expected_findings, findings_view, frame, marker, run_check, run_model, txn_data
 
-from kforensics.spark import consumer_offsets, coordinator, exactly_once
-from kforensics.spark.checks import run_table
+from kforensics.spark.schemas import CHECKPOINT_FIELDS, PARTITION_KEY
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
@@ -46,7 +45,7 @@ def test_coordinator_transactions_name_the_producer_and_epoch_of_their_markers(s
         _txn_record(8, "tv2", 50, 8, "CompleteCommit", "", 800, 900, prev=50, tv=2),
     ]
     log = _records(spark, rows, broker="b1", partition=3, file=TS_LOG).selectExpr("*", "'c' AS cluster_id")
-    out = coordinator.coordinator_transactions(log).select(
+    out = run_model("coordinator_txns", coordinator_log=log).select(
         "transactional_id", "producer_id", "producer_epoch", "outcome", "transaction_version", "marker_producer_id",
         "marker_producer_epoch")
     assertDataFrameEqual(out, spark.createDataFrame([
@@ -79,7 +78,8 @@ def test_markers_matched_by_epoch_under_tv2_across_a_rotation_and_by_time_under_
     ends = spark.createDataFrame([("b1", "t", p, "c", 9000, 0, None) for p in range(3)],
                                  "broker string, topic string, partition int, cluster_id string, "
                                  "log_end_timestamp bigint, log_start_offset bigint, cleaned_up_to bigint")
-    checks = run_table("marker_checks", coordinator_txns=ctx, clustered_batches=batches(spark, rows), replica_ends=ends)
+    checks = run_model("marker_checks", coordinator_txns=ctx, clustered_batches=batches(spark, rows),
+                       replica_ends=ends)
     assertDataFrameEqual(checks.select("partition", "transactional_id", "txn_seq", "marker_offset", "marker_epoch",
                                        "data_offset"), spark.createDataFrame([
         (0, "v1", 0, 1, 0, 0), (0, "v2", 0, 3, 6, 2), (1, "v2", 0, 1, 6, 0), (1, "v2", 1, None, None, 2),
@@ -146,7 +146,7 @@ def test_each_transaction_by_its_own_timeout_and_two_phase_commit(spark):
         "transactional_id", "holds_lso_at"))
     batch_rows = spark.createDataFrame([("b1", "t", p, 99, 100) for p in range(4)],
                                        "broker string, topic string, partition int, last_offset bigint, size int")
-    held = run_check("cleaner_blocked", {"txn_timeout_ms": 15 * MIN}, **timed, batches=batch_rows).collect()
+    held = run_check("cleaner_blocked", {"txn_timeout_ms": 15 * MIN}, **timed, log_batches=batch_rows).collect()
     assert sorted((r["partition"], re.search(r"timeout (\d+) ms", r["message"])[1]) for r in held) == [
         (1, str(15 * MIN)), (3, "10000")]
 
@@ -178,7 +178,8 @@ def test_offset_commits_applied_as_the_group_coordinator_applies_them(spark):
                                     "log_start_offset bigint, log_end_offset bigint, log_end_timestamp bigint")
     aborted = spark.createDataFrame([], "broker string, topic string, partition int, producer_id bigint, "
                                         "first_offset bigint, last_offset bigint")
-    table = consumer_offsets.consumer_offsets_table(commits, longest, aborted, txns)
+    table = run_model("consumer_offsets", offset_commits=commits, longest_replicas=longest, aborted_ranges=aborted,
+                      log_transactions=txns)
     got = {(r["group_id"], r["partition"]): (r["committed_offset"], r["producer_id"], r["transaction_outcome"],
                                              r["status"]) for r in table.collect()}
     assert got == {("g1", 0): (20, 7, "COMMIT", "ok"), ("g1", 1): (40, None, None, "ok"),
@@ -195,7 +196,7 @@ def test_offset_commits_applied_as_the_group_coordinator_applies_them(spark):
     ids = spark.createDataFrame([("c", 9, "app", 10_000), ("c", 13, "slow", 120_000), ("c", 14, "2pc", 2**31 - 1)],
                                 "cluster_id string, producer_id bigint, transactional_id string, "
                                 "transaction_timeout_ms int")
-    live = run_table("live_commits", offset_commits=commits, longest_replicas=longest, transactions=txns)
+    live = run_model("live_commits", offset_commits=commits, longest_replicas=longest, log_transactions=txns)
     pending = findings_view(run_check("offset_commit_pending", {"txn_timeout_ms": 15 * MIN}, live_commits=live,
                                       longest_replicas=longest, transactional_ids=ids),
                             "group", "transactional_id", "partitions", "committed_offsets", "age_ms_at_log_end")
@@ -217,9 +218,10 @@ def test_a_tiered_partition_starts_in_its_remote_tier(spark):
                                         "first_offset bigint, last_offset bigint")
     remote = spark.createDataFrame([("c", "d", 0, 0), ("c", "d", 0, 50), ("c", "d", 1, 0)],
                                    "cluster_id string, topic string, partition int, start_offset bigint")
-    checkpoints = spark.createDataFrame([("b1", "d", 1, 20)],
-                                        "broker string, topic string, partition int, log_start_offset bigint")
-    table = consumer_offsets.consumer_offsets_table(commits, longest, aborted, remote=remote, checkpoints=checkpoints)
+    checkpoints = frame(spark, [*PARTITION_KEY, *CHECKPOINT_FIELDS],
+                        [dict(broker="b1", topic="d", partition=1, log_start_offset=20)])
+    table = run_model("consumer_offsets", offset_commits=commits, longest_replicas=longest, aborted_ranges=aborted,
+                      finished_copies=remote, partition_checkpoints=checkpoints)
     assert {r["group_id"]: (r["log_start_offset"], r["status"]) for r in table.collect()} == {
         "reader": (0, "ok"), "late": (20, "below_log_start"), "ok": (20, "ok")}
 
@@ -231,7 +233,8 @@ def test_aborted_copies_are_left_out_of_resends(spark):
                                   ("b1", "t", 1, 1, 0, 3, "OPEN")],
                                  "broker string, topic string, partition int, producer_id bigint, first_offset bigint, "
                                  "last_data_offset bigint, outcome string")
-    kept = exactly_once.without_aborted(data, txns).select("partition", "base_offset", "producer_id").collect()
+    kept = run_model("resend_data", data_batches=data, log_transactions=txns).select(
+        "partition", "base_offset", "producer_id").collect()
     assert sorted(tuple(r) for r in kept) == [(0, 0, 1), (0, 9, 2), (1, 0, 1)]
 
 
@@ -253,8 +256,8 @@ def test_producer_lineage_across_rotations_the_coordinator_and_the_data_show(spa
                                                                                 max_timestamp=30),
             txn_data(7000, 0, epoch=32766, partition=2), marker(7000, 1, "COMMIT", epoch=32767, partition=2),
             txn_data(8000, 2, epoch=0, partition=2)]
-    lineage = exactly_once.producer_lineage(log, batches(spark, [{"cluster_id": "c", **r} for r in data],
-                                                         clustered=True))
+    lineage = run_model("producer_lineage", coordinator_log=log,
+                        clustered_batches=batches(spark, [{"cluster_id": "c", **r} for r in data], clustered=True))
     assertDataFrameEqual(lineage.select("transactional_id", "producer_id", "first_epoch", "last_epoch",
                                         "previous_producer_id", "next_producer_id", "transaction_version",
                                         "first_coordinator_offset", "last_coordinator_offset", "first_data_offset",

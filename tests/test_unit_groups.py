@@ -1,4 +1,5 @@
-"""spark/groups.py on built records: the classic, consumer (KIP-848), streams (KIP-1071) and share groups of one
+"""The group models (spark/sql/group_events.sql, member_versions.sql, group_members.sql, assignment_versions.sql,
+group_assignments.sql, consumer_lag.sql, commit_owners.sql) on built records: the classic, consumer (KIP-848), streams (KIP-1071) and share groups of one
 `__consumer_offsets` log replayed into group_members and group_assignments (rebalances, member epochs, partitions
 pending revocation, tombstones of members, of unknown members and of the group), partition_owned_twice and its
 legal shapes, consumer_lag and the member named in a committed_offset finding.
@@ -21,10 +22,10 @@ from group_records import (
     topology,
     uuid,
 )
-from unit_frames import run_check
+from unit_frames import run_check, run_model, scan_of
 
 from kforensics.parsers.findings import FINDING_COLUMNS
-from kforensics.spark import groups
+from kforensics.spark import output_schemas
 from kforensics.spark import schemas as S
 
 ORDERS, PAYMENTS = uuid("orders"), uuid("payments")
@@ -74,12 +75,13 @@ LOG = [
 
 @pytest.fixture(scope="module")
 def replay(spark, small_input):
-    events = groups.group_events(group_records(spark, LOG).coalesce(1), longest(spark, [])).cache()
     names = topic_ids(spark, {ORDERS: "orders"})
     meta = S.frame(spark, S.INPUT_TABLES["metadata_records"], [
         {"cluster_id": "c", "record_type": "TOPIC_RECORD", "topic": "payments", "topic_id": PAYMENTS}])
-    members = groups.group_members_table(events).cache()
-    assignments = groups.group_assignments_table(events, names, meta).cache()
+    scan = scan_of(group_records=group_records(spark, LOG), longest_replicas=longest(spark, []),
+                   partition_topic_ids=names, metadata_records=meta)
+    members = scan.table("group_members").cache()
+    assignments = scan.table("group_assignments").cache()
     return {"members": members.collect(), "assignments": assignments.collect(), "members_df": members,
             "assignments_df": assignments,
             "owned_twice": run_check("partition_owned_twice", group_assignments=assignments).collect()}
@@ -159,7 +161,7 @@ def test_partition_owned_twice_and_its_legal_shapes(replay):
 
 
 def test_consumer_lag_names_the_last_owner(spark, replay):
-    offsets = S.frame(spark, S.OUTPUT_TABLES["consumer_offsets"], [
+    offsets = S.frame(spark, output_schemas.OUTPUT_TABLES["consumer_offsets"], [
         {"group_id": "kc", "cluster_id": "c", "topic": "orders", "partition": p, "committed_offset": 40,
          "commit_timestamp": 5, "coordinator_broker": "b1", "coordinator_partition": CO, "data_broker": "b1",
          "log_end_offset": 50, "status": "ok"} for p in (0, 1)] + [
@@ -167,7 +169,8 @@ def test_consumer_lag_names_the_last_owner(spark, replay):
          "coordinator_broker": "b1", "coordinator_partition": CO, "status": "not_in_input"}])
     lso = spark.createDataFrame([("b1", "orders", 0, 45), ("b1", "orders", 1, 50)],
                                 "broker string, topic string, partition int, last_stable_offset bigint")
-    rows = groups.consumer_lag_table(offsets, lso, replay["assignments_df"], replay["members_df"]).collect()
+    rows = run_model("consumer_lag", consumer_offsets=offsets, lso=lso, group_assignments=replay["assignments_df"],
+                     group_members=replay["members_df"]).collect()
     got = sorted((r.group, r.partition, r.lag, r.last_stable_offset, r.owner_member_id, r.owner_client_id,
                   r.owned_until_offset) for r in rows)
     assert got == [("kc", 0, 10, 45, "A", "client-A", 13), ("kc", 1, 10, 50, "B", "client-B", None),
@@ -175,17 +178,31 @@ def test_consumer_lag_names_the_last_owner(spark, replay):
 
 
 def test_committed_offset_findings_name_the_member_at_the_commit(spark, replay):
-    def finding(offset: int, partition: int) -> dict:
-        return {"kind": "committed_offset_beyond_log_end", "severity": "error", "broker": "b1", "topic": "orders",
-                "partition": partition, "offset": 99, "message": "Group kc committed offset 99.",
-                "details": json.dumps({"group": "kc", "coordinator_partition": CO, "coordinator_offset": offset})}
-    found = S.frame(spark, S.FINDINGS, [finding(10, 1), finding(12, 1), finding(3, 0)])
-    rows = sorted(groups.with_commit_owners(found, replay["assignments_df"], replay["members_df"]).collect(),
-                  key=lambda r: json.loads(r.details)["coordinator_offset"])
-    assert [r.__fields__ for r in rows][0] == list(FINDING_COLUMNS)
+    """The committed_offset_* checks join commit_owners: the member that owned the partition at the commit record's
+    offset in the same __consumer_offsets log (one scan per commit: consumer_offsets holds one per group and
+    partition)."""
+    def finding(offset: int, partition: int):
+        offsets = S.frame(spark, output_schemas.OUTPUT_TABLES["consumer_offsets"], [
+            {"group_id": "kc", "cluster_id": "c", "topic": "orders", "partition": partition, "committed_offset": 99,
+             "coordinator_broker": "b1", "coordinator_partition": CO, "coordinator_offset": offset,
+             "file": f"{CO}/00000000000000000000.log", "position": offset * 100, "in_input": True,
+             "data_broker": "b1", "log_start_offset": 0, "log_end_offset": 50, "lag": -49,
+             "status": "beyond_log_end", "transactional": False}])
+        found = run_check("committed_offset_beyond_log_end", consumer_offsets=offsets,
+                          group_assignments=replay["assignments_df"], group_members=replay["members_df"])
+        assert found.columns == list(FINDING_COLUMNS)
+        (row,) = found.collect()
+        return row
+
+    rows = [finding(3, 0), finding(10, 1), finding(12, 1)]
     assert [json.loads(r.details).get("member_id") for r in rows] == [None, "A", "B"]
-    assert json.loads(rows[1].details) == {"group": "kc", "coordinator_partition": CO, "coordinator_offset": 10,
-                                           "member_id": "A", "member_client_id": "client-A"}
-    assert rows[1].message == ("Group kc committed offset 99. At the commit, member A (client client-A) owned the "
-                               "partition.")  # orders-1 pending revocation at 10: still A's
-    assert rows[0].message == "Group kc committed offset 99."
+    details = json.loads(rows[1].details)
+    assert {k: details[k] for k in ("group", "coordinator_partition", "coordinator_offset", "member_id",
+                                    "member_client_id")} == {
+        "group": "kc", "coordinator_partition": CO, "coordinator_offset": 10, "member_id": "A",
+        "member_client_id": "client-A"}
+    owned = " At the commit, member A (client client-A) owned the partition."
+    assert rows[1].message.startswith("Group kc committed offset 99 on orders-1")
+    assert rows[1].message.endswith(owned)  # orders-1 pending revocation at 10: still A's
+    assert rows[0].message.startswith("Group kc committed offset 99 on orders-0")
+    assert "At the commit" not in rows[0].message and "member_client_id" not in json.loads(rows[0].details)

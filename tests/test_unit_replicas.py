@@ -1,15 +1,15 @@
-"""spark/replicas.py on small inline tables: cluster ids, replica ends, the longest replica, divergences (a
-lagging follower is none), the replica_divergence finding (lost committed offsets vs. an uncommitted tail),
-the replicas table and the leader-epoch lineage."""
+"""The replica models on small inline tables (spark/sql/clustered_batches.sql, replica_ends.sql, longest_replicas.sql,
+divergences.sql, divergence_facts.sql, replicas.sql, leader_epoch_lineage.sql): cluster ids, replica ends, the longest
+replica, divergences (a lagging follower is none), the replica_divergence finding (lost committed offsets vs. an
+uncommitted tail), the replicas table and the leader-epoch lineage."""
 
 from __future__ import annotations
 
 import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import batch, batches, frame, run_check
+from unit_frames import batch, batches, frame, run_check, run_model
 
-from kforensics.spark import control_plane, replicas
 from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
@@ -34,7 +34,8 @@ def test_with_cluster_id(spark):
     brokers = spark.createDataFrame([("b1", "c"), ("b2", None)], BROKERS)
     expected = spark.createDataFrame([("b1", 1, "c"), ("b2", 2, ""), ("b3", 3, "")], "broker string, n int, "
                                      "cluster_id string")
-    assertDataFrameEqual(replicas.with_cluster_id(df, brokers).select(*expected.columns), expected)
+    assertDataFrameEqual(run_model("clustered_batches", log_batches=df, brokers=brokers).select(*expected.columns),
+                         expected)
 
 
 def test_replica_ends(spark):
@@ -58,7 +59,8 @@ def test_replica_ends(spark):
        "log_end_offset bigint, high_watermark bigint, cleaned_up_to bigint, cleaner_offset bigint, "
        "latest_leader_epoch int, "
        "leader_epoch_checkpoint string, log_end_timestamp bigint, replica_count bigint")
-    assertDataFrameEqual(replicas.replica_ends(ends, brokers, epochs), expected)
+    assertDataFrameEqual(run_model("replica_ends", partition_ends=ends, brokers=brokers, leader_epochs=epochs),
+                         expected)
 
 
 def test_longest_replicas(spark):
@@ -74,7 +76,7 @@ def test_longest_replicas(spark):
                                       ("c", "t", 2, "b1", 0, 10, 2000), ("c", "t", 3, "b2", 0, 10, 3000)],
                                      "cluster_id string, topic string, partition int, longest_broker string, "
                                      "log_start_offset bigint, log_end_offset bigint, log_end_timestamp bigint")
-    assertDataFrameEqual(replicas.longest_replicas(ends), expected)
+    assertDataFrameEqual(run_model("longest_replicas", replica_ends=ends), expected)
 
 
 DIV_ENDS = ("broker string, topic string, partition int, cluster_id string, log_start_offset bigint, "
@@ -111,7 +113,7 @@ def test_divergences(spark):
         ("b1", "t", 5, "c", 0, 1, 0, 1), ("b3", "t", 5, "d", 0, 1, 0, 1),
         ("b1", "t", 6, "c", 0, 6, 0, 2), ("b2", "t", 6, "c", 0, 6, 0, 2),
     ], DIV_ENDS)
-    out = replicas.divergences(batches(spark, rows, clustered=True), ends)
+    out = run_model("divergences", clustered_batches=batches(spark, rows, clustered=True), replica_ends=ends)
     expected = spark.createDataFrame([("c", "t", 1, "b1", "b2", 2, 2), ("c", "t", 2, "b1", "b2", 0, 0)], DIV)
     assertDataFrameEqual(out.select(*[c.split()[0] for c in DIV.split(", ")]), expected)
 
@@ -140,10 +142,10 @@ def _divergence_view(out):
 
 
 def _replica_divergence(spark, rows, ends, div):
-    """replica_divergence findings as a scan without a metadata log finds them (no elections)."""
-    facts = replicas.divergence_facts(batches(spark, rows, clustered=True), ends, div)
-    return run_check("replica_divergence", divergence_facts=facts,
-                     elections=spark.createDataFrame([], control_plane.ELECTIONS))
+    """replica_divergence findings as a scan without a metadata log finds them (no elections): over divergence_facts
+    built from the divergences `div`."""
+    return run_check("replica_divergence", clustered_batches=batches(spark, rows, clustered=True), replica_ends=ends,
+                     divergences=div)
 
 
 def test_replica_divergence_findings(spark):
@@ -208,7 +210,7 @@ def test_replicas_table(spark):
 
     def row(broker, partition, leo, count, longest, lag, diverged_at, in_sync, epoch=1):
         return (broker, "t", partition, "c", 0, leo, leo, epoch, f"0@0, {epoch}@1", count, longest, lag, diverged_at,
-                in_sync, False, None)
+                in_sync, False, None, "live")
 
     expected = spark.createDataFrame([
         row("b1", 0, 10, 2, "b1", 0, None, True), row("b2", 0, 7, 2, "b1", 3, None, False),
@@ -220,8 +222,8 @@ def test_replicas_table(spark):
     ], "broker string, topic string, partition int, cluster_id string, log_start_offset bigint, "
        "log_end_offset bigint, high_watermark bigint, latest_leader_epoch int, leader_epoch_checkpoint string, "
        "replica_count bigint, longest_broker string, lag bigint, diverged_at bigint, in_sync boolean, "
-       "compacted boolean, cleaned_up_to bigint")
-    assertDataFrameEqual(replicas.replicas_table(ends, div), expected)
+       "compacted boolean, cleaned_up_to bigint, dir_state string")
+    assertDataFrameEqual(run_model("replicas", replica_ends=ends, divergences=div), expected)
 
 
 def test_leader_epoch_lineage(spark):
@@ -239,4 +241,5 @@ def test_leader_epoch_lineage(spark):
         ("b1", "t", 0, 3, None, 14, False),    # batches of an epoch the checkpoint lacks
     ], "broker string, topic string, partition int, epoch int, checkpoint_start_offset bigint, "
        "batch_start_offset bigint, agrees boolean")
-    assertDataFrameEqual(replicas.leader_epoch_lineage(batches(spark, rows), epochs), expected)
+    assertDataFrameEqual(run_model("leader_epoch_lineage", batches=batches(spark, rows), leader_epochs=epochs),
+                         expected)

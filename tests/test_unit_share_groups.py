@@ -1,7 +1,8 @@
-"""spark/share_groups.py on built records: a share partition's ShareSnapshot followed by ShareUpdates (start offset
-and leader epoch replaced unless -1, batches combined as PersisterStateBatchCombiner combines them: cut at the start
-offset, the higher delivery count then state winning an overlap, adjacent equal batches one), a tombstone removing the
-state, an update before any snapshot, and the four share findings with their legal shapes.
+"""The share group models (spark/sql/share_events.sql, share_partition_state.sql and the share_groups checks) on
+built records: a share partition's ShareSnapshot followed by ShareUpdates (start offset and leader epoch replaced
+unless -1, batches combined as PersisterStateBatchCombiner combines them: cut at the start offset, the higher delivery
+count then state winning an overlap, adjacent equal batches one), a tombstone removing the state, an update before any
+snapshot, and the four share findings with their legal shapes.
 
 One `__share_group_state` log holds every case (one replay for the module), each share partition a case of its own."""
 
@@ -10,11 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from group_records import empty, longest, share_records, share_state, topic_ids, uuid
-from unit_frames import run_check
-
-from kforensics.spark import share_groups
-from kforensics.spark.checks import run_table
+from group_records import longest, share_records, share_state, topic_ids, uuid
+from unit_frames import scan_of
 
 ORDERS, PAYMENTS = uuid("orders"), uuid("payments")
 AVAILABLE, ACKNOWLEDGED, ARCHIVED = 0, 2, 4
@@ -57,16 +55,14 @@ LOG = [
 
 @pytest.fixture(scope="module")
 def replay(spark, small_input):
-    records = share_records(spark, LOG).coalesce(1)
+    records = share_records(spark, LOG)
     logs = longest(spark, [("orders", 0, 0, 100), ("orders", 1, 30, 100), ("orders", 2, 0, 120), ("orders", 3, 40, 40),
                            ("orders", 4, 0, 50), ("payments", 0, 0, 10)])
-    names, meta, events = topic_ids(spark, {ORDERS: "orders"}), empty(spark, "metadata_records"), empty(
-        spark, "group_records")
-    state = share_groups.share_state_table(records, logs, names, meta, events).cache()
-    found = run_check("share_groups", share_partition_state=state, longest_replicas=logs,
-                      share_events=run_table("share_events", share_state_records=records, longest_replicas=logs),
-                      topic_names=run_table("topic_names", partition_topic_ids=names, metadata_records=meta,
-                                            group_events=events))
+    # no metadata log, no group records: topic names from partition.metadata only
+    scan = scan_of(share_state_records=records, longest_replicas=logs, partition_topic_ids=topic_ids(
+        spark, {ORDERS: "orders"}))
+    state = scan.table("share_partition_state").cache()
+    found = scan.family("share_groups")
     return {"state": state.collect(), "findings": found.collect()}
 
 

@@ -1,5 +1,7 @@
-"""spark/transactions.py on small inline tables: transaction grouping, log ends, hanging transactions, the LSO
-(final and its change points from the pandas sweep) and aborted ranges against the .txnindex."""
+"""The transaction models on small inline tables (spark/sql/transaction_batches.sql, log_transactions.sql,
+partition_ends.sql, lso.sql, lso_changes.sql, aborted_ranges.sql and the python model lso_sweep of
+spark/transactions.py): transaction grouping, log ends, hanging transactions, the LSO (final and its change points
+from the pandas sweep) and aborted ranges against the .txnindex."""
 
 from __future__ import annotations
 
@@ -7,7 +9,18 @@ import pyarrow as pa
 import pytest
 import unit_frames as frames
 from pyspark.testing import assertDataFrameEqual
-from unit_frames import BATCHES, batch, batches, expected_findings, findings_view, frame, marker, run_check, txn_data
+from unit_frames import (
+    BATCHES,
+    batch,
+    batches,
+    expected_findings,
+    findings_view,
+    frame,
+    marker,
+    run_check,
+    run_model,
+    txn_data,
+)
 
 from kforensics.defaults import DEFAULT_TXN_TIMEOUT_MS
 from kforensics.spark import transactions
@@ -24,7 +37,7 @@ def test_transaction_index_counts_markers_per_producer(spark):
     rows = [batch(0), batch(1, producer_id=9, producer_epoch=0, base_sequence=0, last_sequence=0),
             txn_data(1, 2), txn_data(1, 3), marker(1, 4, "COMMIT"), txn_data(1, 5), marker(1, 6, "ABORT"),
             txn_data(1, 7), txn_data(1, 8, crc_valid=False), txn_data(2, 9), txn_data(1, 0, partition=1)]
-    out = transactions.with_transaction_index(batches(spark, rows))
+    out = run_model("transaction_batches", batches=batches(spark, rows))
     expected = spark.createDataFrame(
         [(0, 2, 1, 0), (0, 3, 1, 0), (0, 4, 1, 0), (0, 5, 1, 1), (0, 6, 1, 1), (0, 7, 1, 2), (0, 9, 2, 0),
          (1, 0, 1, 0)], "partition int, base_offset bigint, producer_id bigint, txn_index bigint")
@@ -42,8 +55,8 @@ def test_transactions_table(spark):
         # KIP-890: the marker carries the bumped epoch; the transaction is the data's epoch.
         {**marker(2, 9, "ABORT", epoch=8, coordinator_epoch=5, max_timestamp=2700), "txn_index": 0},
     ]
-    out = transactions.transactions_table(frame(spark, [*BATCHES, ("cleaner_offset", pa.int64()),
-                                                        ("txn_index", pa.int64())], indexed))
+    out = run_model("log_transactions", transaction_batches=frame(
+        spark, [*BATCHES, ("cleaner_offset", pa.int64()), ("txn_index", pa.int64())], indexed))
     cols = ("broker string, topic string, partition int, producer_id bigint, producer_epoch int, first_offset bigint, "
             "last_data_offset bigint, marker_offset bigint, outcome string, coordinator_epoch int, batch_count bigint, "
             "record_count bigint, first_timestamp bigint, duration_ms bigint, file string, position bigint, "
@@ -68,7 +81,7 @@ def test_partition_ends(spark):
         dict(broker="b1", topic="t", partition=0, high_watermark=8, recovery_point=5, log_start_offset=0,
              cleaner_offset=4),
         dict(broker="b1", topic="t", partition=9, high_watermark=3, recovery_point=3, log_start_offset=0)])
-    out = transactions.partition_ends(batches(spark, rows), checkpoints)
+    out = run_model("partition_ends", batches=batches(spark, rows), partition_checkpoints=checkpoints)
     expected = spark.createDataFrame(
         [("b1", "t", 0, 10, 0, 300, 2, 8, 0, 4), ("b1", "t", 1, 23, 20, 50, None, None, None, None)],
         "broker string, topic string, partition int, log_end_offset bigint, log_first_offset bigint, "
@@ -142,7 +155,7 @@ def test_lso_sweep(spark):
         (change, 6, 3, 3, 1, 3, None), (aborted, 6, 5, 6, 1, 3, 5), (change, 6, 5, 6, None, None, None),
         (change, 7, 4, 4, 2, 4, None),
     ]
-    assertDataFrameEqual(transactions.lso_sweep(txns), spark.createDataFrame(
+    assertDataFrameEqual(run_model("lso_sweep", log_transactions=txns), spark.createDataFrame(
         [(kind, "b1", "t", p, *rest) for kind, p, *rest in expected], transactions.SWEEP_SCHEMA))
 
 
@@ -165,7 +178,7 @@ def test_lso_table(spark):
         ("b1", "t", 4, 3, 20, 20, 2, True),              # the earliest open transaction holds it
     ], "broker string, topic string, partition int, last_stable_offset bigint, high_watermark bigint, "
        "log_end_offset bigint, held_by_producer_id bigint, stuck boolean")
-    assertDataFrameEqual(transactions.lso_table(txns, ends), expected)
+    assertDataFrameEqual(run_model("lso", log_transactions=txns, partition_ends=ends), expected)
 
 
 def _sweep_rows(spark, rows: list[tuple]):
@@ -178,7 +191,7 @@ def test_lso_changes_keeps_change_points(spark):
     expected = spark.createDataFrame([("b1", "t", 0, 0, 0, 1), ("b1", "t", 0, 3, 4, None)],
                                      "broker string, topic string, partition int, offset bigint, "
                                      "last_stable_offset bigint, held_by_producer_id bigint")
-    assertDataFrameEqual(transactions.lso_changes(sweep), expected)
+    assertDataFrameEqual(run_model("lso_changes", lso_sweep=sweep), expected)
 
 
 ABORT_DETAILS = ("first_offset", "last_offset", "last_stable_offset", "index_first_offset",

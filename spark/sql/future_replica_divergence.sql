@@ -23,8 +23,8 @@ unchanged: Kafka pauses the cleaner on a partition while its replica moves betwe
 (`ReplicaManager.alterReplicaLogDirs`, `abortAndPauseCleaning`)'''
 */
 -- Reads every_dir_batches (with dir_state) and brokers; the `future_replica_divergence` check: per -future dir,
--- its first batch within the live log's offsets that the same node's live dir (`with_node`) does not hold
--- identically.
+-- its first batch within the live log's offsets that the same node's live dir (`node`: cluster.id/node.id of its
+-- meta.properties, else its input label) does not hold identically.
 WITH valid AS (
   SELECT * EXCEPT (node), coalesce(node, concat('label/', broker)) AS node
   FROM (SELECT * FROM every_dir_batches WHERE crc_valid)
