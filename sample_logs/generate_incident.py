@@ -930,9 +930,10 @@ def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
                   "leader_epoch": 2, "metadata_offset": v["election"], "elected_at": election["timestamp"],
                   "by": "operator: kafka-leader-election.sh --election-type UNCLEAN --topic payments --partition 0"},
         "lost_offsets": [{"broker": "incident-1", "topic": "payments", "partition": 0, "from": cut,
-                          "to": b1["log_end_offset"] - 1},
-                         {"broker": "incident-2", "topic": "payments", "partition": 0, "from": None, "to": None,
-                          "note": "the new leader lost nothing: it never held offsets 100-180 of leader epoch 0"}],
+                          "to": b1["log_end_offset"] - 1}],
+        "lost_offsets_note": "only the old leader lost a range: the new leader (incident-2) never held offsets "
+                             f"{cut}-{b1['log_end_offset'] - 1} of leader epoch 0, incident-3 holds no replica of "
+                             "payments-0",
         "lost_batches": len(lost),
         "records_lost": sum(f["count"] for f in lost_data),
         "control_records_lost": [{"offset": f["base_offset"], "control_type": f["control_type"],
@@ -999,28 +1000,7 @@ def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
                               "auto.offset.reset is none: it heals itself",
              "safe_offset": cut},
         ],
-        "producers_with_sequence_gaps": [
-            {"producer_id": 4000, "client": "payment-gateway-a",
-             "old_leader": {"producer_epoch": 0, "sequences": [0, 74]},
-             "new_leader": {"epoch_0_sequences": [0, 44], "epoch_1_first_offset": after[1]["base_offset"],
-                            "epoch_1_sequences": [0, after[8]["last_sequence"]]},
-             "missing_on_new_leader": {"producer_epoch": 0, "sequences": [45, 74]},
-             "how": "its batch (epoch 0, sequence 80) was rejected OUT_OF_ORDER_SEQUENCE_NUMBER by broker 2; the "
-                    "client bumped its epoch and re-sent from sequence 0: the new leader's log shows an epoch bump "
-                    "(legal), not a gap"},
-            {"producer_id": 4001, "client": "outbox-relay",
-             "old_leader": {"producer_epoch": 0, "sequences": [0, 59]},
-             "new_leader": {"epoch_0_sequences": [0, 44]},
-             "missing_on_new_leader": {"producer_epoch": 0, "sequences": [45, 59]},
-             "how": "the relay restarted as producer 5001 and re-sent its rows 40-64 from sequence 0"},
-            {"producer_id": 4002, "client": "payment-gateway-b",
-             "old_leader": {"producer_epoch": 0, "sequences": [0, 29]},
-             "new_leader": {"first_offset": after[0]["base_offset"], "first_sequence": 30,
-                            "sequences": [30, after[7]["last_sequence"]]},
-             "missing_on_new_leader": {"producer_epoch": 0, "sequences": [0, 29]},
-             "how": "broker 2 had no state of 4002 (it started writing while broker 2 was down): its blocked batch "
-                    "at sequence 30 was accepted; on the new leader alone the history starts mid-sequence (legal)"},
-        ],
+        "producers_with_sequence_gaps": sequence_gaps(payments, new_leader, cut),
         "producer_rejected_on_new_leader": rejected_fmt(v["rejected"]),
         "restart_of_old_leader": {
             "broker": "incident-1", "would_truncate_to": cut, "offsets_discarded": [cut, b1["log_end_offset"] - 1],
@@ -1066,6 +1046,42 @@ def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
             "silent": silent, "incident": incident}
 
 
+HOW = {
+    4000: "its blocked batch (epoch 0, sequence 80) was rejected OUT_OF_ORDER_SEQUENCE_NUMBER by broker 2, whose last "
+          "sequence of 4000 is 44; the client bumped its epoch and re-sent it from sequence 0: the new leader's log "
+          "shows an epoch bump (legal), not a gap",
+    4001: "the relay restarted as producer 5001 and re-sent its outbox rows 40-64 from sequence 0",
+    4002: "broker 2 had no state of 4002 (it started writing while broker 2 was down): its blocked batch at sequence "
+          "30 was accepted; on the new leader alone its history starts mid-sequence (legal)",
+}
+
+
+def sequence_gaps(old: Log, new: Log, cut: int) -> list[dict]:
+    """Per producer that wrote in the lost range: its sequences on the old leader, on the new leader (per epoch), and
+    the epoch-0 sequences only the old leader holds."""
+    out = []
+    for pid in sorted({a.fact["producer_id"] for a in old.appends if a.fact["base_offset"] >= cut
+                       and not a.fact["is_control"]}):
+        if pid == 5000:
+            continue
+        mine = [a.fact for a in old.appends if a.fact["producer_id"] == pid]
+        on_new = [a.fact for a in new.appends if a.fact["producer_id"] == pid]
+        kept = [f for f in mine if f["base_offset"] < cut]
+        epochs: dict[int, list[int]] = {}
+        for f in [*kept, *on_new]:
+            first, last = epochs.get(f["producer_epoch"], [f["base_sequence"], f["last_sequence"]])
+            epochs[f["producer_epoch"]] = [min(first, f["base_sequence"]), max(last, f["last_sequence"])]
+        lost = [f for f in mine if f["base_offset"] >= cut]
+        out.append({"producer_id": pid, "old_leader": {"producer_epoch": 0, "sequences": [
+                        mine[0]["base_sequence"], mine[-1]["last_sequence"]]},
+                    "new_leader": {"sequences_by_epoch": {str(e): r for e, r in sorted(epochs.items())},
+                                   "first_offset_after_election": on_new[0]["base_offset"] if on_new else None},
+                    "missing_on_new_leader": {"producer_epoch": 0, "sequences": [lost[0]["base_sequence"],
+                                                                                 lost[-1]["last_sequence"]]},
+                    "how": HOW[pid]})
+    return out
+
+
 def rejected_fmt(r: dict) -> dict:
     return {**r, "note": "not on any disk: the broker answers with an error and appends nothing"}
 
@@ -1075,40 +1091,56 @@ def _appended_at(log: Log, fact: dict) -> int:
 
 
 def timeline(c: Controller, v: dict) -> list[dict]:
-    """The incident's events in time order (ms), each with the broker whose disk shows it."""
+    """The incident's events in time order, each with the broker whose disk shows it and what on that disk gives its
+    time (`source`): a metadata record's batch timestamp, a data batch's max timestamp (the producer's CreateTime; a
+    marker's is the leader's clock), a coordinator record's. `ground truth` marks the two moments no file records (the
+    checkpoint's write, the crash): the disks only bound them."""
     ops = {what: (base, ts) for base, ts, _recs, what in c.ops}
+    pay = {h["election"] if h["isr"] != [1] or h["leader"] != 1 else "alone": h for h in c.history
+           if h["topic"] == "payments"}
     t1 = v["transactions"][1]
     payments: Log = v["payments"]
-    lost_first = next(a for a in payments.appends if a.fact["base_offset"] == 100)
-    last = payments.appends[-1]
+    first = next(a.fact for a in payments.appends if a.fact["base_offset"] == 100)
+    last = payments.appends[-1].fact
+    meta, batch, coordinator, truth = "metadata log", "batch max timestamp", "coordinator record", "ground truth"
     events = [
-        (ops["broker 2 enters controlled shutdown"][1], "incident-2",
-         f"broker 2 enters controlled shutdown: payments-0's ISR becomes [1] (metadata offset "
-         f"{ops['broker 2 enters controlled shutdown'][0]})"),
-        (lost_first.at, "incident-1", "broker 1 appends offset 100, the first of the lost range (ISR [1]: acknowledged)"),
-        (t1["prepared_at"] + 1, "incident-1", f"T1's COMMIT marker at payments-0 offset {t1['markers']['payments-0']}"),
-        (t1["completed_at"], "incident-3", f"the coordinator completes T1 (CompleteCommit, {v['n_txn']})"),
-        (v["last_checkpoint_1"], "incident-1", "broker 1's last replication-offset-checkpoint: high watermark 176"),
-        (last.at, "incident-1", f"broker 1's last append: offsets {last.fact['base_offset']}-"
-                                f"{last.fact['last_offset']}"),
-        (v["crash_1"], "incident-1", "broker 1 dies (its disk keeps offsets 100-180)"),
-        (ops["broker 1 fenced (session expired)"][1], "incident-2",
-         f"broker 1 fenced: payments-0 offline, leader epoch 1 (metadata offset "
-         f"{ops['broker 1 fenced (session expired)'][0]})"),
-        (ops["broker 2 registers"][1], "incident-2", "broker 2 registers again"),
-        (ops["unclean election of payments-0"][1], "incident-2",
-         f"unclean election: broker 2 leads payments-0, leader epoch 2 from offset 100, RECOVERING (metadata offset "
-         f"{ops['unclean election of payments-0'][0]})"),
-        (ops["payments-0 RECOVERED"][1], "incident-2", "payments-0 RECOVERED"),
-        (v["new_leader"].appends[0].at, "incident-2", "the new leader appends offset 100 (producer 4002, sequence 30)"),
+        (pay["alone"]["timestamp"], "incident-2", meta, "broker 2 enters controlled shutdown: payments-0's ISR "
+                                                        f"becomes [1] (metadata offset {pay['alone']['metadata_offset']})"),
+        (first["max_timestamp"], "incident-1", batch, "offsets 100-104, the first batch of the lost range, written "
+                                                      "with the ISR [1]: acknowledged on append"),
+        (t1["prepared_at"] + 1, "incident-1", batch, f"T1's COMMIT marker at payments-0 offset "
+                                                     f"{t1['markers']['payments-0']}"),
+        (t1["completed_at"], "incident-3", coordinator, f"the coordinator completes T1 (CompleteCommit, {v['n_txn']})"),
+        (v["last_checkpoint_1"], "incident-1", truth, "broker 1's last replication-offset-checkpoint: high watermark "
+                                                      "176"),
+        (last["max_timestamp"], "incident-1", batch, f"broker 1's last batch: offsets {last['base_offset']}-"
+                                                     f"{last['last_offset']}"),
+        (v["crash_1"], "incident-1", truth, "broker 1 dies (its disk keeps offsets 100-180)"),
+        (pay["offline"]["timestamp"], "incident-2", meta, "broker 1 fenced: payments-0 offline, leader epoch 1 "
+                                                          f"(metadata offset {pay['offline']['metadata_offset']})"),
+        (ops["broker 2 registers"][1], "incident-2", meta, "broker 2 registers again (metadata offset "
+                                                           f"{ops['broker 2 registers'][0]})"),
+        (ops["broker 2 unfenced"][1], "incident-2", meta, f"broker 2 unfenced (metadata offset "
+                                                          f"{ops['broker 2 unfenced'][0]}); payments-0 stays offline"),
+        (pay["unclean"]["timestamp"], "incident-2", meta,
+         "unclean election: broker 2 leads payments-0, leader epoch 2 from offset 100, RECOVERING (metadata offset "
+         f"{pay['unclean']['metadata_offset']})"),
+        (ops["payments-0 RECOVERED"][1], "incident-2", meta,
+         f"payments-0 RECOVERED (metadata offset {ops['payments-0 RECOVERED'][0]})"),
+        (v["after"][2]["max_timestamp"], "incident-2", batch,
+         "the outbox relay, restarted as producer 5001, re-sends offsets 90-94 at offsets 110-114"),
+        (v["after"][0]["max_timestamp"], "incident-2", batch,
+         "offsets 100-104 of leader epoch 2: producer 4002's batch (sequence 30) created before the election, "
+         "appended after it"),
     ]
     for e in v["group_log"]:
-        if e["event"].startswith("offset commit") and e["committed_offset"] in (160, 170) and "close" not in e["event"]:
-            events.append((e["timestamp"], "incident-3", f"group {e['group']} commits offset {e['committed_offset']} "
-                                                         f"({v['n_off']} offset {e['coordinator_offset']})"))
+        if e["event"] == "offset commit" and e["committed_offset"] in (160, 170):
+            events.append((e["timestamp"], "incident-3", coordinator, f"group {e['group']} commits offset "
+                           f"{e['committed_offset']} ({v['n_off']} offset {e['coordinator_offset']})"))
         if e["event"].startswith("left"):
-            events.append((e["timestamp"], "incident-3", f"group {e['group']} stopped: Empty"))
-    return [{"at": ts, "broker": b, "event": text} for ts, b, text in sorted(events, key=lambda e: e[0])]
+            events.append((e["timestamp"], "incident-3", coordinator, f"group {e['group']} stopped: Empty"))
+    return [{"at": ts, "broker": b, "source": src, "event": text}
+            for ts, b, src, text in sorted(events, key=lambda e: e[0])]
 
 
 if __name__ == "__main__":
