@@ -584,31 +584,33 @@ def main(out: Path) -> None:
 
     transactions: list[dict] = []
 
-    def transaction(start_s: float, epoch: int, commit_s: float, n_pay: int, n_ledger: int) -> dict:
-        """One transaction of the settler (Transactions V2): payments-0 then ledger-0 added as they are written,
-        EndTxn at `commit_s`: PrepareCommit at epoch + 1, the markers (payments-0, then ledger-0), CompleteCommit."""
+    def begin(start_s: float, epoch: int, n_pay: int, n_ledger: int) -> dict:
+        """A transaction of the settler (Transactions V2) up to its EndTxn: payments-0, then ledger-0, each added
+        (an Ongoing record) as it is first written; a new producer epoch starts every sequence at 0."""
         start = at(start_s)
+        settler.epoch, settler.seq = epoch, {}
         txn_record(start, "Ongoing", ["payments-0"], epoch, start)
-        settler.epoch = epoch
-        settler.seq = {}  # a new producer epoch starts every partition's sequence at 0
         pay = produce(payments, settler, payment_records(rng, n_pay, start + 3, "settle"), start + 5,
                       transactional=True)
         txn_record(start + 8, "Ongoing", ["ledger-0", "payments-0"], epoch, start)
         led = produce(ledger, settler, payment_records(rng, n_ledger, start + 11, "ledger"), start + 13,
                       transactional=True)
-        end = at(commit_s)
-        txn_record(end, "PrepareCommit", ["ledger-0", "payments-0"], epoch + 1, start)
-        m_pay = marker(payments, settler.pid, epoch + 1, True, end + 1)
-        m_led = marker(ledger, settler.pid, epoch + 1, True, end + 2)
-        txn_record(end + 5, "CompleteCommit", [], epoch + 1, start)
         t = {"transactional_id": TID, "producer_id": settler.pid, "data_epoch": epoch, "marker_epoch": epoch + 1,
              "coordinator_epoch": COORDINATOR_EPOCH, "partitions": ["ledger-0", "payments-0"], "outcome": "COMMIT",
-             "started_at": start, "prepared_at": end, "completed_at": end + 5,
-             "data": {"payments-0": [pay["base_offset"], pay["last_offset"]],
-                      "ledger-0": [led["base_offset"], led["last_offset"]]},
-             "markers": {"payments-0": m_pay["base_offset"], "ledger-0": m_led["base_offset"]}}
+             "started_at": start, "data": {"payments-0": [pay["base_offset"], pay["last_offset"]],
+                                           "ledger-0": [led["base_offset"], led["last_offset"]]}}
         transactions.append(t)
         return t
+
+    def commit(t: dict, end: int) -> None:
+        """EndTxn at `end`: PrepareCommit at the data epoch + 1, the markers (payments-0, then ledger-0) with that
+        epoch, CompleteCommit."""
+        txn_record(end, "PrepareCommit", t["partitions"], t["marker_epoch"], t["started_at"])
+        m_pay = marker(payments, settler.pid, t["marker_epoch"], True, end + 1)
+        m_led = marker(ledger, settler.pid, t["marker_epoch"], True, end + 2)
+        txn_record(end + 5, "CompleteCommit", [], t["marker_epoch"], t["started_at"])
+        t.update(prepared_at=end, completed_at=end + 5,
+                 markers={"payments-0": m_pay["base_offset"], "ledger-0": m_led["base_offset"]})
 
     # -- the groups join (classic protocol) before the data flows
     group_log: list[dict] = []
@@ -641,25 +643,15 @@ def main(out: Path) -> None:
         elif who == "r":
             relay_write(at(s), at_ms(at(s)))
         elif who == "T0":
-            transaction(s, 0, s + 0.015, 4, 4)
-        else:
-            t1_start = s
-    assert payments.writer.next_offset == 95
-    # T1: its data before broker 2's shutdown, its EndTxn after (t=111)
+            commit(begin(s, 0, 4, 4), at(s + 0.015))
+        else:  # T1: its data before broker 2's shutdown, its EndTxn after (t=111)
+            t1 = begin(s, 1, 5, 5)
+    commits_until(at(106))
+    assert payments.writer.next_offset == 100
     relay_checkpoint = 40  # the relay persisted its outbox position at t=92: rows 0-39 delivered
 
     # -- control plane, part 2: broker 2's controlled shutdown (t=107) and fencing (t=108.5)
-    t1_start_ms = at(t1_start)
-    txn_record(t1_start_ms, "Ongoing", ["payments-0"], 1, t1_start_ms)
-    settler.epoch, settler.seq = 1, {}
-    t1_pay = produce(payments, settler, payment_records(rng, 5, t1_start_ms + 3, "settle"), t1_start_ms + 5,
-                     transactional=True)
-    txn_record(t1_start_ms + 8, "Ongoing", ["ledger-0", "payments-0"], 1, t1_start_ms)
-    t1_led = produce(ledger, settler, payment_records(rng, 5, t1_start_ms + 11, "ledger"), t1_start_ms + 13,
-                     transactional=True)
-    commits_until(at(106))
-    assert payments.writer.next_offset == 100
-    shutdown_2 = c.controlled_shutdown(2, at(107))
+    c.controlled_shutdown(2, at(107))
     stop_2 = at(107)  # broker 2 stops fetching: its copies end with what it had appended by then
     fence_2 = c.fence(2, at(108.5), "broker 2 fenced (controlled shutdown done)")
     metadata_2_stop = fence_2  # its metadata copy had not fetched the fence record when it stopped
@@ -667,18 +659,7 @@ def main(out: Path) -> None:
     # -- phase B: broker 1 alone (ISR [1]) writes offsets 100-180
     commits_until(at(110))
     gateway_write(gw_a, at(110))
-    end = at(111)
-    txn_record(end, "PrepareCommit", ["ledger-0", "payments-0"], 2, t1_start_ms)
-    t1_marker_pay = marker(payments, settler.pid, 2, True, end + 1)
-    t1_marker_led = marker(ledger, settler.pid, 2, True, end + 2)
-    txn_record(end + 5, "CompleteCommit", [], 2, t1_start_ms)
-    transactions.append({
-        "transactional_id": TID, "producer_id": settler.pid, "data_epoch": 1, "marker_epoch": 2,
-        "coordinator_epoch": COORDINATOR_EPOCH, "partitions": ["ledger-0", "payments-0"], "outcome": "COMMIT",
-        "started_at": t1_start_ms, "prepared_at": end, "completed_at": end + 5,
-        "data": {"payments-0": [t1_pay["base_offset"], t1_pay["last_offset"]],
-                 "ledger-0": [t1_led["base_offset"], t1_led["last_offset"]]},
-        "markers": {"payments-0": t1_marker_pay["base_offset"], "ledger-0": t1_marker_led["base_offset"]}})
+    commit(t1, at(111))
     phase_b = ["r", "b", "a", "b", "a", "b", "r", "a", "b", "a", "b", "a", "r", "b", "a"]
     for i, who in enumerate(phase_b):
         s = 115 + 5 * i
@@ -695,10 +676,10 @@ def main(out: Path) -> None:
     last_checkpoint_1 = at(182.4)
 
     # -- control plane, part 3: broker 1 fenced, broker 2 back, the unclean election
-    fence_1 = c.fence(1, at(196.1), "broker 1 fenced (session expired)")
-    register_2 = c.register(2, at(203))
-    unfence_2 = c.unfence(2, at(206))
-    expand = c.expand_isrs(3, 2, at(208))
+    c.fence(1, at(196.1), "broker 1 fenced (session expired)")
+    c.register(2, at(203))
+    c.unfence(2, at(206))
+    c.expand_isrs(3, 2, at(208))
     # the operator stops both groups (t=215): the close commits the last position again, the group goes Empty
     for grp, s in ((RECONCILER, 215), (ARCHIVER, 215.5)):
         last = commits[grp][-1][1]
@@ -706,7 +687,7 @@ def main(out: Path) -> None:
         group_event(at(s) + 10, "left: group Empty (generation 2)", grp,
                     *group_metadata(grp, 2, at(s) + 10, empty=True))
     election = c.unclean_election("payments", 2, at(225))
-    recovered = c.recovered("payments", at(225.08))
+    c.recovered("payments", at(225.08))
 
     # -- broker 2's payments-0: its copy up to t=107, a clean shutdown, a restart, leader epoch 2 from 100
     pay_2 = follower_copy(payments, stop_2)
@@ -808,7 +789,11 @@ def main(out: Path) -> None:
             "metadata_log": {"log_start_offset": SNAPSHOT_END, "log_end_offset": m.next_offset,
                              "snapshots": [f"{SNAPSHOT_END:020d}-{RAFT_EPOCH:010d}.checkpoint"]}}
 
-    expected = expected_json(c, brokers, locals())
+    story = {"payments": payments, "new_leader": new_leader, "n_txn": n_txn, "n_off": n_off,
+             "transactions": transactions, "txn_records": txn_records, "group_log": group_log, "commits": commits,
+             "after": after, "election": election, "rejected": rejected, "last_checkpoint_1": last_checkpoint_1,
+             "crash_1": crash_1}
+    expected = expected_json(c, brokers, story)
     (out / "EXPECTED_INCIDENT.json").write_text(compact_json(expected) + "\n")
 
 
@@ -858,7 +843,7 @@ def _high_watermark(broker: int, name: str, p: g.PartitionWriter, logs: dict, ne
 
 
 def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
-    """EXPECTED_INCIDENT.json from the script's bookkeeping (`v`: main's locals)."""
+    """EXPECTED_INCIDENT.json from the script's bookkeeping (`v`: what main wrote, by name)."""
     payments: Log = v["payments"]
     new_leader: Log = v["new_leader"]
     n_off, n_txn = v["n_off"], v["n_txn"]
