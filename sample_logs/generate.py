@@ -305,9 +305,12 @@ class PartitionWriter:
     # -- files ------------------------------------------------------------------------------------
 
     def write(self, log_dir: Path, *, active_preallocated: bool = True, truncate_tail: int = 0,
-              final_snapshot: bool = True, index_bytes: int = PREALLOCATED_INDEX_BYTES) -> dict:
+              final_snapshot: bool = True, index_bytes: int | None = None) -> dict:
         """Lay the partition out under `log_dir`; a preallocated active index is `index_bytes` long (the
-        topic's segment.index.bytes, rounded down to whole entries)."""
+        topic's segment.index.bytes, rounded down to whole entries; default PREALLOCATED_INDEX_BYTES as set when
+        called, which generate_compacted.py lowers)."""
+        if index_bytes is None:
+            index_bytes = PREALLOCATED_INDEX_BYTES
         pdir = log_dir / self.name
         pdir.mkdir(parents=True)
         files = {}
