@@ -902,7 +902,13 @@ def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
          "partition": 0, "offset": t1["data"]["payments-0"][0], "producer_id": t1["producer_id"],
          "first_offset": t1["data"]["payments-0"][0], "lso_stuck_at": t1["data"]["payments-0"][0],
          "last_data_offset": t1["data"]["payments-0"][1], "transaction_timeout_ms": TXN_TIMEOUT_MS},
-    ]
+    ] + [
+        {"kind": "committed_offset_beyond_log_end", "severity": "error", "broker": "incident-3", "topic": "payments",
+         "partition": 0, "offset": commits_final[grp], "producer_id": None, "group": grp,
+         "committed_offset": commits_final[grp], "coordinator_partition": n_off,
+         "coordinator_offset": last_commit(grp)["coordinator_offset"], "log_end_offset": new_end,
+         "reference_broker": "incident-2"}
+        for grp in (RECONCILER, ARCHIVER)]
     full_only = [
         {"kind": "content_duplicate", "severity": "warning", "broker": "incident-2", "topic": "payments",
          "partition": 0, "offset": dup_resent["base_offset"], "producer_id": 5001, "producer_ids": [4001, 5001],
@@ -995,12 +1001,6 @@ def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
         "timeline": timeline(c, v),
     }
     not_raised = [
-        {"kind": "committed_offset_beyond_log_end", "topic": "payments", "partition": 0, "group": grp,
-         "committed_offset": commits_final[grp], "new_leader_log_end_offset": new_end,
-         "longest_replica_log_end_offset": b1["log_end_offset"],
-         "why": "today's scan judges a committed offset against the longest replica (incident-1, the diverged old "
-                "leader), not the current leader's log (incident-2, leader of epoch 2 in the metadata log)"}
-        for grp in (RECONCILER, ARCHIVER)] + [
         {"kind": "restart_would_truncate", "broker": "incident-1", "topic": "payments", "partition": 0,
          "offsets_discarded": [cut, b1["log_end_offset"] - 1],
          "why": "the restart prediction replays log recovery (damage) only; a restarted broker 1 truncates as a "
@@ -1019,6 +1019,11 @@ def expected_json(c: Controller, brokers: dict, v: dict) -> dict:
         "the stray-looking snapshot 100 on incident-2's payments-0 (the clean shutdown's, kept after the restart)",
         "preallocated zero-filled active indexes on all three (running or crashed) brokers",
     ]
+    # every finding is one incident, the election's: its cause as `kforensics explain --json` names it
+    cause = {"kind": "unclean_leader_election", "broker": meta_ref, "topic": "payments", "partition": 0,
+             "offset": cut, "producer_id": None}
+    for f in findings + full_only:
+        f["incident"] = cause
     return {"generated_by": "sample_logs/generate_incident.py", "t0": T0, "cluster_id": CLUSTER_ID,
             "topic_ids": TOPIC_IDS, "brokers": brokers,
             "metadata": {"snapshot_end_offset": SNAPSHOT_END, "raft_epoch": RAFT_EPOCH,

@@ -51,23 +51,95 @@ def test_the_scan_reports_exactly_the_planted_findings(incident_scan: Path) -> N
     for p in planted:
         (f,) = [f for f in found if _key(f) == _key(p)]
         for key, value in p.items():
-            assert f.get(key) == value, (p["kind"], key, f.get(key), value)
+            if key != "incident":  # the incident is explain's: test_explain_tells_the_election_as_one_incident
+                assert f.get(key) == value, (p["kind"], key, f.get(key), value)
     assert {p["kind"] for p in EXPECTED["findings_full_only"]} == {"content_duplicate"}
 
 
-def test_what_today_s_scan_does_not_say(incident_scan: Path) -> None:
-    """The groups' committed offsets are judged against incident-1 (the longest replica, the diverged old leader):
-    in range there, beyond the log end of the current leader (incident-2). The restart prediction of incident-1
-    truncates nothing. EXPECTED's `not_raised_today` says so; this holds it to the scan's tables."""
+def test_the_groups_are_judged_against_the_current_leader(incident_scan: Path) -> None:
+    """The groups' committed offsets are judged against incident-2 (leader of epoch 2 in the metadata log: the log
+    Kafka serves), not incident-1 (the longest replica, the diverged old leader): beyond its log end. The restart
+    prediction of incident-1 still truncates nothing (`not_raised_today`: a follower's truncation is not modelled)."""
     offsets = {r["group_id"]: r for r in read_table(str(incident_scan), "consumer_offsets")}
-    for miss in (m for m in EXPECTED["not_raised_today"] if m["kind"] == "committed_offset_beyond_log_end"):
-        row = offsets[miss["group"]]
+    for grp in TRUTH["groups_stranded"]:
+        row = offsets[grp["group"]]
         assert (row["committed_offset"], row["data_broker"], row["log_end_offset"], row["status"]) == (
-            miss["committed_offset"], "incident-1", miss["longest_replica_log_end_offset"], "ok")
-        assert row["committed_offset"] > miss["new_leader_log_end_offset"]
+            grp["committed_offset"], "incident-2", grp["new_log_end_offset"], "beyond_log_end")
+    assert [m["kind"] for m in EXPECTED["not_raised_today"]] == ["restart_would_truncate", "sequence_gap"]
     (restart,) = [r for r in read_table(str(incident_scan), "restart_prediction")
                   if (r["broker"], r["topic"]) == ("incident-1", "payments")]
     assert restart["truncate_at_offset"] is None and restart["offsets_discarded"] is None
+
+
+def _explain(out: Path, *args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from kforensics.cli import main
+
+    result = CliRunner().invoke(main, ["explain", str(out), *args])
+    return result.exit_code, result.output
+
+
+def test_explain_tells_the_election_as_one_incident(incident_scan: Path) -> None:
+    """`kforensics explain --json` against the hand-counted ground truth: one incident, caused by the unclean
+    election, holding every planted finding, costing 80 records (80 acknowledged) of payments-0 100-180 on
+    incident-1, with the timeline in time order and a plan that saves before it destroys."""
+    code, output = _explain(incident_scan, "--json")
+    assert code == 1
+    incidents = [json.loads(line) for line in output.splitlines()]
+    (r,) = incidents
+    planted = EXPECTED["findings"] + EXPECTED["findings_full_only"]
+    assert {json.dumps(p["incident"], sort_keys=True) for p in planted} == {json.dumps(r["cause"], sort_keys=True)}
+    assert r["cause"] == {"kind": TRUTH["cause"]["kind"], "broker": "incident-2", "topic": TRUTH["cause"]["topic"],
+                          "partition": TRUTH["cause"]["partition"], "offset": 100, "producer_id": None}
+    assert r["severity"] == "error" and r["type"] == "incident"
+    assert sorted(_key(f) for f in r["findings"]) == sorted(_key(p) for p in planted)
+    cost = r["cost"]
+    assert cost["records_lost"] == TRUTH["records_lost"] == 80
+    assert cost["acknowledged_records_lost"] == TRUTH["acknowledged_records_lost"] == 80
+    assert cost["lost_offsets"] == TRUTH["lost_offsets"]  # payments-0 100-180 on incident-1
+    assert cost["groups_affected"] == sorted(g["group"] for g in TRUTH["groups_stranded"])
+    assert cost["transactions_stuck"] == 1
+    # the timeline: in time order (events known by offset only last), the ISR shrinking to the leader alone first,
+    # the election at its metadata record's time, the groups' commits beyond the new log end between
+    timed = [e["at"] for e in r["timeline"] if e["at"] is not None]
+    assert timed == sorted(timed) and all(e["at"] is None for e in r["timeline"][len(timed):])
+    assert r["started_at"] == timed[0] == TRUTH["acknowledged_how"]["isr_leader_alone_from"]["timestamp"]
+    election = [e for e in r["timeline"] if "unclean election" in e["event"]]
+    assert [(e["at"], e["broker"]) for e in election] == [(TRUTH["cause"]["elected_at"], "incident-2")]
+    last_write = [e for e in r["timeline"] if e["event"].startswith("last write incident-1 holds")]
+    lost_tail = EXPECTED["brokers"]["incident-1"]["partitions"]["payments-0"]["batches"][-1]
+    # the disk holds the producer's CreateTime, not the append's time: the last lost batch's max_timestamp, which
+    # the producer stamped before the broker appended it (last_lost_append)
+    assert [e["at"] for e in last_write] == [lost_tail["max_timestamp"]]
+    assert lost_tail["max_timestamp"] <= TRUTH["acknowledged_how"]["last_lost_append"]
+    commits = {g["coordinator_offset"]: g["timestamp"] for g in EXPECTED["groups"]}
+    for grp in TRUTH["groups_stranded"]:
+        (e,) = [e for e in r["timeline"] if f"group {grp['group']} committed" in e["event"]]
+        assert (e["at"], e["broker"]) == (commits[grp["coordinator_offset"]], "incident-3")
+    # the plan: Kafka's commands with their values filled in; each destructive step after the save of what it
+    # destroys (an export of that partition, or the old leader's log dir copied aside)
+    actions = r["actions"]
+    assert [a["step"] for a in actions] == list(range(1, len(actions) + 1))
+    commands = [a["command"] for a in actions]
+    abort = "kafka-transactions.sh --bootstrap-server <BOOTSTRAP> abort --topic payments --partition 0 --start-offset 95"
+    assert abort in commands
+    for grp in TRUTH["groups_stranded"]:
+        assert (f"kafka-consumer-groups.sh --bootstrap-server <BOOTSTRAP> --group {grp['group']} --reset-offsets "
+                f"--topic payments:0 --to-offset {grp['new_log_end_offset']} --dry-run") in commands
+    destructive = [i for i, a in enumerate(actions) if a["destructive"]]
+    assert destructive and commands.index(abort) in destructive
+    for i in destructive:
+        saves = [c for c in commands[:i] if c.startswith("kforensics export ") and "--topic payments --partition 0" in c]
+        assert any("--broker incident-2" in c and "--offsets 95:" in c for c in saves), actions[i]
+        assert any("--broker incident-1" in c and "--offsets 100:" in c for c in saves), actions[i]
+    # the terminal: the same story for the operator
+    code, text = _explain(incident_scan)
+    assert code == 1
+    assert "records lost 80 (80 acknowledged)" in text and "payments-0 100-180 on incident-1" in text
+    assert "DESTRUCTIVE" in text and r["id"] in text
+    code, one = _explain(incident_scan, "--incident", r["id"], "--json")
+    assert code == 1 and json.loads(one) == r
 
 
 # --- the ground truth, from the bytes ----------------------------------------------------------------------------
