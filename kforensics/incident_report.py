@@ -4,6 +4,7 @@ lead with them. No Spark."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,8 +27,8 @@ def load(out: str, incident: str | None = None) -> list[dict[str, Any]]:
 
 
 def filled(command: str, out: str) -> str:
-    """A plan's command with the scan's output folder in place of its placeholder."""
-    return command.replace(OUT_PLACEHOLDER, out)
+    """A plan's command with the scan's output folder (shell-quoted) in place of its placeholder."""
+    return command.replace(OUT_PLACEHOLDER, shlex.quote(out))
 
 
 def json_line(r: dict[str, Any], out: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ Rules of the walk:
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pandas as pd
@@ -105,6 +106,15 @@ class _Shown(list):
         return ",".join(str(v) for v in self)
 
 
+class _Quoted(_Values):
+    """A command's values: each string shell-quoted (a topic, group or path read from a disk is data, never shell
+    syntax: the operator pastes the line), so `payments` stays `payments` and `a;b` becomes `'a;b'`."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        return shlex.quote(value) if isinstance(value, str) else value
+
+
 def _fill(template: str | None, values: _Values) -> str | None:
     if not template:
         return None
@@ -140,7 +150,7 @@ def story(findings: list[dict[str, Any]], events: list[dict[str, Any]]) -> tuple
         timeline.append({"at": at if isinstance(at, int) else None, "broker": f["broker"], "event": text,
                          "offset": f["offset"], "metadata_offset": details.get("metadata_offset")})
         for action in kind.actions:
-            command = _fill(action["command"], values)
+            command = _fill(action["command"], _Quoted(values))
             if command:
                 planned.append((PHASES.index(action["phase"]), order, {
                     "command": command, "why": _fill(action["why"], values) or action["why"],

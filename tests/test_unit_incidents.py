@@ -231,3 +231,23 @@ def test_every_declared_action_and_event_fills_from_its_kinds_fields() -> None:
         assert kind.at is None or kind.at in kind.fields
         assert all(a["phase"] in registry.PHASES for a in kind.actions)
         assert all(not a["destructive"] or a["phase"] == "repair" for a in kind.actions)
+
+
+def test_a_command_quotes_every_string_it_is_filled_with() -> None:
+    """A topic, group or log dir read from a disk is data: the pasted line runs Kafka's tool on exactly that name,
+    never a second command (shlex splits it back into the exact strings)."""
+    import shlex
+
+    hostile = "a;b $(x) 'q'\x1b[31m"
+    member = _member("committed_offset_beyond_log_end", 0)
+    member["topic"] = hostile
+    member["details"] = json.dumps({**json.loads(member["details"]), "group": hostile})
+    _timeline, actions = incidents.story([member], [])
+    resets = [a["command"] for a in actions if a["command"].startswith("kafka-consumer-groups.sh")]
+    assert resets
+    for command in resets:
+        words = shlex.split(command)
+        assert words[words.index("--group") + 1] == hostile
+        assert words[words.index("--topic") + 1] == f"{hostile}:0"
+    plain = _member("committed_offset_beyond_log_end", 0)
+    assert any("--group g --reset-offsets --topic t:0" in a["command"] for a in incidents.story([plain], [])[1])
