@@ -11,8 +11,10 @@ scan replays it: the lost range, the records and acknowledged records lost, the 
 
 from __future__ import annotations
 
+import html
 import json
 import struct
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -260,3 +262,63 @@ def test_the_groups_and_the_sequences(incident_scan: Path) -> None:
         for e in {b["producer_epoch"] for b in on_new}:
             runs = [b for b in on_new if b["producer_epoch"] == e]
             assert all(a["last_sequence"] + 1 == b["base_sequence"] for a, b in zip(runs, runs[1:], strict=False))
+
+
+class _Page(HTMLParser):
+    """The HTML report's structure: every element id, the h2 sections in order, and within the incidents section its
+    incident sections, links and table rows by table class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.sections: list[str] = []
+        self.incidents: list[dict] = []
+        self._table: str | None = None
+        self._in_incidents = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        if tag == "h2":
+            self.sections.append(a.get("id") or "")
+            self._in_incidents = a.get("id") == "incidents"
+        elif not self._in_incidents:
+            return
+        if tag == "section" and a.get("class") == "incident":
+            self.incidents.append({"id": a.get("data-incident"), "links": [], "rows": {}})
+        elif self.incidents and tag == "a" and (a.get("href") or "").startswith("#"):
+            self.incidents[-1]["links"].append(a["href"][1:])
+        elif self.incidents and tag == "table":
+            self._table = a.get("class")
+        elif self.incidents and tag == "tr" and self._table:
+            self.incidents[-1]["rows"][self._table] = self.incidents[-1]["rows"].get(self._table, 0) + 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._table = None
+
+
+def test_the_html_report_opens_with_the_incident(incident_scan: Path, tmp_path: Path) -> None:
+    """No browser here: the page's structure, parsed. The incidents section comes first; the election's incident
+    is one section whose links all land on an element of the page (its findings, its partition's timelines), with
+    one row per timeline event and per step (plus each table's header row)."""
+    from click.testing import CliRunner
+
+    from kforensics.cli import main
+
+    page = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["report", str(incident_scan), "--html", str(page)])
+    assert result.exit_code == 1, result.output[-2000:]
+    text = page.read_text(encoding="utf-8")
+    parsed = _Page()
+    parsed.feed(text)
+    assert parsed.sections[0] == "incidents" and "findings" in parsed.sections
+    code, output = _explain(incident_scan, "--json")
+    (r,) = [json.loads(line) for line in output.splitlines()]
+    (section,) = parsed.incidents
+    assert section["id"] == r["id"] and f"incident-{r['id']}" in parsed.ids
+    assert section["links"] and set(section["links"]) <= parsed.ids
+    assert any(link.startswith("timeline") for link in section["links"])
+    assert section["rows"] == {"incident-timeline": len(r["timeline"]) + 1, "incident-actions": len(r["actions"]) + 1}
+    assert html.escape(r["title"], quote=False) in text and "records lost 80 (80 acknowledged)" in text
