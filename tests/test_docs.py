@@ -128,11 +128,14 @@ def _run_block(commands: list[str], cwd: Path) -> list[list[str]]:
     return [[line.rstrip() for line in output.splitlines()] for output in outputs[:-1]]
 
 
-def test_the_readme_command_examples_print_what_it_shows(full_scan: Path, tmp_path: Path) -> None:
-    """Every example but `scan` runs as written (against the sample logs and a finished scan of them as
-    ./kforensics-out) and prints exactly the README's lines; the scan's summary rows are those of that scan."""
+def test_the_readme_command_examples_print_what_it_shows(full_scan: Path, incident_scan: Path,
+                                                       tmp_path: Path) -> None:
+    """Every example but `scan` runs as written (against the sample logs, a finished scan of them as ./kforensics-out
+    and one of the incident sample as ./incident-out) and prints exactly the README's lines; the scan's summary rows
+    are those of that scan."""
     (tmp_path / "sample_logs").symlink_to(REPO / "sample_logs")
     (tmp_path / "kforensics-out").symlink_to(full_scan)
+    (tmp_path / "incident-out").symlink_to(incident_scan)
     blocks = readme_console_blocks()
     assert sum(len(block) for block in blocks) >= 4
     for block in blocks:

@@ -17,7 +17,6 @@ import struct
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
 from conftest import SAMPLE_LOGS
 from kafka.record.memory_records import MemoryRecords
 
@@ -25,17 +24,6 @@ from kforensics.scan_output import read_table
 
 EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED_INCIDENT.json").read_text())
 TRUTH = EXPECTED["incident"]
-BROKERS = ("incident-1", "incident-2", "incident-3")
-
-
-@pytest.fixture(scope="session")
-def incident_scan(spark, tmp_path_factory) -> Path:
-    """One full scan of the three incident disks for the session."""
-    from kforensics.spark.jobs import run_scan
-
-    out = tmp_path_factory.mktemp("scan-incident")
-    run_scan(spark, [(b, str(SAMPLE_LOGS / b)) for b in BROKERS], str(out), headers_only=False)
-    return out
 
 
 def _findings(out: Path) -> list[dict]:
