@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from unit_frames import BATCHES, batch, frame, marker, scan_of, txn_data
 
 from kforensics.parsers.findings import FINDING_COLUMNS
-from kforensics.spark import incidents, registry
+from kforensics.spark import incidents, output_schemas, registry
 from kforensics.spark import schemas as S
 
 FINDINGS = ("kind string, severity string, broker string, topic string, partition int, file string, "
@@ -140,7 +140,7 @@ def test_the_cost_of_a_lost_range_counts_data_records_only_and_the_acknowledged_
     checkpoints = spark.createDataFrame([("b1", "t", 0, 120, None, None, None), ("b2", "t", 0, 100, None, None, None)],
                                         "broker string, topic string, partition int, high_watermark bigint, "
                                         "recovery_point bigint, log_start_offset bigint, cleaner_offset bigint")
-    history = S.frame(spark, S.OUTPUT_TABLES["partition_history"], [
+    history = S.frame(spark, output_schemas.OUTPUT_TABLES["partition_history"], [
         dict(cluster_id="c", topic="t", topic_id="tid", partition=0, metadata_offset=m, timestamp=ts,
              record_type="PARTITION_CHANGE_RECORD", leader=leader, leader_epoch=epoch, isr=isr, election=election)
         for m, ts, leader, epoch, isr, election in ((10, 1000, 1, 0, [1, 2], "none"), (11, 5000, 1, 0, [1], "none"),
