@@ -7,8 +7,8 @@ same. This script makes that promise checkable:
     python benchmarks/compare_scans.py diff  A B     # compare every table of A and B: schema, then rows
 
 The sets: the sample brokers (full and headers-only), the KRaft samples (both modes), the compacted, exactly-once and
-groups samples, and each data set of ../shared/realdata scanned as one cluster (all its log dirs together, each dir
-labelled by its folder name). Rows are compared as sorted lists of tuples (a table's row order is not a contract,
+groups samples, the incident cluster (both modes), and each data set of ../shared/realdata scanned as one cluster
+(all its log dirs together, each dir labelled by its folder name). Rows are compared as sorted lists of tuples (a table's row order is not a contract,
 but the findings table's order is compared as written). `--only NAME` (repeatable) scans only the sets named.
 """
 
@@ -39,6 +39,9 @@ def scan_sets() -> dict[str, tuple[list[tuple[str, str]], bool]]:
     sets["compacted"] = ([("compacted-1", str(SAMPLE / "compacted-1"))], False)
     sets["eos"] = ([(b, str(SAMPLE / b)) for b in ("eos-1", "eos-2")], False)
     sets["groups"] = ([("groups-1", str(SAMPLE / "groups-1"))], False)
+    incident = [(f"incident-{i}", str(SAMPLE / f"incident-{i}")) for i in (1, 2, 3)]
+    sets["incident-full"] = (incident, False)
+    sets["incident-headers"] = (incident, True)
     for extra in sorted(SAMPLE.iterdir()):  # samples added later (a sample dir holds meta.properties)
         if extra.is_dir() and (extra / "meta.properties").exists() and not any(
                 extra.name in {label for label, _ in inputs} for inputs, _ in sets.values()):

@@ -151,11 +151,6 @@ def tables_reference() -> str:
             source, doc, docs = S.WRITTEN_INPUTS[table]
             columns = [(f.name, _type_name(f.type), docs.get(f.name, "")) for f in S.INPUT_TABLES[source]]
             where = "the parse pass (`spark/read.py`; its schema: `spark/schemas.py`)"
-        elif table == "findings":
-            doc = ("One row per finding (see [Findings](findings.md)): `details` is a JSON object of the kind's "
-                   "fields.")
-            columns = [(f.name, _type_name(f.type), "") for f in S.FINDINGS]
-            where = "the checks (`spark/sql/`, each check's header declares its kinds) and the parsers"
         else:
             m = models[table]
             doc, columns, where = m.doc, [(c.name, c.type, c.doc) for c in m.columns], f"`{m.path}`"
@@ -175,11 +170,36 @@ def _type_name(kind) -> str:
     return ddl(pa.schema([pa.field("x", kind)])).split(" ", 1)[1]
 
 
+def incidents_reference() -> str:
+    """Every link rule (its cause and effect kinds, what it means, the Kafka behaviour it rests on), then every kind
+    that declares how it reads in an incident (its timeline event and its plan's actions)."""
+    from kforensics.kinds import KINDS
+    from kforensics.spark.registry import link_models
+
+    out = ["### The links", ""]
+    for m in link_models():
+        out += [f"#### `{m.name}`", "", *_wrap(m.doc), "",
+                *_wrap("**Cause**: " + ", ".join(f"[`{k}`](findings.md#{k})" for k in m.cause) + ". **Effects**: "
+                       + ", ".join(f"[`{k}`](findings.md#{k})" for k in m.effect) + f". **Rank**: {m.rank}."),
+                "", *_wrap(f"**Kafka**: {m.kafka}"), "", f"Implemented in `{m.path}`.", ""]
+    out += ["### Each kind in an incident", "",
+            "| kind | timeline event | time from | actions (phase: command) |", "|---|---|---|---|"]
+    for kind in KINDS.values():
+        if not (kind.event or kind.actions):
+            continue
+        actions = "<br>".join(f"{a['phase']}{' (destructive)' if a['destructive'] else ''}: `{a['command']}`"
+                              for a in kind.actions)
+        event = (kind.event or "").replace("|", "\\|")
+        out.append(f"| [`{kind.name}`](findings.md#{kind.name}) | {event} | {kind.at or ''} | {actions} |")
+    return "\n".join(out)
+
+
 #: page (relative to docs/) -> the function that writes its generated block
 PAGES: dict[str, Callable[[], str]] = {
     "cli-reference.md": cli_reference,
     "findings.md": findings_reference,
     "output.md": tables_reference,
+    "incidents.md": incidents_reference,
 }
 
 

@@ -19,6 +19,7 @@ import click
 from kforensics import __version__
 from kforensics.commands.dump import dump
 from kforensics.commands.eos import eos
+from kforensics.commands.explain import explain
 from kforensics.commands.export import export
 from kforensics.commands.find import find
 from kforensics.commands.locate import locate
@@ -121,11 +122,13 @@ def main() -> None:
       kforensics locate --transactional-id payments-app-1 /var/lib/kafka
       kforensics leaders ./kforensics-out --topic orders
       kforensics groups ./kforensics-out --group billing
+      kforensics explain ./kforensics-out
       kforensics report ./kforensics-out --html incident.html
       kforensics find b1=/var/lib/kafka b2=/mnt/copy-of-broker-2/kafka --key A-1042
       kforensics export /var/lib/kafka --topic orders --partition 0 --offsets 1200:1899 --out lost.jsonl
     """
 
 
-for _command in (dump, scan, locate, find, export, serve, warmup, gaps, txns, lso, producers, leaders, eos, groups, report):
+for _command in (dump, scan, explain, locate, find, export, serve, warmup, gaps, txns, lso, producers, leaders, eos,
+                 groups, report):
     main.add_command(_command)

@@ -30,6 +30,7 @@ TXN_STATS_FIELDS = ("outcome", "count", "records_total", "records_median", "reco
 def finding_line(row: dict[str, Any]) -> dict[str, Any]:
     """A `findings` table row in its JSON-lines form: the columns but `details`, whose fields follow as keys."""
     out = {k: row.get(k) for k in FINDING_FIELDS}
+    out["incident_id"] = row.get("incident_id")
     for key, value in json.loads(row.get("details") or "{}").items():
         out.setdefault(key, value)
     return out

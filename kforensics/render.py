@@ -184,8 +184,10 @@ def log_line(out: Any, when: str, message: str) -> None:
     out.print(Text.assemble((when, "dim"), " ", shown(message)), soft_wrap=True, highlight=False)
 
 
-def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
-    """The summary of a scan, its findings by kind, its warning and error findings, and what was not judged."""
+def scan_summary(summary: Any, findings: Sequence[dict[str, Any]],
+                 incidents: Sequence[dict[str, Any]] = ()) -> None:
+    """The summary of a scan, its incidents (one line each), its findings by kind, its warning and error findings, and
+    what was not judged."""
     out = console()
     out.print(facts(f"kforensics scan -> {summary.out}", (
         ("partitions", summary.partitions), ("segments", summary.segments), ("batches", summary.batches),
@@ -193,6 +195,10 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
         *((f"transactions {k}", v) for k, v in sorted(summary.transactions.items())),
         *((f"partition dirs -{k}", v) for k, v in summary.special_dirs.items()),
         ("seconds", f"{summary.seconds:.1f}"))))
+    if incidents:
+        out.print(table(incidents, ("severity", "incident", "findings", "title", "cost"),
+                        "incidents (kforensics explain OUT tells each: its timeline and the next safe steps)",
+                        style={"severity": "bold"}, show=False))
     by_kind = [{"kind": kind, "severity": severity, "count": count} for kind, severity, count in summary.findings]
     out.print(table(by_kind, ("kind", "severity", "count"), "findings by kind", justify={"count": "right"},
                     show=False))
@@ -214,6 +220,26 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]]) -> None:
 
         line(f"Read as kafka-dump-log text: {', '.join(summary.dump_inputs)}. Only batch headers (and control "
              f"records, with --deep-iteration) come from the text: {NOT_IN_TEXT}.", out=out)
+
+
+def incident(r: dict[str, Any], timeline: Sequence[dict[str, Any]], actions: Sequence[dict[str, Any]],
+             cost: str) -> None:
+    """One incident as a short story: its severity and title, its cost, its timeline and its plan."""
+    from rich.text import Text
+
+    out = console()
+    colour = {"error": "bold red", "warning": "bold yellow"}.get(r["severity"], "bold")
+    out.print(Text.assemble((r["severity"].upper(), colour), " ", (f"incident {r['incident_id']}", "dim"), ": ",
+                            shown(r["title"])), soft_wrap=True, highlight=False)
+    out.print(Text.assemble(("cost: ", "bold"), shown(cost)), soft_wrap=True, highlight=False)
+    for note in r["unknown"]:
+        out.print(Text.assemble(("unknown: ", "bold"), shown(note)), soft_wrap=True, highlight=False)
+    if timeline:
+        out.print(table(timeline, ("at", "broker", "event"), "timeline", title_justify="left", show=False))
+    if actions:
+        out.print(table(actions, ("step", "command", "why", "destructive"), "next steps, in this order",
+                        style={"destructive": "bold red"}, title_justify="left", show=False))
+    out.print()
 
 
 def profile(out: str) -> None:

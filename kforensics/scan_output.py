@@ -41,7 +41,7 @@ PARSE_PASS_TABLES = ("batches", "segments", "snapshots", "txnindex", "leader_epo
                      "coordinator_records", "offset_commits")
 #: Parquet tables a scan writes under OUT, in the order they are listed to an operator: the parse pass's, the facts
 #: tables (the models declared `output`, spark/sql/), the findings.
-OUTPUT_TABLES = (*PARSE_PASS_TABLES, *(m.name for m in output_models()), "findings")
+OUTPUT_TABLES = (*PARSE_PASS_TABLES, *(m.name for m in output_models() if m.name != "findings"), "findings")
 
 #: What Spark writes into a table folder (for an interrupted scan, whose manifest lists no files yet).
 _SPARK_OUTPUT = ("part-*", ".part-*.crc", "_SUCCESS", "._SUCCESS.crc", "_temporary", "_started_*", "_committed_*")

@@ -31,8 +31,9 @@ class FindingKind:
     fields hold (Markdown; docs/findings.md is generated from it). `severity_rule` is set for the few kinds whose
     severity depends on the case (then `severity` is the graver one, and the rule says when the milder one
     applies). `compacted` says how the rule reads a compacted log (the log cleaner's output), `reports` which
-    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`), `model` the file that declares it,
-    `records` and `exported` which records a finding names (`find` and `export --from-finding`)."""
+    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`); `event`, `at` and `actions` how
+    it reads in an incident (docs/incidents.md), `model` the file that declares it, `records` and `exported` which
+    records a finding names (`find` and `export --from-finding`)."""
 
     name: str
     severity: Severity
@@ -43,6 +44,13 @@ class FindingKind:
     compacted: str | None = None
     reports: tuple[str, ...] = ()
     model: str | None = None
+    #: How the finding reads in an incident's timeline (a template over its columns and detail fields: `{topic}`,
+    #: `{group}`, ...), and the detail field holding its time (epoch ms), if one does.
+    event: str | None = None
+    at: str | None = None
+    #: What an operator can do about it, in an incident's plan: each a mapping of `phase` (`save` comes first,
+    #: then `verify`, then `repair`), `command` (a template as `event`), `why` and `destructive`.
+    actions: tuple[Mapping[str, Any], ...] = ()
     #: The records a finding of this kind names (`find --from-finding`): the field of its details holding their
     #: [first, last] offsets, "" for every record of the partition dir its `file` is in, None for none.
     records: str | None = None
@@ -353,9 +361,48 @@ _COMPACTED_LOG: dict[str, str] = {
     "consumer_protocol_undecodable": "unchanged: judged on each GroupMetadataValue that survives",
 }
 
+#: How each parser kind reads in an incident (docs/incidents.md): its timeline event, and the actions of its plan.
+_STORY: dict[str, dict[str, Any]] = {
+    'corrupt_crc': {
+        "event": 'the batch at offset {offset} of {topic}-{partition} on {broker} fails its CRC ({file} at byte {position})',
+        "actions": (
+            {"phase": 'save', "destructive": False,
+             "command": 'kforensics export {broker}={log_dir} --broker {broker} --topic {topic} --partition {partition} --out readable-{topic}-{partition}-{broker}.jsonl',
+             "why": 'saves every record of {topic}-{partition} on {broker} that still reads (the damaged batch is left out and listed)'},
+            {"phase": 'repair', "destructive": True,
+             "command": '# restore {topic}-{partition} on {broker} from {intact_on}: stop broker {broker}, move its {topic}-{partition} dir out of the log dir, start it: it fetches the partition again from its leader',
+             "why": '{intact_on} holds the batch at offset {offset} intact (the same CRC, and it holds); the damaged copy is discarded'},
+        ),
+    },
+    'restart_would_truncate': {
+        "event": 'a restart of {broker} would truncate {topic}-{partition} at offset {truncate_at_offset}, discarding offsets {offsets_discarded[0]}-{offsets_discarded[1]}',
+        "actions": (
+            {"phase": 'save', "destructive": False,
+             "command": 'kforensics export {broker}={log_dir} --broker {broker} --topic {topic} --partition {partition} --dir-state {dir_state} --offsets {offsets_discarded[0]}:{offsets_discarded[1]} --out discarded-{topic}-{partition}-{broker}.jsonl',
+             "why": "saves the valid records a restart's log recovery would discard behind the damage"},
+            {"phase": 'verify', "destructive": False,
+             "command": '# do not restart broker {broker} before that export',
+             "why": 'its log recovery truncates {topic}-{partition} at offset {truncate_at_offset} and deletes what follows'},
+        ),
+    },
+    'damage_below_recovery_point': {
+        "event": 'a restart of {broker} would keep serving the damaged batch at offset {offset} of {topic}-{partition} (below its recovery point {recovery_point})',
+    },
+    'truncated_tail': {
+        "event": '{file} on {broker} ends inside a batch: {bytes_present} of its {declared_size} bytes are there',
+    },
+    'index_bad_entry': {
+        "event": 'an entry of {file} on {broker} points at offset {offset}, which no batch at its position holds',
+    },
+    'timeindex_bad_entry': {
+        "event": 'an entry of {file} on {broker} names offset {offset}, which the log does not hold as it says',
+    },
+}
+
 #: A finding whose offsets `kforensics export --from-finding` reads (`reports` "export").
 _EXPORTED = ("restart_would_truncate",)
 
 PARSER_KINDS = {name: replace(kind, compacted=_COMPACTED_LOG.get(name),
-                              reports=("export",) if name in _EXPORTED else (), model="parsers/findings.py")
+                              reports=("export",) if name in _EXPORTED else (), model="parsers/findings.py",
+                              event=_STORY.get(name, {}).get("event"), actions=_STORY.get(name, {}).get("actions", ()))
                 for name, kind in PARSER_KINDS.items()}

@@ -305,7 +305,12 @@ class PartitionWriter:
     # -- files ------------------------------------------------------------------------------------
 
     def write(self, log_dir: Path, *, active_preallocated: bool = True, truncate_tail: int = 0,
-              final_snapshot: bool = True) -> dict:
+              final_snapshot: bool = True, index_bytes: int | None = None) -> dict:
+        """Lay the partition out under `log_dir`; a preallocated active index is `index_bytes` long (the
+        topic's segment.index.bytes, rounded down to whole entries; default PREALLOCATED_INDEX_BYTES as set when
+        called, which generate_compacted.py lowers)."""
+        if index_bytes is None:
+            index_bytes = PREALLOCATED_INDEX_BYTES
         pdir = log_dir / self.name
         pdir.mkdir(parents=True)
         files = {}
@@ -323,8 +328,8 @@ class PartitionWriter:
                 entries.append((seg.max_ts, seg.max_ts_offset))  # LogSegment.close(): the final time index entry
             timeindex = b"".join(struct.pack(">qi", ts, off - seg.base_offset) for ts, off in entries)
             if active and active_preallocated:
-                index = index.ljust(PREALLOCATED_INDEX_BYTES // 8 * 8, b"\0")
-                timeindex = timeindex.ljust(PREALLOCATED_INDEX_BYTES // 12 * 12, b"\0")
+                index = index.ljust(index_bytes // 8 * 8, b"\0")
+                timeindex = timeindex.ljust(index_bytes // 12 * 12, b"\0")
             (pdir / f"{name}.index").write_bytes(index)
             (pdir / f"{name}.timeindex").write_bytes(timeindex)
             if seg.txnindex:

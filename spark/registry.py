@@ -92,7 +92,7 @@ class Model:
     with the runner's DataFrames of its `inputs` by name and its parameters)."""
 
     name: str
-    kind: str  # "table" or "check"
+    kind: str  # "table", "check" or "link"
     path: str
     doc: str = ""
     output: bool = False
@@ -104,6 +104,12 @@ class Model:
     like: str | None = None
     family: str = ""
     findings: tuple[FindingKind, ...] = ()
+    #: A link's finding kinds: the cause and the effects it ties to it, the rule's rank among the links that claim
+    #: the same effect (lower wins), and the Kafka behaviour it rests on.
+    cause: tuple[str, ...] = ()
+    effect: tuple[str, ...] = ()
+    rank: int = 0
+    kafka: str = ""
     #: The tables it reads (a SQL model's from sqlglot's parse of its statement) and its named parameters
     #: (`:name` in a SQL model).
     inputs: tuple[str, ...] = ()
@@ -159,8 +165,11 @@ def _listing(folder: resources.abc.Traversable) -> list[tuple[str, int, int]]:
     return sorted((name, len(data), zlib.crc32(data)) for name, data in read)
 
 
-_FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports", "records",
-                 "exported"}
+_FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports", "event", "at",
+                 "action", "records", "exported"}
+_ACTION_KEYS = {"phase", "command", "why", "destructive"}
+#: The phases of an incident's plan, in order: what saves data comes before anything that could destroy it.
+PHASES = ("save", "verify", "repair")
 
 
 def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
@@ -171,15 +180,27 @@ def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
     if set(reports) - set(REPORTS):
         raise ValueError(f"{path}: unknown reports {sorted(set(reports) - set(REPORTS))}")
 
-    def text(key: str) -> str | None:  # a header's long strings are wrapped: one paragraph each
-        return " ".join(entry[key].split()) if entry.get(key) else None
+    def text(key: str, within: Mapping[str, Any] = entry) -> str | None:  # wrapped strings: one paragraph each
+        return " ".join(within[key].split()) if within.get(key) else None
 
+    actions = []
+    for action in entry.get("action", ()):
+        if set(action) - _ACTION_KEYS or action.get("phase") not in PHASES or not action.get("command") \
+                or not action.get("why") or not isinstance(action.get("destructive"), bool):
+            raise ValueError(f"{path}: an action of {entry['kind']} declares its phase ({', '.join(PHASES)}), "
+                             "command, why and destructive, and nothing else")
+        if action["destructive"] and action["phase"] != "repair":
+            raise ValueError(f"{path}: a destructive action of {entry['kind']} belongs to the repair phase")
+        actions.append({"phase": action["phase"], "command": text("command", action), "why": text("why", action),
+                        "destructive": action["destructive"]})
+    if entry.get("at") and entry["at"] not in entry.get("fields", ()):
+        raise ValueError(f"{path}: {entry['kind']}'s `at` names no field of it")
     records = entry.get("records")
     if records and records not in entry.get("fields", ()):
         raise ValueError(f"{path}: records = {records!r} is none of the kind's fields")
     return FindingKind(entry["kind"], entry["severity"], text("meaning") or "", tuple(entry.get("fields", ())),
-                       text("severity_rule"), text("rule"), text("compacted"), reports, path, records,
-                       bool(entry.get("exported")))
+                       text("severity_rule"), text("rule"), text("compacted"), reports, path, text("event"),
+                       entry.get("at"), tuple(actions), records=records, exported=bool(entry.get("exported")))
 
 
 def parse_header(text: str, path: str) -> dict[str, Any]:
@@ -190,14 +211,17 @@ def parse_header(text: str, path: str) -> dict[str, Any]:
     if not match:
         raise ValueError(f"{path}: no header block (a /* ... */ comment of TOML) at the top")
     header = tomllib.loads(match.group(1))
-    kinds = [k for k in ("table", "check") if k in header]
+    kinds = [k for k in ("table", "check", "link") if k in header]
     if len(kinds) != 1:
-        raise ValueError(f"{path}: the header declares one of [table] or [check]")
+        raise ValueError(f"{path}: the header declares one of [table], [check] or [link]")
     spec = header[kinds[0]]
-    allowed = {"doc", "output", "keep", "applies", "columns", "like"} if kinds[0] == "table" \
-        else {"doc", "family", "applies"}
-    if set(spec) - allowed or set(header) - {kinds[0], "finding"} or (kinds[0] == "table" and "finding" in header):
+    allowed = {"table": {"doc", "output", "keep", "applies", "columns", "like"}, "check": {"doc", "family", "applies"},
+               "link": {"doc", "cause", "effect", "rank", "kafka"}}[kinds[0]]
+    if set(spec) - allowed or set(header) - {kinds[0], "finding"} or (kinds[0] != "check" and "finding" in header):
         raise ValueError(f"{path}: unknown header keys")
+    if kinds[0] == "link" and not (spec.get("cause") and spec.get("effect") and spec.get("doc") and spec.get("kafka")):
+        raise ValueError(f"{path}: a link declares its cause and effect kinds, what it means and the Kafka behaviour it "
+                         "rests on")
     if spec.get("applies") and spec["applies"] not in APPLIES:
         raise ValueError(f"{path}: applies names no known condition: {spec['applies']}")
     if kinds[0] == "table" and not spec.get("columns") and not spec.get("like"):
@@ -226,7 +250,7 @@ def model_of_text(name: str, text: str, path: str) -> Model:
 
 def _model(entry: Mapping[str, Any]) -> Model:
     header, path = entry["header"], entry["path"]
-    kind = "table" if "table" in header else "check"
+    kind = next(k for k in ("table", "check", "link") if k in header)
     spec = header[kind]
     declared = spec.get("columns", ())
     # a list of [name, type, doc], or (a table only other models read) a Spark DDL string "name type, ..."
@@ -236,6 +260,8 @@ def _model(entry: Mapping[str, Any]) -> Model:
                  keep=bool(spec.get("keep")), applies=spec.get("applies"), declared=columns, like=spec.get("like"),
                  family=spec.get("family", entry["name"]) if kind == "check" else "",
                  findings=tuple(_finding(f, path) for f in header.get("finding", ())),
+                 cause=tuple(spec.get("cause", ())), effect=tuple(spec.get("effect", ())), rank=int(spec.get("rank", 0)),
+                 kafka=" ".join(spec.get("kafka", "").split()),
                  inputs=tuple(entry["inputs"]), params=tuple(entry["params"]))
 
 
@@ -294,7 +320,8 @@ def sql_models() -> dict[str, Model]:
 _PYTHON: dict[str, Model] = {}
 
 #: The modules that register Python models (imported by `models()`).
-PYTHON_MODEL_MODULES = ("kforensics.spark.transactions", "kforensics.spark.producers", "kforensics.spark.restart")
+PYTHON_MODEL_MODULES = ("kforensics.spark.transactions", "kforensics.spark.producers", "kforensics.spark.restart",
+                        "kforensics.spark.incidents")
 
 
 def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, params: tuple[str, ...] = (),
@@ -338,6 +365,11 @@ def check_models() -> list[Model]:
     return sorted((m for m in sql_models().values() if m.kind == "check"), key=lambda m: (m.family, m.name))
 
 
+def link_models() -> list[Model]:
+    """The links between findings (spark/sql/link_*.sql: which finding follows from which), by rank then name."""
+    return sorted((m for m in sql_models().values() if m.kind == "link"), key=lambda m: (m.rank, m.name))
+
+
 def output_models() -> list[Model]:
     """The facts tables written to OUT (SQL models only: no pyspark needed), in name order."""
     return [m for m in sql_models().values() if m.kind == "table" and m.output]
@@ -355,13 +387,24 @@ def finding_kinds() -> dict[str, FindingKind]:
     return kinds
 
 
+#: The tables the runner builds itself (`runner.BUILT_IN`) and their columns: the union of the check families' findings,
+#: and the links between findings.
+BUILT_IN_COLUMNS = {
+    "checked_findings": ("kind string, severity string, broker string, topic string, partition int, file string, "
+                         "position bigint, offset bigint, producer_id bigint, producer_epoch int, message string, "
+                         "details string"),
+    "finding_links": "cause_id string, effect_id string, rule string, rank int"}
+
+
 def columns_of(table: str) -> tuple[Column, ...]:
-    """The columns of a table the runner gives: a model's, or an input table's (`every_dir_<name>`: with dir_state;
-    else a live dir's, without it)."""
+    """The columns of a table the runner gives: a model's, one the runner builds itself, or an input table's
+    (`every_dir_<name>`: with dir_state; else a live dir's, without it)."""
     from kforensics.spark.schemas import DIR_STATE_TABLES, INPUT_TABLES, ddl
 
     if table in models():
         return models()[table].columns
+    if table in BUILT_IN_COLUMNS:
+        return tuple(Column(n, t) for n, t in split_ddl(BUILT_IN_COLUMNS[table]))
     source = table.removeprefix("every_dir_")
     live_only = source in DIR_STATE_TABLES and not table.startswith("every_dir_")
     return tuple(Column(n, t) for n, t in split_ddl(ddl(INPUT_TABLES[source]))

@@ -15,7 +15,6 @@ import contextlib
 import threading
 from collections.abc import Callable, Mapping
 from functools import reduce
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -80,7 +79,7 @@ class Scan:
 
     def __init__(self, tables: Mapping[str, DataFrame], options: ScanOptions | None = None,
                  facts: InputFacts | None = None, *, small: bool = True, views: SqlViews | None = None,
-                 params: Mapping[str, object] | None = None) -> None:
+                 params: Mapping[str, object] | None = None, profile: ScanProfile | None = None) -> None:
         self.spark: SparkSession = next(iter(tables.values())).sparkSession
         self.options = options or ScanOptions()
         self.facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True,
@@ -88,6 +87,7 @@ class Scan:
                                          has_cluster_metadata=True)
         self.params = {**scan_params(self.options), **(params or {})}
         self.views = views
+        self.profile = profile
         self.keep = _Keeper(small)
         if small:  # one partition each: an aggregate, a window or a sort-merge join of them needs no shuffle
             tables = {name: df.coalesce(1) for name, df in tables.items()}
@@ -143,6 +143,8 @@ class Scan:
     def _build(self, name: str) -> DataFrame:
         if name in self._given:
             return self._given[name]
+        if name in BUILT_IN:
+            return self.share(getattr(self, BUILT_IN[name])())
         source = name.removeprefix(EVERY_DIR)
         if source in S.INPUT_TABLES:  # an input the caller did not give: no rows
             live_only = source in DIR_STATE_TABLES and not name.startswith(EVERY_DIR)
@@ -183,10 +185,10 @@ class Scan:
             seen.setdefault(c.family, c)
         return [f for f, c in seen.items() if self.applies(c.applies)]
 
-    def findings(self, profile: ScanProfile | None = None) -> DataFrame:
+    def checked_findings(self) -> DataFrame:
         """Every family's findings: each family planned in its own thread and kept (the union's plan is then a few
         scans, not twenty analyses' worth of windows and joins at once: docs/benchmarks/spark-settings.md)."""
-        context = self.spark.sparkContext
+        context, profile = self.spark.sparkContext, self.profile
 
         def run(family: str) -> DataFrame:
             step = profile.step(f"check {family}", "kforensics scan: findings") if profile \
@@ -198,7 +200,31 @@ class Scan:
 
         with job_threads(self.spark, FINDINGS_THREADS) as pool:
             found = pool.map(run, self.families())
-        return reduce(DataFrame.unionByName, found)
+        return self.keep(reduce(DataFrame.unionByName, found))
+
+    def finding_links(self) -> DataFrame:
+        """Which finding follows from which (`cause_id`, `effect_id`, the `rule` that says so and its `rank`): the
+        links whose cause and effect kinds are among the findings (the findings' kinds are counted first: a link
+        that cannot tie anything is not planned)."""
+        present = {row["kind"] for row in self.table("checked_findings").select("kind").distinct().collect()}
+        links = [m for m in registry.link_models() if set(m.cause) & present and set(m.effect) & present]
+        schema = "cause_id string, effect_id string, rule string, rank int"
+        if not links:
+            return self.empty(schema)
+        tables = {t: self.table(t) for m in links for t in m.inputs}
+        args = {p: self.params[p] for m in links for p in m.params}
+        statements = [(f"SELECT cause_id, effect_id, '{m.name}' AS rule, {m.rank} AS rank FROM (\n{m.text}\n)",
+                       m.inputs) for m in links]
+        return self.keep(run_named(statements, tables, args))
+
+    def findings(self) -> DataFrame:
+        """The findings table (the model `findings`: each finding with its incident)."""
+        return self.table("findings")
+
+
+#: Tables the runner builds itself (name -> its method): the union of the check families, and the links between
+#: findings (which links run depends on the findings' kinds).
+BUILT_IN = {"checked_findings": "checked_findings", "finding_links": "finding_links"}
 
 
 def with_severity(check: registry.Model) -> str:
@@ -220,7 +246,5 @@ def analyze(tables: Mapping[str, DataFrame], options: ScanOptions | None = None,
             views: SqlViews | None = None) -> dict[str, Callable[[], DataFrame]]:
     """The output tables (models declared `output`) and the findings of a scan over the input tables, each as a
     function that builds it: the caller plans and writes them side by side from several threads."""
-    scan = Scan(tables, options, facts, small=small, views=views)
-    outputs: dict[str, Callable[[], Any]] = {m.name: (lambda name=m.name: scan.table(name))
-                                             for m in registry.output_models()}
-    return {**outputs, "findings": lambda: scan.findings(profile)}
+    scan = Scan(tables, options, facts, small=small, views=views, profile=profile)
+    return {m.name: (lambda name=m.name: scan.table(name)) for m in registry.output_models()}

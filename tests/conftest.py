@@ -89,3 +89,14 @@ def kraft_scan(spark, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("scan-kraft")
     run_scan(spark, KRAFT_INPUTS, str(out), headers_only=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def incident_scan(spark, tmp_path_factory) -> Path:
+    """One full scan of the three incident disks for the session."""
+    from kforensics.spark.jobs import run_scan
+
+    out = tmp_path_factory.mktemp("scan-incident")
+    run_scan(spark, [(b, str(SAMPLE_LOGS / b)) for b in ("incident-1", "incident-2", "incident-3")], str(out),
+             headers_only=False)
+    return out

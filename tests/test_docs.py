@@ -128,11 +128,14 @@ def _run_block(commands: list[str], cwd: Path) -> list[list[str]]:
     return [[line.rstrip() for line in output.splitlines()] for output in outputs[:-1]]
 
 
-def test_the_readme_command_examples_print_what_it_shows(full_scan: Path, tmp_path: Path) -> None:
-    """Every example but `scan` runs as written (against the sample logs and a finished scan of them as
-    ./kforensics-out) and prints exactly the README's lines; the scan's summary rows are those of that scan."""
+def test_the_readme_command_examples_print_what_it_shows(full_scan: Path, incident_scan: Path,
+                                                       tmp_path: Path) -> None:
+    """Every example but `scan` runs as written (against the sample logs, a finished scan of them as ./kforensics-out
+    and one of the incident sample as ./incident-out) and prints exactly the README's lines; the scan's summary rows
+    are those of that scan."""
     (tmp_path / "sample_logs").symlink_to(REPO / "sample_logs")
     (tmp_path / "kforensics-out").symlink_to(full_scan)
+    (tmp_path / "incident-out").symlink_to(incident_scan)
     blocks = readme_console_blocks()
     assert sum(len(block) for block in blocks) >= 4
     for block in blocks:
@@ -177,7 +180,9 @@ def test_the_parquet_tables_page_names_every_declared_column() -> None:
     tables = re.findall(r"^### `([a-z_]+)`$", section, re.M)
     assert tables == list(OUTPUT_TABLES)
     declared = {**{name: S.INPUT_TABLES[source].names for name, (source, _, _) in S.WRITTEN_INPUTS.items()},
-                **{name: s.names for name, s in output_schemas.OUTPUT_TABLES.items()}, "findings": S.FINDINGS.names}
+                **{name: s.names for name, s in output_schemas.OUTPUT_TABLES.items()}}
+    # the findings table is a model since issue 49: the check families' columns, then each finding's incident
+    assert declared["findings"] == [*S.FINDINGS.names, "incident_id"]
     for table, body in zip(tables, re.split(r"^### `[a-z_]+`$", section, flags=re.M)[1:], strict=True):
         rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", body, re.M)
         assert [name for name, _ in rows] == list(declared[table]), table

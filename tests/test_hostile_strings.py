@@ -230,6 +230,32 @@ def test_each_report_json_is_exact(hostile_scan: dict[str, Any], command: str) -
         assert {r["group"] for r in rows} == {GROUP}
 
 
+def test_explain_shows_the_strings_escaped_and_json_exact(hostile_scan: dict[str, Any], wide_console: None) -> None:
+    """`explain`: the story on the terminal shows each hostile string escaped; `--json` carries it exactly, and each
+    command of the plan gives it back exactly when the shell splits the line (shell-quoted, never shell syntax)."""
+    import shlex
+
+    out = str(hostile_scan["out"])
+    told = _run("explain", out)
+    assert told.exit_code == 1, told.output[-3000:]
+    _assert_inert(told.stdout + told.stderr, "explain")
+    assert render.shown(GROUP) in told.stdout and render.shown(TOPIC) in told.stdout
+    as_json = _run("explain", out, "--json")
+    assert as_json.exit_code == 1
+    incidents = [json.loads(line) for line in as_json.stdout.splitlines()]
+    _assert_inert(as_json.stdout, "explain --json")
+    assert any(GROUP in r["cost"]["groups_affected"] for r in incidents)
+    assert TOPIC in {f["topic"] for r in incidents for f in r["findings"]}
+    resets = [shlex.split(a["command"]) for r in incidents for a in r["actions"]
+              if a["command"].startswith("kafka-consumer-groups.sh")]
+    assert resets and all(w[w.index("--group") + 1] == GROUP for w in resets)
+    assert all(w[w.index("--topic") + 1].rpartition(":")[0] == TOPIC for w in resets)
+    one = next(r for r in incidents if GROUP in r["cost"]["groups_affected"])
+    alone = _run("explain", out, "--incident", one["id"])
+    assert alone.exit_code == 1 and render.shown(GROUP) in alone.stdout
+    _assert_inert(alone.stdout, "explain --incident")
+
+
 def test_the_html_report_isolates_and_escapes(hostile_scan: dict[str, Any], tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     result = _run("report", str(hostile_scan["out"]), "--html", str(page))

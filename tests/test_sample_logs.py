@@ -20,6 +20,9 @@ from crc32c import crc32c
 from kafka.record.memory_records import MemoryRecords
 
 EXPECTED = json.loads((SAMPLE_LOGS / "EXPECTED.json").read_text())
+#: The incident sample (generate_incident.py, issue 49): its partitions are read and re-derived here like the others.
+INCIDENT = json.loads((SAMPLE_LOGS / "EXPECTED_INCIDENT.json").read_text())
+BROKERS = {**EXPECTED["brokers"], **EXPECTED["kraft"]["brokers"], **INCIDENT["brokers"]}
 INDEX_INTERVAL_BYTES = 1024
 PREALLOCATED_INDEX_BYTES = 64 * 1024
 FIFTEEN_MINUTES_MS = 15 * 60 * 1000
@@ -28,7 +31,7 @@ CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 def _partitions() -> Iterator[tuple[str, str, dict]]:
     """Every partition dir: the live ones, then those pending deletion (`<topic>-<p>.<uuid hex>-delete`)."""
-    for broker, info in [*EXPECTED["brokers"].items(), *EXPECTED["kraft"]["brokers"].items()]:
+    for broker, info in BROKERS.items():
         for name, facts in [*info["partitions"].items(), *info.get("deleted_partitions", {}).items()]:
             yield broker, name, facts
 
@@ -113,13 +116,15 @@ def _all_batches(segments: dict[str, tuple[list[Batch], int]]) -> list[Batch]:
 OTHER_SAMPLES = ("compacted-1", "generate_compacted.py", "EXPECTED-compacted.json",  # tests/test_compacted.py
                  "eos-1", "eos-2", "EXPECTED_EOS.json", "generate_eos.py",  # tests/test_eos.py
                  "groups-1", "EXPECTED_GROUPS.json", "generate_groups.py")  # tests/test_groups_sample.py
+#: Written by generate_incident.py (regenerated below); its partitions are in PARTITIONS.
+INCIDENT_SAMPLE = ("incident-1", "incident-2", "incident-3", "EXPECTED_INCIDENT.json", "generate_incident.py")
 
 
 def _sha256_tree(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and p.parent.name != "__pycache__"
             and p.name not in ("generate.py", "generate_kraft.py", "README.md")
-            and p.relative_to(root).parts[0] not in OTHER_SAMPLES}
+            and p.relative_to(root).parts[0] not in OTHER_SAMPLES + INCIDENT_SAMPLE}
 
 
 # --- reproducibility and size ---------------------------------------------------------------------------------
@@ -131,9 +136,22 @@ def test_regenerating_gives_identical_bytes(tmp_path: Path) -> None:
     assert fresh == committed
 
 
+def test_regenerating_the_incident_sample_gives_identical_bytes(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, str(SAMPLE_LOGS / "generate_incident.py"), str(tmp_path)], check=True,
+                   capture_output=True)
+
+    def tree(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for name in INCIDENT_SAMPLE[:4] for p in sorted([root / name, *(root / name).rglob("*")])
+                if p.is_file()}
+
+    fresh = tree(tmp_path)
+    assert len(fresh) > 90 and fresh == tree(SAMPLE_LOGS)
+
+
 def test_total_size_is_small() -> None:
-    total = sum(p.stat().st_size for p in SAMPLE_LOGS.rglob("*") if p.is_file())
-    assert total < 5_000_000
+    total = sum(p.stat().st_size for p in SAMPLE_LOGS.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    assert total < 5_300_000
 
 
 def test_every_log_file_is_described() -> None:
@@ -222,11 +240,18 @@ def _index_entries(path: Path, entry: str) -> tuple[list[tuple[int, ...]], bytes
     return entries, data
 
 
-def _derived_indexes(batches: list[Batch], base: int, rolled: bool) -> tuple[list, list]:
-    """OffsetIndex / TimeIndex as LogSegment.append (and onBecomeInactiveSegment / close) writes them."""
+def _derived_indexes(batches: list[Batch], base: int, rolled: bool,
+                     restarted_at: int | None = None) -> tuple[list, list]:
+    """OffsetIndex / TimeIndex as LogSegment.append (and onBecomeInactiveSegment / close) writes them;
+    `restarted_at`: the log end at a clean shutdown (LogSegment.close appends the time index's final entry) after
+    which the broker restarted (the bytes-since-last-entry counter starts again from 0)."""
     index, timeindex = [], []
     since, max_ts, max_ts_offset = 0, -1, -1
     for b in batches:
+        if b.base_offset == restarted_at:
+            if max_ts >= 0 and (not timeindex or max_ts > timeindex[-1][0]):
+                timeindex.append((max_ts, max_ts_offset - base))
+            since = 0
         if b.max_timestamp > max_ts:
             max_ts, max_ts_offset = b.max_timestamp, b.last_offset
         if since > INDEX_INTERVAL_BYTES:
@@ -243,7 +268,8 @@ def _derived_indexes(batches: list[Batch], base: int, rolled: bool) -> tuple[lis
 @pytest.mark.parametrize(("broker", "name", "facts"), PARTITIONS, ids=IDS)
 def test_indexes_follow_the_broker_rules(broker: str, name: str, facts: dict) -> None:
     segments = _read_partition(broker, name, facts)
-    clean = {**EXPECTED["brokers"], **EXPECTED["kraft"]["brokers"]}[broker]["clean_shutdown"]
+    clean = BROKERS[broker]["clean_shutdown"]
+    index_bytes = BROKERS[broker].get("segment_index_bytes", PREALLOCATED_INDEX_BYTES)
     planted_files = {a.get("file") for a in facts["anomalies"]}
     stems = list(segments)
     for i, stem in enumerate(stems):
@@ -253,12 +279,13 @@ def test_indexes_follow_the_broker_rules(broker: str, name: str, facts: dict) ->
         index, raw_index = _index_entries(pdir / f"{stem}.index", ">ii")
         timeindex, raw_time = _index_entries(pdir / f"{stem}.timeindex", ">qi")
         if active and not clean:  # preallocated and zero-filled, as a broker that did not shut down cleanly left it
-            assert len(raw_index) == PREALLOCATED_INDEX_BYTES // 8 * 8
-            assert len(raw_time) == PREALLOCATED_INDEX_BYTES // 12 * 12
+            assert len(raw_index) == index_bytes // 8 * 8
+            assert len(raw_time) == index_bytes // 12 * 12
             assert raw_index.endswith(bytes(64)) and raw_time.endswith(bytes(64))
             index = [e for e in index if e != (0, 0)]  # entries are never at position 0: the tail is fill
             timeindex = [e for e in timeindex if e != (0, 0)]
-        derived_index, derived_time = _derived_indexes(segments[stem][0], base, rolled=not active or clean)
+        derived_index, derived_time = _derived_indexes(segments[stem][0], base, rolled=not active or clean,
+                                                       restarted_at=facts.get("restarted_at"))
         if f"{stem}.index" in planted_files or f"{stem}.timeindex" in planted_files:
             continue  # checked against the planted anomalies below
         assert index == derived_index, (broker, name, stem)
@@ -392,7 +419,9 @@ def test_producer_snapshots(broker: str, name: str, facts: dict) -> None:
     assert snapshots or not bases
     for path in snapshots:
         offset = int(path.stem)
-        assert offset in bases or offset == facts["log_end_offset"]
+        # at a roll (named for the next segment), at a clean shutdown's log end (kept after the restart as the
+        # latest stray snapshot), or at the log end
+        assert offset in bases or offset == facts["log_end_offset"] or offset in facts.get("snapshot_offsets", ())
         raw = path.read_bytes()
         version, crc, count = struct.unpack_from(">hIi", raw, 0)
         assert (version, crc, len(raw)) == (1, crc32c(raw[6:]), 10 + 46 * count)
@@ -423,11 +452,12 @@ def test_leader_epoch_checkpoint_and_partition_metadata(broker: str, name: str, 
     assert meta[0] == "version: 0" and meta[1].startswith("topic_id: ") and len(meta[1]) == len("topic_id: ") + 22
 
 
-@pytest.mark.parametrize("broker", sorted(EXPECTED["brokers"]))
+@pytest.mark.parametrize("broker", [*sorted(EXPECTED["brokers"]), *sorted(INCIDENT["brokers"])])
 def test_broker_checkpoints_and_meta_properties(broker: str) -> None:
     root = SAMPLE_LOGS / broker
-    info = EXPECTED["brokers"][broker]
-    parts = info["partitions"]
+    info = BROKERS[broker]
+    # the KRaft metadata log is the raft layer's, in none of the ReplicaManager's checkpoints
+    parts = {n: f for n, f in info["partitions"].items() if n != "__cluster_metadata-0"}
 
     def checkpoint(name: str) -> dict[str, int]:
         lines = (root / name).read_text().splitlines()

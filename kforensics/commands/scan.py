@@ -63,7 +63,9 @@ def scan(dirs: tuple[str, ...], out: str, master: str | None, ship_env: bool, as
     if as_json:
         render.json_lines(findings)
     else:
-        render.scan_summary(summary, findings)
+        from kforensics import incident_report
+
+        render.scan_summary(summary, findings, incident_report.summary_rows(incident_report.load(out)))
     if scan_options.profile:
         render.profile(out)
     sys.exit(options.EXIT_FINDINGS if summary.has_problems else options.EXIT_OK)

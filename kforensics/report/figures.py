@@ -9,6 +9,7 @@ from typing import Any
 
 from kforensics.kinds import shown_in
 from kforensics.render import html_attr, html_text, plot_text
+from kforensics.report.anchors import timeline_anchor
 from kforensics.report.load import read
 from kforensics.times import utc_datetime
 
@@ -86,7 +87,7 @@ def timeline_figure(out: str, p: dict[str, Any], findings: list[dict[str, Any]])
     caption = (f"{html_text(key[1])}-{key[2]} on {html_text(key[0])}: {p['batches']:,} batches, LSO "
                f"{p.get('last_stable_offset')}, high watermark {p.get('high_watermark')}, log end "
                f"{p.get('log_end_offset')}, {p['findings']} findings")
-    return (f"<figure class='timeline' data-partition='{html_attr(key[1])}-{key[2]}' "
+    return (f"<figure class='timeline' id='{timeline_anchor(*key)}' data-partition='{html_attr(key[1])}-{key[2]}' "
             f"data-broker='{html_attr(key[0])}'>{svg(fig)}<figcaption>{caption}</figcaption></figure>")
 
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kforensics.render import html_attr, html_text
+from kforensics.report.anchors import finding_anchor, timeline_anchor
 from kforensics.report.figures import divergence_view, svg, timeline_figure
 from kforensics.report.load import RESTART_BROKER_COLUMNS, RESTART_PARTITION_COLUMNS, Report
 from kforensics.report.terminal import cell_text, grouped
@@ -39,10 +40,11 @@ def render_html(report: Report, path: str) -> None:
     w(f"<title>kforensics report — {html_attr(report.out)}</title><style>{CSS}</style></head><body>")
     w(f"<h1>kforensics report</h1><p class='muted'>scan output <code>{html_text(report.out)}</code>, "
       f"written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%SZ')}</p>")
-    w("<nav><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
+    w("<nav><a href='#incidents'>incidents</a><a href='#summary'>summary</a><a href='#restart'>restart</a><a href='#findings'>findings</a><a href='#replicas'>replicas</a>"
       "<a href='#coordinator'>coordinator</a><a href='#offsets'>consumer offsets</a><a href='#eos'>exactly-once</a>"
       "<a href='#groups'>groups</a>"
       "<a href='#tiered'>tiered storage</a><a href='#timelines'>timelines</a></nav>")
+    w(incidents_section(report))
     w("<h2 id='summary'>Summary</h2>")
     w(html_table([{"what": k, "value": v} for k, v in report.summary], ["what", "value"], css_id="summary-table"))
     if report.restart_brokers:
@@ -62,14 +64,14 @@ def render_html(report: Report, path: str) -> None:
     if not report.findings:
         w("<p>No findings.</p>")
     for (kind, severity), group in grouped(report.findings):
-        w(f"<section class='finding-kind' data-kind='{html.escape(kind)}'><h3><span class='{severity}'>{severity}"
-          f"</span> {html.escape(kind)} ({len(group)})</h3>")
+        w(f"<section class='finding-kind' id='kind-{html_attr(kind)}' data-kind='{html.escape(kind)}'><h3>"
+          f"<span class='{severity}'>{severity}</span> {html.escape(kind)} ({len(group)})</h3>")
         by_partition: dict[tuple, list[dict]] = defaultdict(list)
         for f in group:
             by_partition[(f["topic"] or "", f["partition"] if f["partition"] is not None else -1)].append(f)
         for (topic, partition), rows in sorted(by_partition.items()):
             label = f"{topic}-{partition}" if topic else "(broker-level)"
-            w(f"<h4>{html_text(label)}</h4>")
+            w(f"<h4 id='{finding_anchor(kind, topic, partition)}'>{html_text(label)}</h4>")
             w(html_table(rows, ["broker", "offset", "file", "position", "producer_id", "producer_epoch", "message"],
                           css_class="findings"))
         w("</section>")
@@ -153,6 +155,46 @@ def render_html(report: Report, path: str) -> None:
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
+
+
+def incidents_section(report: Report) -> str:
+    """The report's first section: each incident, its cost, its timeline, its next steps, and links to its findings
+    and to the timelines of the partitions they are about."""
+    from kforensics import incident_report
+
+    parts = ["<h2 id='incidents'>Incidents</h2>"]
+    if not report.incidents:
+        parts.append("<p>No incident: the scan found nothing that is wrong.</p>")
+        return "".join(parts)
+    parts.append("<p class='muted'>Each incident is a root cause and the findings that follow from it "
+                 "(<code>kforensics explain OUT</code> prints the same). Its steps come in order: what saves data "
+                 "first; <span class='error'>destructive</span> marks a step that discards or hides data.</p>")
+    plotted = {(p["broker"], p["topic"], p["partition"]) for p in report.timelines if p["plotted"]}
+    for r in report.incidents:
+        iid = html_attr(r["incident_id"])
+        parts.append(f"<section class='incident' id='incident-{iid}' data-incident='{iid}'>"
+                     f"<h3><span class='{html_attr(r['severity'])}'>{html_text(r['severity'])}</span> "
+                     f"{html_text(r['title'])}</h3><p><b>cost</b>: {html_text(incident_report.cost_line(r))}</p>")
+        for note in r["unknown"]:
+            parts.append(f"<p><b>unknown</b>: {html_text(note)}</p>")
+        links = []
+        for f in r["findings"]:
+            links.append(f"<a href='#{finding_anchor(f['kind'], f['topic'], f['partition'])}'>"
+                         f"{html_text(f['kind'])} {html_text(f['broker'])} "
+                         f"{html_text(f['topic'] or '')}-{f['partition'] if f['partition'] is not None else ''}</a>")
+            key = (f["broker"], f["topic"], f["partition"])
+            if key in plotted:
+                links.append(f"<a href='#{timeline_anchor(*key)}'>timeline of {html_text(f['topic'])}-"
+                             f"{f['partition']} on {html_text(f['broker'])}</a>")
+        parts.append("<p><b>findings</b>: " + ", ".join(dict.fromkeys(links)) + "</p>")
+        if r["timeline"]:
+            parts.append(html_table(incident_report.timeline_rows(r), list(incident_report.TIMELINE_COLUMNS),
+                                    css_class="incident-timeline"))
+        if r["actions"]:
+            parts.append(html_table(incident_report.action_rows(r, report.out), list(incident_report.ACTION_COLUMNS),
+                                    css_class="incident-actions"))
+        parts.append("</section>")
+    return "".join(parts)
 
 
 def is_report(path: str) -> bool:

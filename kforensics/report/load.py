@@ -41,6 +41,8 @@ class Report:
     eos: Any = None  # the exactly-once audit (kforensics/eos_report.py)
     #: consumer and share groups replayed (kforensics/groups_report.py)
     groups: list[dict[str, Any]] = field(default_factory=list)
+    #: the incidents, in the order they are told (kforensics/incident_report.py)
+    incidents: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def has_problems(self) -> bool:
@@ -93,6 +95,9 @@ def load_report(out: str, max_plots: int = DEFAULT_MAX_PLOTS) -> Report:
 
     r.eos = eos_report.load_audit(out)
     r.groups = groups_report.load_groups(out, r.findings)
+    from kforensics import incident_report
+
+    r.incidents = incident_report.load(out)
     return r
 
 

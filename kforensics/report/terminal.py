@@ -17,6 +17,11 @@ def render_terminal(report: Report, console: Any) -> None:
         console.print(render.table(rows, columns, title, cell=lambda v: render.text(cell_text(v)), title_justify="left",
                                    show=False))
 
+    from kforensics import incident_report
+
+    if report.incidents:
+        table("incidents (kforensics explain OUT tells each)", incident_report.summary_rows(report.incidents),
+              list(incident_report.SUMMARY_COLUMNS))
     console.print(render.facts(f"kforensics report — {report.out}", report.summary, title_justify="left"))
     if report.restart_brokers:  # before anything else: what restarting each broker would throw away
         table("if each broker restarted now (restart_prediction)", report.restart_brokers, RESTART_BROKER_COLUMNS)

@@ -20,6 +20,7 @@ one holding the LSO to the log end); `offset`/`position` are the transaction's f
 compacted = '''
 about compaction itself: a transaction whose data lies below the cleaner offset is complete (see
 a hanging transaction), so only one open in the dirty tail, above the checkpoint, can hold the cleaner'''
+event = "the log cleaner of {topic}-{partition} on {broker} is held at the last stable offset {last_stable_offset} by producer {held_by_producer_id} ({bytes_behind} bytes behind)"
 */
 -- Compaction held back by a transaction. The log cleaner never cleans past the last stable offset
 -- (LogCleanerManager's firstUncleanableDirtyOffset is the least of the LSO, the active segment's base offset and the

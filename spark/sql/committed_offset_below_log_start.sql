@@ -21,6 +21,20 @@ compacted = '''
 unchanged: `__consumer_offsets` is compacted (a key's latest commit stays, a tombstone until its delete
 horizon), and the latest commit per group and partition is what is judged; a committed offset may fall in a
 hole the cleaner made in the data log: it is still inside the log'''
+event = "group {group} committed offset {committed_offset} on {topic}-{partition}, below its log start {log_start_offset}"
+at = "commit_timestamp"
+
+[[finding.action]]
+phase = "verify"
+command = "kafka-consumer-groups.sh --bootstrap-server <BOOTSTRAP> --group {group} --reset-offsets --topic {topic}:{partition} --to-earliest --dry-run"
+why = "shows the reset before it is made: offsets {committed_offset} to {log_start_offset} are deleted, the group can only go on from the log start"
+destructive = false
+
+[[finding.action]]
+phase = "repair"
+command = "kafka-consumer-groups.sh --bootstrap-server <BOOTSTRAP> --group {group} --reset-offsets --topic {topic}:{partition} --to-earliest --execute"
+why = "moves the group to the log start (the group must have no active member) instead of leaving it to auto.offset.reset"
+destructive = true
 */
 -- The `committed_offset_below_log_start` check: reads consumer_offsets (consumer_offsets_table); names the group
 -- (on the broker holding the commit), and the member that owned the partition at the commit (commit_owners).

@@ -19,6 +19,20 @@ compacted = '''
 unchanged: `__consumer_offsets` is compacted (a key's latest commit stays, a tombstone until its delete
 horizon), and the latest commit per group and partition is what is judged; a committed offset may fall in a
 hole the cleaner made in the data log: it is still inside the log'''
+event = "group {group} committed offset {committed_offset} on {topic}-{partition}, beyond its log end {log_end_offset}"
+at = "commit_timestamp"
+
+[[finding.action]]
+phase = "verify"
+command = "kafka-consumer-groups.sh --bootstrap-server <BOOTSTRAP> --group {group} --reset-offsets --topic {topic}:{partition} --to-offset {log_end_offset} --dry-run"
+why = "shows the reset before it is made: group {group} would read {topic}-{partition} from its log end {log_end_offset}"
+destructive = false
+
+[[finding.action]]
+phase = "repair"
+command = "kafka-consumer-groups.sh --bootstrap-server <BOOTSTRAP> --group {group} --reset-offsets --topic {topic}:{partition} --to-offset {log_end_offset} --execute"
+why = "moves the group back to the log end (the group must have no active member): it then reads what is written from offset {log_end_offset} on, instead of resetting by auto.offset.reset or skipping to offset {committed_offset}"
+destructive = true
 */
 -- The `committed_offset_beyond_log_end` check: reads consumer_offsets (consumer_offsets_table); names the group
 -- (on the broker holding the commit), and the member that owned the partition at the commit (commit_owners).

@@ -23,6 +23,8 @@ horizon), and the latest commit per group and partition is what is judged; a com
 hole the cleaner made in the data log: it is still inside the log; an aborted range whose data the cleaner
 removed is taken from its `.txnindex` entry'''
 reports = ["eos"]
+event = "group {group} committed offset {committed_offset} on {topic}-{partition}, inside producer {aborted_producer_id}'s aborted transaction"
+at = "commit_timestamp"
 */
 -- The `committed_offset_in_aborted_range` check: reads consumer_offsets (consumer_offsets_table); names the group
 -- (on the broker holding the commit), and the member that owned the partition at the commit (commit_owners).

@@ -7,8 +7,8 @@ partition's last tombstone. A partition without one keeps a row for its newest c
 (pending) or ABORT (dropped): never served, not judged. A committed offset is the next offset the group will read:
 equal to the log end is caught up; above it, the group resets or skips (offset out of range); below the log start,
 retention deleted records the group never read; strictly inside an aborted transaction (after its first offset, up
-to its marker), a read_uncommitted consumer processed aborted records. The reference replica of a partition is its
-longest one; a tiered partition starts in its remote tier (its finished copies), not at its first local segment,
+to its marker), a read_uncommitted consumer processed aborted records. The reference replica of a partition is the one
+Kafka serves (serving_replicas: the current leader's, else the longest); a tiered partition starts in its remote tier (its finished copies), not at its first local segment,
 bounded from below by the log-start-offset-checkpoint (the broker's logStartOffset)."""
 output = true
 keep = true
@@ -21,15 +21,15 @@ columns = [
     ["committed_offset", "bigint", "the offset served: the next one the group reads"],
     ["committed_leader_epoch", "int", "its leader epoch (-1: none)"],
     ["commit_timestamp", "bigint", "CommitTimestamp"],
-    ["coordinator_broker", "string", "the input whose `__consumer_offsets` replica was read (each cluster's longest)"],
+    ["coordinator_broker", "string", "the input whose `__consumer_offsets` replica was read (each cluster's serving replica: the current leader's, else the longest)"],
     ["coordinator_partition", "string", "`__consumer_offsets-<n>`"],
     ["coordinator_offset", "bigint", "the commit record's offset there"],
     ["file", "string", "the file it was read from"],
     ["position", "bigint", "the byte position in `file`"],
     ["in_input", "boolean", "the partition committed is in the input"],
-    ["data_broker", "string", "the longest replica it is judged against"],
+    ["data_broker", "string", "the replica it is judged against: the partition's current leader's where the metadata log and that log dir are in the input, else the longest (serving_replicas)"],
     ["log_start_offset", "bigint", "for a tiered partition, the start of its remote tier: its earliest COPY_SEGMENT_FINISHED segment, not below `log-start-offset-checkpoint`"],
-    ["log_end_offset", "bigint", "the partition's log end (its longest replica)"],
+    ["log_end_offset", "bigint", "the partition's log end (the replica it is judged against)"],
     ["lag", "bigint", "log end - committed offset"],
     ["aborted_first_offset", "bigint", "the aborted transaction the offset falls in: its first offset"],
     ["aborted_last_offset", "bigint", "its ABORT marker"],
@@ -56,7 +56,7 @@ ranges AS (
     SELECT cluster_id, topic, partition, data_broker, first_offset AS aborted_first_offset,
            last_offset AS aborted_last_offset, producer_id AS aborted_producer_id
     FROM (SELECT * EXCEPT (broker), broker AS data_broker FROM aborted_ranges)
-    JOIN (SELECT cluster_id, topic, partition, longest_broker AS data_broker FROM longest_replicas)
+    JOIN (SELECT cluster_id, topic, partition, serving_broker AS data_broker FROM serving_replicas)
     USING (topic, partition, data_broker)),
 tiered AS (
     SELECT cluster_id, topic, partition, min(start_offset) AS remote_log_start_offset FROM finished_copies
@@ -68,8 +68,8 @@ t AS (
                            coalesce(checkpoint_log_start_offset, remote_log_start_offset))) END
                AS log_start_offset
     FROM latest LEFT JOIN (
-        SELECT cluster_id, topic, partition, longest_broker AS data_broker,
-               log_start_offset AS local_log_start_offset, log_end_offset FROM longest_replicas)
+        SELECT cluster_id, topic, partition, serving_broker AS data_broker,
+               log_start_offset AS local_log_start_offset, log_end_offset FROM serving_replicas)
         USING (cluster_id, topic, partition)
         LEFT JOIN tiered USING (cluster_id, topic, partition)
         LEFT JOIN (SELECT broker AS data_broker, topic, partition,

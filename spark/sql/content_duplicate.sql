@@ -30,6 +30,13 @@ compacted = '''
 unchanged; for the re-send window, a batch whose baseTimestamp holds its delete horizon (attributes bit 6) or
 -1 (an empty batch the cleaner kept) has no create time in its header: its max timestamp stands in'''
 reports = ["gaps", "eos"]
+event = "producer ids {producer_ids} wrote offsets {original_offsets[0]}-{original_offsets[1]} of {topic}-{partition} again as {resent_offsets[0]}-{resent_offsets[1]}"
+
+[[finding.action]]
+phase = "verify"
+command = "# decide: consumers of {topic}-{partition} read offsets {resent_offsets[0]}-{resent_offsets[1]} as well as {original_offsets[0]}-{original_offsets[1]}, the same records"
+why = "whether the duplicates matter depends on the consumers (idempotent or not), which the disks cannot show"
+destructive = false
 */
 -- Reads resends (producers.resends' rows: a run of records a newer producer id re-sent); the `content_duplicate`
 -- check.

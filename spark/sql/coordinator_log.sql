@@ -1,6 +1,6 @@
 /*
 [table]
-doc = """The records of the longest replica of each __transaction_state partition (replicas hold the same records),
+doc = """The records of the serving replica (the current leader's, else the longest) of each __transaction_state partition (replicas hold the same records),
 tombstones dropped."""
 keep = true
 applies = "has_transaction_state"
@@ -12,6 +12,6 @@ previous_producer_id bigint, next_producer_id bigint, next_producer_epoch int, c
 cluster_id string"""
 */
 SELECT * FROM coordinator_records
-JOIN (SELECT cluster_id, topic, partition, longest_broker AS broker FROM longest_replicas)
+JOIN (SELECT cluster_id, topic, partition, serving_broker AS broker FROM serving_replicas)
 USING (topic, partition, broker)
 WHERE NOT tombstone

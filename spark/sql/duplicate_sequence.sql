@@ -16,6 +16,7 @@ compacted = '''
 unchanged everywhere: the cleaner never rewrites a batch's producer id, epoch or base sequence, nor reorders
 batches'''
 reports = ["gaps", "eos"]
+event = "producer {producer_id} wrote sequences {sequence_range[0]}-{sequence_range[1]} twice in {topic}-{partition} (offsets {offsets})"
 */
 -- Reads data (data batches); the `duplicate_sequence` check: one finding per repeated (producer, epoch, range),
 -- located at the second copy.

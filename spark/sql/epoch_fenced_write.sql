@@ -19,6 +19,14 @@ compacted = '''
 unchanged; a batch whose baseTimestamp holds its delete horizon (attributes bit 6) or -1 (an empty batch the
 cleaner kept) has no create time in its header: its max timestamp stands in'''
 reports = ["eos"]
+event = "producer {producer_id} ({transactional_id}) wrote to {topic}-{partition} at epoch {producer_epoch} after the coordinator fenced it (epoch {fencing_epoch})"
+at = "written_at"
+
+[[finding.action]]
+phase = "verify"
+command = "# find and stop the producer instance still running transactional id {transactional_id} at epoch {producer_epoch} (fenced at {fenced_at})"
+why = "a fenced producer that keeps writing is a zombie: its records are out of order with its successor's"
+destructive = false
 */
 -- The `epoch_fenced_write` check: reads `clustered_batches` (the clustered batches table: cluster_id,
 -- producer_id, producer_epoch, base_offset, base_timestamp, file, position, magic, is_transactional, is_control),

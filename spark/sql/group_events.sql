@@ -1,6 +1,6 @@
 /*
 [table]
-doc = """The group records (group_records) of each cluster's longest replica of every `__consumer_offsets` partition
+doc = """The group records (group_records) of each cluster's serving replica (the current leader's, else the longest) of every `__consumer_offsets` partition
 (the copy the coordinator would load), with cluster_id, coordinator_broker, coordinator_partition and `next_end`
 (struct o offset, t timestamp: the group's next record that ends every member, null when none follows).
 GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue) puts a whole new classic group (its tombstone
@@ -18,7 +18,7 @@ cluster_id string, coordinator_broker string, coordinator_partition string, next
 */
 WITH ev AS (
     SELECT *, broker AS coordinator_broker, format_string('%s-%d', topic, partition) AS coordinator_partition
-    FROM group_records JOIN (SELECT cluster_id, topic, partition, longest_broker AS broker FROM longest_replicas)
+    FROM group_records JOIN (SELECT cluster_id, topic, partition, serving_broker AS broker FROM serving_replicas)
                        USING (topic, partition, broker))
 SELECT *, min(CASE WHEN (record_type = 'group_metadata' AND member_id IS NULL)
                         OR (record_type IN ('consumer_group_metadata', 'share_group_metadata', 'streams_group_metadata')

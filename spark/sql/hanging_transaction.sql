@@ -21,6 +21,25 @@ below the last stable offset (`LogCleanerManager`), so it was complete when clea
 removed past its delete horizon; it is read as committed (aborted data never survives a cleaning), never open,
 never hanging, never holding the LSO. Ages are measured on max timestamps, never on a delete horizon'''
 reports = ["eos"]
+event = "producer {producer_id}'s transaction open since offset {offset} holds the last stable offset of {topic}-{partition} on {broker} ({age_ms_at_log_end} ms at its log end)"
+
+[[finding.action]]
+phase = "save"
+command = "kforensics export {broker}={log_dir} --broker {broker} --topic {topic} --partition {partition} --offsets {offset}:{last_data_offset} --out open-txn-{producer_id}-{topic}-{partition}.jsonl"
+why = "saves the open transaction's records before an abort hides them from read_committed consumers"
+destructive = false
+
+[[finding.action]]
+phase = "verify"
+command = "kafka-transactions.sh --bootstrap-server <BOOTSTRAP> describe-producers --topic {topic} --partition {partition}"
+why = "shows the partition's producers as its leader sees them: the transaction still open at offset {offset}"
+destructive = false
+
+[[finding.action]]
+phase = "repair"
+command = "kafka-transactions.sh --bootstrap-server <BOOTSTRAP> abort --topic {topic} --partition {partition} --start-offset {offset}"
+why = "ends the transaction, so read_committed consumers move past offset {offset}; its records are aborted: re-produce them from the export if they must be delivered"
+destructive = true
 */
 -- The `hanging_transaction` check: reads `timed_transactions` (transactions_table with transaction_timeout_ms:
 -- producer_id, producer_epoch, outcome, first_offset, last_data_offset, first_timestamp, file, position) and

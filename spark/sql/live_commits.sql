@@ -1,6 +1,6 @@
 /*
 [table]
-doc = """The offset commits of each __consumer_offsets partition's longest replica with their transaction's fate."""
+doc = """The offset commits of each __consumer_offsets partition's serving replica (the current leader's, else the longest) with their transaction's fate."""
 columns = """
 cluster_id string, group_id string, commit_topic string, commit_partition int, topic string, partition int,
 broker string, file string, position bigint, offset bigint, timestamp bigint, producer_id bigint,
@@ -8,13 +8,13 @@ producer_epoch int, committed_offset bigint, committed_leader_epoch int, commit_
 tombstone boolean, transactional boolean, transaction_outcome string, txn_first_offset bigint,
 txn_first_timestamp bigint, tombstone_offset bigint"""
 */
--- The offset commits of each __consumer_offsets partition's longest replica with their transaction's fate, over
--- offset_commits, longest_replicas and transactions (transactions_table): every commit with cluster_id,
+-- The offset commits of each __consumer_offsets partition's serving replica (the current leader's, else the longest) with their transaction's fate, over
+-- offset_commits, serving_replicas and log_transactions: every commit with cluster_id,
 -- transaction_outcome (COMMIT|ABORT|OPEN for a transactional one, null otherwise), txn_first_offset and
 -- txn_first_timestamp, keeping the non-tombstone commits after their partition's last tombstone, which drops the
 -- applied offset and the pending ones (OffsetMetadataManager.replay, 2d7df031).
 WITH
-pick AS (SELECT cluster_id, topic, partition, longest_broker AS broker FROM longest_replicas),
+pick AS (SELECT cluster_id, topic, partition, serving_broker AS broker FROM serving_replicas),
 fates AS (
     SELECT c.*, CASE WHEN c.transactional THEN coalesce(t.outcome, 'OPEN') END AS transaction_outcome,
            t.first_offset AS txn_first_offset, t.first_timestamp AS txn_first_timestamp

@@ -25,6 +25,26 @@ the cleaner removes a marker past its delete horizon once no batch of its transa
 with neither data nor marker there is what cleaning leaves, silent; its data left without its marker is still
 found'''
 reports = ["eos"]
+event = "coordinator {coordinator_broker} completed transaction {transactional_id} ({coordinator_outcome}) but the marker is missing from {broker}'s {topic}-{partition}"
+at = "completed_at"
+
+[[finding.action]]
+phase = "save"
+command = "kforensics export {broker}={log_dir} --broker {broker} --topic {topic} --partition {partition} --offsets {offset}: --out txn-{transactional_id}-{topic}-{partition}.jsonl"
+why = "saves the transaction's records (and what follows them) as {broker} holds them, before an abort hides them from read_committed consumers"
+destructive = false
+
+[[finding.action]]
+phase = "verify"
+command = "kafka-transactions.sh --bootstrap-server <BOOTSTRAP> describe-producers --topic {topic} --partition {partition}"
+why = "shows the partition's producers as its leader sees them: the transaction still open at offset {offset}"
+destructive = false
+
+[[finding.action]]
+phase = "repair"
+command = "kafka-transactions.sh --bootstrap-server <BOOTSTRAP> abort --topic {topic} --partition {partition} --start-offset {offset}"
+why = "ends the transaction the partition holds open, so its last stable offset moves on; it writes an ABORT marker, so read_committed consumers never see its records although the coordinator completed it as {coordinator_outcome} (KAFKA-20716): re-produce them from the export if they must be delivered"
+destructive = true
 
 [[finding]]
 kind = "outcome_mismatch"

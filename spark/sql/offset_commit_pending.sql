@@ -16,15 +16,16 @@ marker at the log end, open for longer than its timeout (its transactional id's,
 younger one is a transaction in flight, a two-phase-commit one a prepared transaction): the group
 coordinator keeps them pending, and OffsetFetch answers UNSTABLE_OFFSET_COMMIT for those partitions until a
 marker ends the transaction (the "group stuck after a crash"). One finding per group and transaction, on the
-`__consumer_offsets` partition (its longest replica) at its first pending commit: `group`, `transactional_id`,
+`__consumer_offsets` partition (its serving replica) at its first pending commit: `group`, `transactional_id`,
 `partitions` (the committed partitions), `committed_offsets`, `txn_first_offset`, `age_ms_at_log_end`,
 `transaction_timeout_ms`'''
 compacted = '''
 a commit whose transactional batch lies below `__consumer_offsets`' cleaner offset is complete (the cleaner
 cleans only below the last stable offset): never pending'''
 reports = ["eos"]
+event = "group {group}'s offset commits for {partitions} are pending in the transaction of {transactional_id} open since offset {txn_first_offset}"
 */
--- The `offset_commit_pending` check: reads `live_commits`, `longest_replicas` (with log_end_timestamp) and
+-- The `offset_commit_pending` check: reads `live_commits`, `serving_replicas` (with log_end_timestamp) and
 -- `transactional_ids` (transactional_id, transaction_timeout_ms); per group and open transaction, its offset commits still pending at the log end of their
 -- __consumer_offsets partition, longer than the transaction's timeout (a younger one is a transaction in flight; a
 -- two-phase-commit one is a prepared transaction).
@@ -47,7 +48,7 @@ WITH pending AS (
            to_json(named_struct('group', group_id, 'transactional_id', transactional_id, 'partitions', committed, 'committed_offsets', committed_offsets, 'txn_first_offset', txn_first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details FROM (
         SELECT *, log_end_timestamp - txn_first_timestamp AS age_ms_at_log_end
         FROM pending
-        JOIN (SELECT cluster_id, topic, partition, log_end_timestamp FROM longest_replicas)
+        JOIN (SELECT cluster_id, topic, partition, log_end_timestamp FROM serving_replicas)
             USING (cluster_id, topic, partition)
         LEFT JOIN (SELECT cluster_id, producer_id, transactional_id, transaction_timeout_ms FROM transactional_ids)
             USING (cluster_id, producer_id))

@@ -9,6 +9,7 @@ meaning = "offsets going backwards from one batch to the next in file order"
 fields = ["previous_last_offset"]
 rule = "offsets going backwards from one batch to the next in file order: `previous_last_offset`"
 compacted = "unchanged: offsets only go up in a cleaned segment (holes, never back)"
+event = "offsets of {topic}-{partition} on {broker} go back at offset {offset} (the previous batch ended at {previous_last_offset})"
 */
 -- Reads batches; the `offset_overlap` check: a batch whose base offset is not beyond the previous batch's last
 -- offset, in file order across segments.

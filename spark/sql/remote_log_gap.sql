@@ -18,6 +18,7 @@ holds, one finding per missing range on the local replica's broker: `missing_off
 `file`/`position` are the latest metadata record of a segment ending at `remote_end_offset`'''
 compacted = "unchanged: tiered storage is not allowed on a compacted topic (KIP-405)"
 reports = ["tiered"]
+event = "offsets {missing_offsets[0]}-{missing_offsets[1]} of {topic}-{partition} are in neither the remote tier nor the local log"
 */
 -- Reads finished_copies (cluster_id, topic, partition, topic_id, start_offset, end_offset, file, position) and
 -- local_logs (broker, cluster_id, topic, partition, local_log_start_offset, local_topic_id); the check `remote_log_gap`.

@@ -17,6 +17,8 @@ a remote segment whose latest state is COPY_SEGMENT_STARTED or DELETE_SEGMENT_ST
 `stuck_after_ms`; `file`/`position` the record that set the state'''
 compacted = "unchanged: tiered storage is not allowed on a compacted topic (KIP-405)"
 reports = ["tiered"]
+event = "remote segment {remote_segment_id} of {topic}-{partition} ({start_offset}-{end_offset}) stuck in {state}"
+at = "stuck_since"
 */
 -- Reads remote_segments (broker, topic, partition, topic_id, remote_segment_id, start_offset, end_offset, state,
 -- last_event_at, file, position); the check `remote_segment_stuck`.

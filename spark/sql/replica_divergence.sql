@@ -24,6 +24,25 @@ involved, above the lower of the two replicas' epochs at the divergence up to th
 compacted = '''
 compared from the later of the replicas' log starts and cleaner checkpoints: each cleans on its own schedule'''
 reports = ["export", "divergence"]
+event = "{broker}'s copy of {topic}-{partition} diverges from {winner}'s at offset {offset}: {winner}'s history replaced {broker}'s from there"
+
+[[finding.action]]
+phase = "save"
+command = "kforensics export {broker}={log_dir} --broker {broker} --topic {topic} --partition {partition} --offsets {offset}: --out lost-{topic}-{partition}-{broker}.jsonl"
+why = "saves the records {broker} holds from offset {offset} on: the partition's log ({winner}'s) never had them, and this replica is their only copy"
+destructive = false
+
+[[finding.action]]
+phase = "verify"
+command = "# do not restart broker {broker}, nor let it fetch {topic}-{partition} as a follower, before that export"
+why = "as a follower it truncates {topic}-{partition} to {winner}'s log, and offsets {offset} and later are gone"
+destructive = false
+
+[[finding.action]]
+phase = "repair"
+command = "# decide: re-produce the exported records (export them with --format kcat and run the kcat -P command it prints) if the application tolerates the duplicates consumers that already read them will see"
+why = "the disks cannot tell whether the producing application already re-sent them, nor whether its consumers are idempotent"
+destructive = false
 */
 -- Reads divergence_facts and elections (control_plane.elections_of; no rows without a metadata log in the input);
 -- the `replica_divergence` check: one finding per pair of diverging replicas.

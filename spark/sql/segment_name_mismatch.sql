@@ -12,6 +12,7 @@ a segment named for an offset above its first batch, or overlapping the next seg
 `first_batch_base_offset`, `last_offset`, `next_segment_base_offset`'''
 compacted = '''
 a merged segment is named for its first segment's base offset, at or below its first batch: legal'''
+event = "segment {file} of {topic}-{partition} on {broker} is named {name_offset} but starts at offset {first_batch_base_offset}"
 */
 -- Reads segments; the `segment_name_mismatch` check: a segment named after an offset above its first batch, or
 -- overlapping the next segment.

@@ -20,6 +20,7 @@ previous batch ends more than one offset below it), counted by `cleaned_sequence
 rule as written. An empty batch keeps its base sequence and lastOffsetDelta, so it continues its producer's
 sequence'''
 reports = ["gaps"]
+event = "producer {producer_id} epoch {producer_epoch} jumps from sequence {expected_sequence} to {found_sequence} at offset {offset} of {topic}-{partition} on {broker}"
 
 [[finding]]
 kind = "cleaned_sequence_holes"

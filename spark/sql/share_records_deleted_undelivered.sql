@@ -12,7 +12,7 @@ group acknowledged them'''
 fields = ["group", "topic_id", "share_partition_key", "start_offset", "coordinator_partition", "coordinator_offset", "log_start_offset", "deleted_offsets", "reference_broker"]
 rule = '''
 the share partition's state at the end of the input (its latest ShareSnapshot and the ShareUpdates after it)
-starts below the log start of the partition's longest replica: offsets `deleted_offsets` ([start offset, log
+starts below the log start of the partition's serving replica (the current leader's, else the longest): offsets `deleted_offsets` ([start offset, log
 start - 1]) were removed by retention or DeleteRecords while the share group had not acknowledged them. On the
 broker holding the share state, `topic`/`partition` the data partition, `file`/`position` the state's latest
 record: `group`, `topic_id`, `share_partition_key`, `start_offset`, `coordinator_partition`,
@@ -23,15 +23,15 @@ keeps (each key's newest record); against the data partition's log start and end
 does not move'''
 reports = ["groups"]
 */
--- The `share_records_deleted_undelivered` check: a share partition's state (share_partition_state) held against its longest replica
--- (longest_replicas).
+-- The `share_records_deleted_undelivered` check: a share partition's state (share_partition_state) held against its serving replica
+-- (serving_replicas).
 SELECT 'share_records_deleted_undelivered' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Share group %s\'s state of %s-%d starts at offset %d, below the log start %d (%s): offsets %d-%d were deleted before the group acknowledged them.', `group`, topic, partition, start_offset, log_start_offset, longest_broker, start_offset, log_start_offset - 1) AS message,
        to_json(named_struct('group', `group`, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', `group`, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'log_start_offset', log_start_offset, 'deleted_offsets', array(start_offset, log_start_offset - 1), 'reference_broker', longest_broker)) AS details FROM (
-  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.longest_broker
+  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.serving_broker AS longest_broker
   FROM (SELECT DISTINCT cluster_id, `group`, topic, topic_id, partition, start_offset, coordinator_broker,
                         coordinator_partition, coordinator_offset, file, position FROM share_partition_state) s
-  JOIN longest_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
+  JOIN serving_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
 WHERE start_offset >= 0 AND start_offset < log_start_offset

@@ -21,16 +21,17 @@ judged on the share partition's state at the end of the input, which the cleaner
 keeps (each key's newest record); against the data partition's log start and end, which compaction of the data
 does not move'''
 reports = ["groups"]
+event = "share group {group}'s state of {topic}-{partition} starts at offset {start_offset}, beyond the log end {log_end_offset}"
 */
--- The `share_state_beyond_log_end` check: a share partition's state (share_partition_state) held against its longest replica
--- (longest_replicas).
+-- The `share_state_beyond_log_end` check: a share partition's state (share_partition_state) held against its serving replica
+-- (serving_replicas).
 SELECT 'share_state_beyond_log_end' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Share group %s\'s state of %s-%d starts at offset %d, beyond the log end %d (%s): the log was truncated under the share group\'s acknowledgements.', `group`, topic, partition, start_offset, log_end_offset, longest_broker) AS message,
        to_json(named_struct('group', `group`, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', `group`, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'log_end_offset', log_end_offset, 'reference_broker', longest_broker)) AS details FROM (
-  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.longest_broker
+  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.serving_broker AS longest_broker
   FROM (SELECT DISTINCT cluster_id, `group`, topic, topic_id, partition, start_offset, coordinator_broker,
                         coordinator_partition, coordinator_offset, file, position FROM share_partition_state) s
-  JOIN longest_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
+  JOIN serving_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
 WHERE start_offset > log_end_offset

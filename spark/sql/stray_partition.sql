@@ -22,6 +22,13 @@ compacted = '''
 unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
 compacted data log keeps its batches' partition leader epochs'''
 reports = ["export"]
+event = "{topic}-{partition} on {broker} is a stray replica ({reason})"
+
+[[finding.action]]
+phase = "save"
+command = "kforensics export --from-finding <OUT>:stray_partition --topic {topic} --partition {partition} --out stray-{topic}-{partition}-{broker}.jsonl"
+why = "the stray dir may hold the only remaining copy of its records, and the broker deletes it"
+destructive = false
 */
 -- The `stray_partition` check: reads `cluster_dirs` (partition dirs with cluster_id, node_id and their own
 -- partition.metadata topic_id), `partition_state`, `metadata_topics` (control_plane.topics_table) and

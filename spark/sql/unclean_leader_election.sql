@@ -22,6 +22,14 @@ the replicas' divergence at that epoch shows lost)'''
 compacted = '''
 unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots replace its prefix), and a
 compacted data log keeps its batches' partition leader epochs'''
+event = "node {leader} elected leader of {topic}-{partition} from outside the ISR [{previous_isr}] (unclean election, leader epoch {leader_epoch})"
+at = "elected_at"
+
+[[finding.action]]
+phase = "save"
+command = "# before any of the ISR before this election (nodes {previous_isr}) restarts or fetches {topic}-{partition}, copy its log dir aside"
+why = "it holds the offsets the election lost ({offset} and later), and as a follower it truncates them to the new leader's log"
+destructive = false
 */
 -- The `unclean_leader_election` check: reads `partition_history`, `epoch_starts` (control_plane.epoch_starts) and
 -- `election_losses` (divergence_facts: cluster_id, topic, partition, a_epoch, b_epoch, lost_offsets, lost_on).

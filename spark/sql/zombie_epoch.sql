@@ -17,6 +17,7 @@ compacted = '''
 unchanged everywhere: the cleaner never rewrites a batch's producer id, epoch or base sequence, nor reorders
 batches'''
 reports = ["gaps", "eos"]
+event = "producer {producer_id} wrote to {topic}-{partition} at epoch {producer_epoch} after epoch {newer_epoch} (offset {newer_epoch_first_offset}): a zombie"
 */
 -- Reads batches; the `zombie_epoch` check: data written with an epoch lower than one already written (data or
 -- marker) for that producer id, with the offset where the newer epoch began.

@@ -1,0 +1,117 @@
+"""`kforensics explain` over every committed sample and every data set of ../shared/realdata (issue 49).
+
+Each sample explains without error, and its incidents are exactly the findings table's `incident_id`s: every warning
+and error finding sits in exactly one incident, each incident lists its own findings (its cause among them), its
+severity is its worst finding's, its timeline runs in time order and its plan saves before it destroys. The incident
+sample's story against its hand-counted ground truth is tests/test_incident.py. The real broker disks, all healthy,
+explain to no warning or error incident (exit code 0)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import REALDATA, SAMPLE_LOGS
+
+from kforensics.cli import main
+from kforensics.scan_output import read_table
+
+_RANK = {"error": 0, "warning": 1, "info": 2}
+#: The samples tests/conftest.py does not scan already: (inputs, headers_only).
+OTHER_SAMPLES = {
+    "compacted": (["compacted-1"], False),
+    "eos": (["eos-1", "eos-2"], False),
+    "groups": (["groups-1"], False),
+}
+
+
+def _key(f: dict) -> tuple:
+    return f["kind"], f["broker"], f["topic"], f["partition"], f["offset"], f["producer_id"]
+
+
+def _explained(out: Path) -> list[dict]:
+    """`explain --json` of a finished scan, held to the findings table and to the contract's invariants."""
+    result = CliRunner().invoke(main, ["explain", str(out), "--json"])
+    assert result.exit_code in (0, 1), result.output[-3000:]
+    incidents = [json.loads(line) for line in result.stdout.splitlines()]
+    findings = read_table(str(out), "findings")
+    problems = [f for f in findings if f["severity"] in ("warning", "error")]
+    assert result.exit_code == (1 if problems else 0)
+    by_id = {r["id"]: r for r in incidents}
+    assert len(by_id) == len(incidents)
+    assert all(f["incident_id"] in by_id for f in problems)  # each in one incident: incident_id is one value
+    for r in incidents:
+        mine = [f for f in findings if f["incident_id"] == r["id"]]
+        assert Counter(_key(f) for f in r["findings"]) == Counter(_key(f) for f in mine), r["id"]
+        assert _key(r["cause"]) in {_key(f) for f in mine}
+        assert r["severity"] == min((f["severity"] for f in mine), key=_RANK.__getitem__)
+        assert r["type"] == "incident" and r["title"]
+        timed = [e["at"] for e in r["timeline"] if e["at"] is not None]
+        assert timed == sorted(timed) and all(e["at"] is None for e in r["timeline"][len(timed):])
+        steps = r["actions"]
+        assert [a["step"] for a in steps] == list(range(1, len(steps) + 1))
+        saves = [a["step"] for a in steps if a["command"].startswith("kforensics export")]
+        destructive = [a["step"] for a in steps if a["destructive"]]
+        assert not saves or not destructive or max(saves) < min(destructive), steps
+        cost = r["cost"]
+        assert set(cost) == {"records_lost", "acknowledged_records_lost", "lost_offsets", "groups_affected",
+                             "transactions_stuck"}
+        assert cost["acknowledged_records_lost"] is None or cost["records_lost"] is None or \
+            0 <= cost["acknowledged_records_lost"] <= cost["records_lost"]
+    return incidents
+
+
+def test_the_sample_brokers_explain(full_scan: Path) -> None:
+    incidents = _explained(full_scan)
+    assert any(r["severity"] == "error" for r in incidents)
+    # the planted diverged replica: inventory-0's lost range on broker-1, counted from the bytes
+    (divergence,) = [r for r in incidents if r["cause"]["kind"] == "replica_divergence"]
+    assert [(o["broker"], o["topic"], o["from"]) for o in divergence["cost"]["lost_offsets"]] == [
+        ("broker-1", "inventory", 60)]
+    # the damaged segment's restart trims what the damage holds: one incident, not three
+    (damaged,) = [r for r in incidents if r["cause"]["kind"] == "truncated_tail"]
+    assert {"restart_trims_tail", "truncated_tail"} <= {f["kind"] for f in damaged["findings"]}
+
+
+def test_the_kraft_sample_explains(kraft_scan: Path) -> None:
+    _explained(kraft_scan)
+
+
+@pytest.fixture(scope="module", params=sorted(OTHER_SAMPLES))
+def other_scan(request, spark, tmp_path_factory) -> Path:
+    from kforensics.spark.jobs import run_scan
+
+    brokers, headers_only = OTHER_SAMPLES[request.param]
+    out = tmp_path_factory.mktemp(f"scan-{request.param}")
+    run_scan(spark, [(b, str(SAMPLE_LOGS / b)) for b in brokers], str(out), headers_only=headers_only)
+    return out
+
+
+def test_the_other_samples_explain(other_scan: Path) -> None:
+    _explained(other_scan)
+
+
+def _real_sets() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each data set of ../shared/realdata as one cluster: its log dirs (a folder with meta.properties)."""
+    sets = []
+    for data_set in sorted(p for p in REALDATA.iterdir() if p.is_dir()) if REALDATA.is_dir() else []:
+        dirs = sorted(p.parent for p in data_set.rglob("meta.properties"))
+        if dirs:
+            labels = [d.name if len(dirs) > 1 else data_set.name for d in dirs]
+            sets.append((data_set.name, list(zip(labels, map(str, dirs), strict=True))))
+    return sets
+
+
+@pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent (real broker disks: not in the repo)")
+@pytest.mark.parametrize(("name", "inputs"), _real_sets() or [("none", [])], ids=lambda v: v if isinstance(v, str)
+                         else "")
+def test_real_disks_explain_to_no_warning_or_error(spark, tmp_path: Path, name: str, inputs: list) -> None:
+    from kforensics.spark.jobs import run_scan
+
+    assert inputs, "../shared/realdata holds no log dir (no meta.properties)"
+    run_scan(spark, inputs, str(tmp_path / "out"), headers_only=False)
+    incidents = _explained(tmp_path / "out")
+    assert not [(r["severity"], r["title"]) for r in incidents if r["severity"] in ("warning", "error")], name
