@@ -31,7 +31,8 @@ class FindingKind:
     fields hold (Markdown; docs/findings.md is generated from it). `severity_rule` is set for the few kinds whose
     severity depends on the case (then `severity` is the graver one, and the rule says when the milder one
     applies). `compacted` says how the rule reads a compacted log (the log cleaner's output), `reports` which
-    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`), `model` the file that declares it."""
+    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`), `model` the file that declares it,
+    `records` and `exported` which records a finding names (`find` and `export --from-finding`)."""
 
     name: str
     severity: Severity
@@ -42,6 +43,11 @@ class FindingKind:
     compacted: str | None = None
     reports: tuple[str, ...] = ()
     model: str | None = None
+    #: The records a finding of this kind names (`find --from-finding`): the field of its details holding their
+    #: [first, last] offsets, "" for every record of the partition dir its `file` is in, None for none.
+    records: str | None = None
+    #: Whether `export --from-finding` saves those records (what a repair would destroy, or a stray copy).
+    exported: bool = False
 
 
 def _kinds(*kinds: FindingKind) -> dict[str, FindingKind]:
@@ -209,7 +215,8 @@ PARSER_KINDS: dict[str, FindingKind] = _kinds(
                       "`dir_state`; `file`/`position` are the first "
                       "invalid batch (for `offset_overlap`, the batch whose index entry fails), `offset` is "
                       "`truncate_at_offset`. Save the records first: "
-                      "`kforensics export --from-finding OUT:restart_would_truncate`")),
+                      "`kforensics export --from-finding OUT:restart_would_truncate`"),
+                records="offsets_discarded", exported=True),
     FindingKind("restart_would_fail", "error", "a restart of this broker would fail: a log on it cannot be "
                 "loaded, and the broker does not start", ("exception", "thrown_by", "damage_kind", "dir_state"),
                 rule=("the broker's log loading would throw an exception it does not handle on damage in a log, so "

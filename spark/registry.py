@@ -159,7 +159,8 @@ def _listing(folder: resources.abc.Traversable) -> list[tuple[str, int, int]]:
     return sorted((name, len(data), zlib.crc32(data)) for name, data in read)
 
 
-_FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports"}
+_FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports", "records",
+                 "exported"}
 
 
 def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
@@ -173,8 +174,12 @@ def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
     def text(key: str) -> str | None:  # a header's long strings are wrapped: one paragraph each
         return " ".join(entry[key].split()) if entry.get(key) else None
 
+    records = entry.get("records")
+    if records and records not in entry.get("fields", ()):
+        raise ValueError(f"{path}: records = {records!r} is none of the kind's fields")
     return FindingKind(entry["kind"], entry["severity"], text("meaning") or "", tuple(entry.get("fields", ())),
-                       text("severity_rule"), text("rule"), text("compacted"), reports, path)
+                       text("severity_rule"), text("rule"), text("compacted"), reports, path, records,
+                       bool(entry.get("exported")))
 
 
 def parse_header(text: str, path: str) -> dict[str, Any]:

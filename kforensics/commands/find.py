@@ -29,9 +29,9 @@ TABLE_COLUMNS = ("broker", "dir_state", "partition", "offset", "timestamp", "key
 @click.option("--from-time", metavar="T", help="Records with a timestamp at or after T (ms or ISO-8601, UTC).")
 @click.option("--to-time", metavar="T", help="Records with a timestamp at or before T (ms or ISO-8601, UTC).")
 @click.option("--from-finding", metavar="OUT:KIND|OUT:N", help="Look for the keys of the records a finding of a "
-              "scan's OUT names (its row N in the findings table, from 0, or the first finding of KIND): the re-sent "
-              "records of a content_duplicate, the lost_offsets of a replica_divergence, the offsets_discarded of a "
-              "restart_would_truncate, a stray_partition's records. Without DIRs, the scan's inputs are searched.")
+              "scan's OUT names (its row N in the findings table, from 0, or the first finding of KIND): a kind that "
+              "names records (docs/findings.md: re-sent records, a lost range, what a restart discards, a stray "
+              "dir's records). Without DIRs, the scan's inputs are searched.")
 @click.option("--values", is_flag=True, help="Hand out each copy's value too (else its size only).")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines: one per copy, then one per finding.")
 @click.option("--out", metavar="FILE.parquet", help="Also write the copies as Parquet (replaced only when it is an "
@@ -60,7 +60,7 @@ def find(dirs: tuple[str, ...], key: str | None, key_hex: str | None, header: st
       kforensics find b1=/data/kafka-1 b2=/data/kafka-2 --key A-1042
       kforensics find /data/kafka --topic 'orders*' --header trace-id=7f3a --json
       kforensics find /data/kafka --value-contains '"amount": 1042' --from-time 2025-11-20T10:00:00Z
-      kforensics find --from-finding ./kforensics-out:content_duplicate --json > copies.jsonl
+      kforensics find --from-finding ./kforensics-out:0 --json > copies.jsonl
     """
     from kforensics.export import ExportError, check_out_path, parse_time
     from kforensics.find.query import FindError, Query, parse_header, parse_key_hex

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kforensics.kinds import KINDS
+
 ISOLATIONS = ("read_uncommitted", "read_committed")
 
 
@@ -91,8 +93,7 @@ def parse_time(text: str | None) -> int | None:
 
 #: Findings that name records to export: the field of their details holding the [first, last] span (None: the
 #: whole partition dir the finding's `file` is).
-EXPORTABLE = {"replica_divergence": "lost_offsets", "restart_would_truncate": "offsets_discarded",
-              "stray_partition": None}
+EXPORTABLE = {k.name: k.records or None for k in KINDS.values() if k.exported}
 
 
 def finding_range(out: str, ref: str, topic: str | None, partition: int | None,

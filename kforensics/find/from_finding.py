@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kforensics.export.selection import EXPORTABLE
 from kforensics.find.query import FindError
+from kforensics.kinds import KINDS
 
-#: Findings that name records, each with the field of its details holding their [first, last] offsets (None: every
-#: record of the partition dir the finding's `file` is): the re-sent records of a content_duplicate, and what
-#: `export --from-finding` takes.
-FINDABLE: dict[str, str | None] = {"content_duplicate": "resent_offsets", **EXPORTABLE}
+#: Findings that name records (their kind's `records`), each with the field of its details holding their [first,
+#: last] offsets (None: every record of the partition dir the finding's `file` is in).
+FINDABLE: dict[str, str | None] = {k.name: k.records or None for k in KINDS.values() if k.records is not None}
 
 
 def finding_keys(ref: str) -> tuple[frozenset[bytes], dict[str, Any]]:

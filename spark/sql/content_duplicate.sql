@@ -9,6 +9,7 @@ meaning = '''
 a new producer id re-sent records another producer id had written (a producer restarted without idempotence
 across the restart)'''
 fields = ["producer_ids", "matches", "original_offsets", "resent_offsets", "ms_between"]
+records = "resent_offsets"
 rule = '''
 full mode: a re-send. A run of at least `--resend-min-records` (3) consecutive records at the start of a
 producer id's history in a partition that equals, record for record (key and value hashes), a consecutive run

@@ -8,6 +8,8 @@ severity = "error"
 meaning = "two replicas of a topic-partition hold different batches at the same offset"
 severity_rule = "warning when no committed offset (below the high watermark) was lost"
 fields = ["offset", "common_prefix_end_offset", "brokers", "lost_offsets", "lost_on", "winner", "replicas", "elections"]
+records = "lost_offsets"
+exported = true
 rule = '''
 two replicas of a topic-partition (same `cluster.id`) hold different batches at the same offset (compared by
 base/last offset, CRC, producer id/epoch, base sequence and leader epoch, headers only, from the later log

@@ -9,6 +9,8 @@ meaning = '''
 a partition dir a broker holds but should not (deleted or re-created topic, not a replica, or renamed -stray
 by Kafka): it may hold the only copy of its data'''
 fields = ["reason", "topic_id", "metadata_topic_id", "replicas"]
+records = ""
+exported = true
 rule = '''
 KRaft: a partition dir a broker of a cluster whose metadata log is in the input holds but should not, with
 `reason`: `marked_stray` (Kafka 3.7+ renamed it `<topic>-<partition>.<uuid>-stray`), `topic_deleted` (its
