@@ -295,8 +295,10 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         if analysis_small and not small:
             restores.append(apply_settings(spark, scan_settings(spark, SMALL_TABLES_SETTINGS)))
             by_driver = "://" not in out
+        # a driver's parse counted each input table's rows: what provably reads none is not planned (issue 52)
+        empty_inputs = frozenset(name for name, n in rows.items() if n == 0) if on_driver else frozenset()
         results = analyze({**kept, **read_back}, options, facts=facts, profile=profile, small=analysis_small,
-                          views=views)
+                          views=views, empty_inputs=empty_inputs)
         with job_threads(spark, WRITE_THREADS) as pool:
             # findings first: it needs most intermediates and is the longest write
             futures = [pool.submit(write, name, results[name])

@@ -56,6 +56,7 @@ from typing import Any
 from kforensics import __version__
 from kforensics.parsers.findings import PARSER_KINDS, FindingKind
 from kforensics.paths import cache_dir
+from kforensics.spark import emptiness
 from kforensics.spark.ddl import split_ddl
 
 __all__ = ["APPLIES", "NOT_JUDGED", "Column", "Model", "check_models", "columns_ddl", "finding_kinds", "model", "models",
@@ -114,6 +115,9 @@ class Model:
     #: (`:name` in a SQL model).
     inputs: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
+    #: When its statement provably returns no rows, as a formula over the tables it reads (`spark/emptiness.py`;
+    #: False: never known, as for a Python model).
+    empty_when: Any = False
     build: Callable[..., Any] | None = field(default=None, compare=False)
     source: str | None = field(default=None, compare=False, repr=False)  # the text of a model not in spark/sql/
 
@@ -238,9 +242,11 @@ def parse_model(name: str, text: str, path: str) -> dict[str, Any]:
     header = parse_header(text, path)
     try:
         inputs, params = analyse_sql(text)
+        empty = emptiness.empty_when(text)
     except Exception as exc:
         raise ValueError(f"{path}: {exc}") from exc
-    return {"name": name, "path": path, "header": header, "inputs": list(inputs), "params": list(params)}
+    return {"name": name, "path": path, "header": header, "inputs": list(inputs), "params": list(params),
+            "empty_when": empty}
 
 
 def model_of_text(name: str, text: str, path: str) -> Model:
@@ -262,7 +268,8 @@ def _model(entry: Mapping[str, Any]) -> Model:
                  findings=tuple(_finding(f, path) for f in header.get("finding", ())),
                  cause=tuple(spec.get("cause", ())), effect=tuple(spec.get("effect", ())), rank=int(spec.get("rank", 0)),
                  kafka=" ".join(spec.get("kafka", "").split()),
-                 inputs=tuple(entry["inputs"]), params=tuple(entry["params"]))
+                 inputs=tuple(entry["inputs"]), params=tuple(entry["params"]),
+                 empty_when=entry["empty_when"])
 
 
 def analyse_sql(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -281,6 +288,8 @@ def analyse_sql(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 _CACHE_LOCK = threading.Lock()
+#: The cached entries' shape: a new field (empty_when) makes older caches unreadable by name, not by accident.
+CACHE_FORMAT = 2
 
 
 def _entries() -> list[dict[str, Any]]:
@@ -289,7 +298,7 @@ def _entries() -> list[dict[str, Any]]:
     command about a second; reading the cache, milliseconds."""
     folder = _sql_dir()
     files = _listing(folder)
-    key = hashlib.sha256(json.dumps([str(folder), __version__, files]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(json.dumps([str(folder), __version__, CACHE_FORMAT, files]).encode()).hexdigest()[:24]
     path = os.path.join(cache_dir(), "models", f"{key}.json")
     with _CACHE_LOCK:
         try:

@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from kforensics.parsers.findings import FINDING_COLUMNS
 from kforensics.scan_options import ScanOptions
-from kforensics.spark import registry
+from kforensics.spark import emptiness, registry
 from kforensics.spark import schemas as S
 from kforensics.spark.read import DIR_STATE_TABLES, InputFacts
 from kforensics.spark.scan_profile import ScanProfile
@@ -79,7 +79,8 @@ class Scan:
 
     def __init__(self, tables: Mapping[str, DataFrame], options: ScanOptions | None = None,
                  facts: InputFacts | None = None, *, small: bool = True, views: SqlViews | None = None,
-                 params: Mapping[str, object] | None = None, profile: ScanProfile | None = None) -> None:
+                 params: Mapping[str, object] | None = None, profile: ScanProfile | None = None,
+                 empty_inputs: frozenset[str] = frozenset()) -> None:
         self.spark: SparkSession = next(iter(tables.values())).sparkSession
         self.options = options or ScanOptions()
         self.facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True,
@@ -101,8 +102,11 @@ class Scan:
             schema = S.ddl(S.INPUT_TABLES["dump_text_inputs"])
             self._given["dump_text_inputs"] = self.share(self.spark.createDataFrame(
                 [(b,) for b in self.facts.dump_brokers], schema)) if self.facts.dump_brokers else self.empty(schema)
+        #: Input tables the parse pass found to have no rows (a small scan's driver counts them).
+        self.empty_inputs = empty_inputs
         self._lock = threading.Lock()
         self._built: dict[str, _Once] = {}
+        self._empty: dict[str, bool] = {}
 
     # --- conditions -----------------------------------------------------------------------------------------------
 
@@ -121,6 +125,27 @@ class Scan:
 
     def given(self, name: str) -> bool:
         return name in self._given
+
+    def provably_empty(self, name: str) -> bool:
+        """Whether table `name` can have no rows: an input the parse pass found empty (or not given), a model that
+        does not apply, or one whose statement returns no rows when the tables it reads are empty (its
+        `empty_when`, spark/emptiness.py). A Python model is never known to be empty."""
+        known = self._empty.get(name)
+        if known is not None:
+            return known
+        source = name.removeprefix(EVERY_DIR)
+        if name in self._given:
+            empty = source in self.empty_inputs
+        elif name in BUILT_IN:  # the checks' union and the links between findings: none without a family to run
+            empty = not self.families()
+        elif source in S.INPUT_TABLES:
+            empty = True
+        else:
+            m = registry.model(name)
+            empty = not self.applies(m.applies) or (
+                m.text is not None and emptiness.is_empty(m.empty_when, self.provably_empty))
+        self._empty[name] = empty
+        return empty
 
     # --- tables ---------------------------------------------------------------------------------------------------
 
@@ -153,7 +178,7 @@ class Scan:
         m = registry.model(name)
         if m.kind == "check":  # its findings, as the scan runs it
             return self.checks([m])
-        if not self.applies(m.applies):
+        if self.provably_empty(name):  # nothing to plan: no rows whatever the statement
             return self.empty(registry.columns_ddl(m.columns))
         tables = {t: self.table(t) for t in m.inputs}
         args = {p: self.params[p] for p in m.params}
@@ -173,17 +198,25 @@ class Scan:
         return self.checks(checks)
 
     def checks(self, checks: list[registry.Model]) -> DataFrame:
-        """`checks` as one statement (the UNION ALL of their files, each given its kinds' severity)."""
+        """`checks` as one statement (the UNION ALL of their files, each given its kinds' severity); those that
+        provably find nothing are left out."""
+        checks = [c for c in checks if not self.provably_empty(c.name)]
+        if not checks:
+            return self.no_findings()
         tables = {t: self.table(t) for c in checks for t in c.inputs}
         args = {p: self.params[p] for c in checks for p in c.params}
         return run_named([(with_severity(c), c.inputs) for c in checks], tables, args)
 
     def families(self) -> list[str]:
-        """The check families that apply to this scan, in order."""
+        """The check families that apply to this scan and may find something, in order."""
         seen: dict[str, registry.Model] = {}
         for c in registry.check_models():
             seen.setdefault(c.family, c)
-        return [f for f, c in seen.items() if self.applies(c.applies)]
+        return [f for f, c in seen.items() if self.applies(c.applies)
+                and not all(self.provably_empty(m.name) for m in registry.check_models() if m.family == f)]
+
+    def no_findings(self) -> DataFrame:
+        return self.empty(S.ddl(S.FINDINGS))
 
     def checked_findings(self) -> DataFrame:
         """Every family's findings: each family planned in its own thread and kept (the union's plan is then a few
@@ -198,8 +231,11 @@ class Scan:
                     context.setJobDescription("kforensics scan: findings")  # this thread's jobs, in Spark's UI
                 return self.keep(self.family(family))
 
+        families = self.families()
+        if not families:
+            return self.no_findings()
         with job_threads(self.spark, FINDINGS_THREADS) as pool:
-            found = pool.map(run, self.families())
+            found = pool.map(run, families)
         return self.keep(reduce(DataFrame.unionByName, found))
 
     def finding_links(self) -> DataFrame:
@@ -243,8 +279,10 @@ def with_severity(check: registry.Model) -> str:
 
 def analyze(tables: Mapping[str, DataFrame], options: ScanOptions | None = None, *, facts: InputFacts | None = None,
             profile: ScanProfile | None = None, small: bool = True,
-            views: SqlViews | None = None) -> dict[str, Callable[[], DataFrame]]:
+            views: SqlViews | None = None,
+            empty_inputs: frozenset[str] = frozenset()) -> dict[str, Callable[[], DataFrame]]:
     """The output tables (models declared `output`) and the findings of a scan over the input tables, each as a
-    function that builds it: the caller plans and writes them side by side from several threads."""
-    scan = Scan(tables, options, facts, small=small, views=views, profile=profile)
+    function that builds it: the caller plans and writes them side by side from several threads. `empty_inputs`:
+    the input tables known to have no rows (nothing is planned for what provably reads none)."""
+    scan = Scan(tables, options, facts, small=small, views=views, profile=profile, empty_inputs=empty_inputs)
     return {m.name: (lambda name=m.name: scan.table(name)) for m in registry.output_models()}
