@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA, SAMPLE_LOGS
+from conftest import SAMPLE_LOGS
 
 from kforensics.cli import main
 from kforensics.scan_output import read_table
@@ -92,26 +92,3 @@ def other_scan(request, spark, tmp_path_factory) -> Path:
 
 def test_the_other_samples_explain(other_scan: Path) -> None:
     _explained(other_scan)
-
-
-def _real_sets() -> list[tuple[str, list[tuple[str, str]]]]:
-    """Each data set of ../shared/realdata as one cluster: its log dirs (a folder with meta.properties)."""
-    sets = []
-    for data_set in sorted(p for p in REALDATA.iterdir() if p.is_dir()) if REALDATA.is_dir() else []:
-        dirs = sorted(p.parent for p in data_set.rglob("meta.properties"))
-        if dirs:
-            labels = [d.name if len(dirs) > 1 else data_set.name for d in dirs]
-            sets.append((data_set.name, list(zip(labels, map(str, dirs), strict=True))))
-    return sets
-
-
-@pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent (real broker disks: not in the repo)")
-@pytest.mark.parametrize(("name", "inputs"), _real_sets() or [("none", [])], ids=lambda v: v if isinstance(v, str)
-                         else "")
-def test_real_disks_explain_to_no_warning_or_error(spark, tmp_path: Path, name: str, inputs: list) -> None:
-    from kforensics.spark.jobs import run_scan
-
-    assert inputs, "../shared/realdata holds no log dir (no meta.properties)"
-    run_scan(spark, inputs, str(tmp_path / "out"), headers_only=False)
-    incidents = _explained(tmp_path / "out")
-    assert not [(r["severity"], r["title"]) for r in incidents if r["severity"] in ("warning", "error")], name

@@ -328,6 +328,19 @@ def _tables(outs: list[Path], name: str) -> list[dict]:
     return [row for out in outs for row in _table(out, name)]
 
 
+def test_real_disks_explain_to_no_incident_but_their_copies_gaps(realdata_scans: list[Path]) -> None:
+    """Issue 49 on real disks (the same scans, one per cluster): no warning or error incident, but those of the
+    segments a copy lacks (issue 47's segment_missing, a fact of the copy, not of the cluster)."""
+    from test_explain_samples import _explained
+
+    for out in realdata_scans:
+        findings = _table(out, "findings")
+        for incident in _explained(out):
+            kinds = {f["kind"] for f in findings
+                     if f["incident_id"] == incident["id"] and f["severity"] in ("warning", "error")}
+            assert kinds <= {"segment_missing"}, (out.name, incident["title"], kinds)
+
+
 def test_real_broker_disks_scan_without_warnings(realdata_scans: list[Path]) -> None:
     sets = realdata_clusters()
     assert len(realdata_scans) < len(sets)  # one scan per cluster, packed
