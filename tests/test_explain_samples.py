@@ -3,8 +3,8 @@
 Each sample explains without error, and its incidents are exactly the findings table's `incident_id`s: every warning
 and error finding sits in exactly one incident, each incident lists its own findings (its cause among them), its
 severity is its worst finding's, its timeline runs in time order and its plan saves before it destroys. The incident
-sample's story against its hand-counted ground truth is tests/test_incident.py. The real broker disks, all healthy,
-explain to no warning or error incident (exit code 0)."""
+sample's story against its hand-counted ground truth is tests/test_incident.py. The real broker disks explain to no
+warning or error incident but their copies' gaps: tests/test_scan.py, on the realdata test's scans."""
 
 from __future__ import annotations
 
