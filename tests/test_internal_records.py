@@ -537,7 +537,7 @@ def test_real_kraft_control_records_print_as_kafka_dump_log_4_prints_them(realda
 
 
 def test_scan_metadata_rows_report_newer_versions_and_keep_unreadable_ones_out_of_the_replay(tmp_path: Path) -> None:
-    """spark/control_plane.py metadata_record_rows (the scan's __cluster_metadata executor, called here on a hand-built
+    """spark/metadata_records.py metadata_record_rows (the scan's __cluster_metadata executor, called here on a hand-built
     Arrow task batch, no Spark): one internal_record_newer_version per record type and version; a newer
     PartitionChangeRecord that reads as version 2 is replayed as read; one whose fields do not read is left out of
     the replay and its finding says so; a newer EndTransactionRecord still applies (the replay reads only its type);
@@ -545,7 +545,7 @@ def test_scan_metadata_rows_report_newer_versions_and_keep_unreadable_ones_out_o
     import pyarrow as pa
 
     from kforensics.spark import schemas as S
-    from kforensics.spark.control_plane import metadata_record_rows
+    from kforensics.spark.metadata_records import metadata_record_rows
 
     change_v9 = bytes([1, 5, 9]) + struct.pack(">i", 0) + UUID_A + _tags((1, struct.pack(">i", 2)))  # Leader 2
     change_v10 = bytes([1, 5, 10]) + struct.pack(">i", 0) + UUID_A + struct.pack(">i", 99) + NO_TAGS
