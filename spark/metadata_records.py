@@ -209,7 +209,7 @@ def _control_rows(log: Any, batch: Any, at_of: Any, uri: str, newer: Any) -> Ite
         except ValueError as exc:
             yield _finding_row(at, "internal_record_undecodable", "warning",
                                f"{r.control_type} control record at offset {r.offset} of {uri} could not be decoded: "
-                               f"{exc}", {"offset": r.offset, "control_type": r.control_type, "error": str(exc)})
+                               f"{exc}", {"offset": r.offset, "error": str(exc)})
             continue
         if decoded.newer:
             f = newer.finding(METADATA_TOPIC, uri, batch.position, r.offset, decoded.type_name, decoded.api_key,
