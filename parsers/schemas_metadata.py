@@ -24,9 +24,9 @@ Kafka 4.3 and 4.4 (metadata.version 4.3-IV0 = level 30, 4.4-IV2 = level 33; Meta
   RegisterBrokerRecord from the KIP-1066 prototype (mimaison/kafka 36bd7eb7: versions 4+, tagged 4+, tag 1, after
   LogDirs' tag 0) with the 4.3.1 description of both fields as tagged and nullable. Both are declared nullable with
   a null default: a reader that is nullable reads every encoding a non-nullable writer can write, so the tables
-  read the records whichever of the two the release has. In RegisterBrokerRecord a null means the broker reported no
-  cordoned dirs (an empty list: none are cordoned); in BrokerRegistrationChangeRecord null means no change and a
-  list (empty included) replaces the broker's cordoned dirs.
+  read the records whichever of the two the release has. Null (the field absent) is a record that carries no
+  cordoned dirs; in BrokerRegistrationChangeRecord it means no change, and a list (empty included) replaces the
+  broker's cordoned dirs.
 
 Each record's highest version is: RegisterBrokerRecord 4, PartitionRecord 2, PartitionChangeRecord 2,
 BrokerRegistrationChangeRecord 3, the others 0.

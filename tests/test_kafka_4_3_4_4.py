@@ -33,7 +33,7 @@ from kforensics.parsers.internal_topics import (
     encode_coordinator_record,
     format_consumer_offsets,
 )
-from kforensics.parsers.log_dir import scan_log_dir
+from kforensics.parsers.log_dir import ZERO_CHECKPOINT, scan_log_dir
 from kforensics.parsers.producer_snapshot import ProducerStateEntry
 
 U = [bytes([i] * 16) for i in range(1, 9)]
@@ -147,7 +147,7 @@ VOTERS = k.voters(k.voter(1, U[5], [("CONTROLLER", "c1", 9093)]),
 def _zero_checkpoint(folder: Path) -> Path:
     part = folder / "__cluster_metadata-0"
     part.mkdir(parents=True, exist_ok=True)
-    path = part / k.ZERO_CHECKPOINT
+    path = part / ZERO_CHECKPOINT
     path.write_bytes(k.zero_checkpoint([k.feature_level("metadata.version", 33), k.feature_level("group.version", 1)],
                                        VOTERS, ts=TS))
     return path
@@ -260,7 +260,7 @@ def test_a_leftover_cluster_metadata_dir_in_a_data_dir_lists_silently(tmp_path: 
     assert findings == [] and log_dir.refused_dirs == []
     (part,) = log_dir.partitions
     assert (part.topic, part.partition, part.segments, [Path(p).name for p in part.metadata_snapshots]) == (
-        "__cluster_metadata", 0, [], [k.ZERO_CHECKPOINT])
+        "__cluster_metadata", 0, [], [ZERO_CHECKPOINT])
 
 
 def test_a_leftover_cluster_metadata_dir_in_a_data_dir_scans_without_a_finding(spark, kraft_scan: Path,
