@@ -374,9 +374,9 @@ def test_record_lines_follow_the_java_dump_log_segments(tmp_path: Path) -> None:
 # --- kafka-dump-log text of 4.2 and of 4.3+ read back -----------------------------------------------------------
 
 def test_dump_text_of_kafka_4_2_and_of_4_3_reads_the_same_batches(tmp_path: Path) -> None:
-    """The same segment as the Scala tool of Kafka 4.0-4.2 printed it (a legacy record's `crc: N}`, pipe-less
-    content lines with --skip-record-metadata) and as 4.3's Java port prints it: the same batches, no line left
-    unread."""
+    """The same segment as the Scala tool of Kafka 4.0-4.2 printed it (a legacy record's `crc: N}`, a keyless
+    record's pipe-less ` payload: ` line with --skip-record-metadata) and as 4.3's Java port prints it: the same
+    batches, no line left unread."""
     legacy = SAMPLE_LOGS / "broker-1" / "legacy-0" / "00000000000000000000.log"
     java_43 = CliRunner().invoke(main, ["dump", "--deep-iteration", str(legacy)]).stdout
     assert "crc: 2102863156\n" in java_43
@@ -386,7 +386,7 @@ def test_dump_text_of_kafka_4_2_and_of_4_3_reads_the_same_batches(tmp_path: Path
     path = part / "00000000000000000000.log"
     path.write_bytes(k.batch(0, [(b"k", b"v"), (None, b"w")], ts=TS))
     skip_43 = CliRunner().invoke(main, ["dump", "--print-data-log", "--skip-record-metadata", str(path)]).stdout
-    skip_42 = skip_43.replace("| key: ", " key: ").replace("| payload: ", " payload: ")
+    skip_42 = skip_43.replace("| payload: ", " payload: ")  # a keyless record; one with a key starts `| key: `
     assert skip_42 != skip_43
     for text_43, text_42 in ((java_43, scala_42), (skip_43, skip_42)):
         parsed = [list(iter_dump_text(io.BytesIO(t.encode()), "dump.txt")) for t in (text_43, text_42)]
