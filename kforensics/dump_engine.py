@@ -357,6 +357,8 @@ def _decoder(name: str | None, *, as_json: bool = False) -> RecordDecoder | None
             return {"error": f"unknown record type {r.record_type}"}, found
         key, payload = form
         shown = {"record_type": it.record_type_name(r.key_name), "key": key, "value": payload}
+        if payload is not None and "transactionStatus" in payload["data"]:  # the id stays a number in JSON
+            shown["state"] = it.transaction_state_name(payload["data"]["transactionStatus"])
         if r.layout:  # read as an older layout of its version (Kafka 4.0's share records)
             shown["layout"] = r.layout
         return shown, found

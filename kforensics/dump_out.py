@@ -197,8 +197,10 @@ class TextOut(Renderer):
 
     def record(self, b: RecordBatch, r: Record, *, print_data: bool,
                decoded: tuple[str | None, str | None] | None) -> None:
-        parts = ["|"]
-        sep = " "
+        # DumpLogSegments.dumpBatchRecords (Java, Kafka 4.3+): the metadata, then the key and payload each after a
+        # prefix that is "| " when the metadata is skipped and " " otherwise; a line with neither stays empty.
+        parts: list[str] = []
+        prefix = " "
         if not self.skip_record_metadata:
             text = (
                 f"| offset: {r.offset} {b.timestamp_type}: {self._ts(r.timestamp)} "
@@ -206,15 +208,13 @@ class TextOut(Renderer):
             )
             if b.magic >= 2:
                 text += f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]"
-            else:
-                # DumpLogSegments prints a stray '}' here; kept so that outputs diff clean.
-                text += f" isValid: {_jbool(getattr(r, 'crc_valid', True))} crc: {getattr(r, 'crc', None)}}}"
+            else:  # Kafka 4.0-4.2's Scala tool printed a stray '}' after the crc; 4.3's Java port does not
+                text += f" isValid: {_jbool(getattr(r, 'crc_valid', True))} crc: {getattr(r, 'crc', None)}"
             if b.is_control:
                 text += _control_suffix(r)
-            parts = [text]
+            parts.append(text)
         else:
-            parts = ["| "]
-            sep = ""
+            prefix = "| "
         if print_data and not b.is_control:
             if decoded is not None:
                 key_text, value_text = decoded
@@ -222,10 +222,10 @@ class TextOut(Renderer):
                 key_text = _java_string(r.key)
                 value_text = _java_string(r.value)
             if key_text is not None:
-                parts.append(f"{sep}key: {key_text}")
-                sep = " "
+                parts.append(f"{prefix}key: {key_text}")
+                prefix = " "
             if value_text is not None:
-                parts.append(f" payload: {value_text}")
+                parts.append(f"{prefix}payload: {value_text}")
         self.line("".join(parts))
 
     def index_entry(self, e: IndexEntry) -> None:
@@ -242,13 +242,14 @@ class TextOut(Renderer):
 
     def producer_state(self, p: ProducerStateEntry) -> None:
         current = None if p.current_txn_first_offset < 0 else p.current_txn_first_offset
+        # Kafka 4.3's Java port ends the line after lastTimestamp when the entry has no batch (4.0-4.2 left a space)
         text = (
             f"producerId: {p.producer_id} producerEpoch: {p.producer_epoch} coordinatorEpoch: {p.coordinator_epoch} "
-            f"currentTxnFirstOffset: {_optional_long(current)} lastTimestamp: {self._ts(p.timestamp)} "
+            f"currentTxnFirstOffset: {_optional_long(current)} lastTimestamp: {self._ts(p.timestamp)}"
         )
         if p.last_offset >= 0:
             text += (
-                f"firstSequence: {p.last_sequence - p.offset_delta} lastSequence: {p.last_sequence} "
+                f" firstSequence: {p.last_sequence - p.offset_delta} lastSequence: {p.last_sequence} "
                 f"lastOffset: {p.last_offset} offsetDelta: {p.offset_delta} timestamp: {self._ts(p.timestamp)}"
             )
         self.line(text)

@@ -1,5 +1,7 @@
-"""Records of the KRaft `__cluster_metadata` log and its snapshots (`*.checkpoint`), read and written through the
-message tables of `schemas_metadata` (see there for the Kafka version they reflect).
+"""Records of the KRaft `__cluster_metadata` log and its snapshots (`*.checkpoint`: the zero checkpoint
+`00000000000000000000-0000000000.checkpoint` and the log dir's legacy `bootstrap.checkpoint` too, which hold the same
+framed records), read and written through the message tables of `schemas_metadata` (see there for the Kafka version
+they reflect).
 
 A value is framed by MetadataRecordSerde (AbstractApiMessageSerde): uvarint frame version 1, uvarint apiKey,
 uvarint version, then the message in the flexible encoding. The key is null. Control batches of the same log

@@ -7,7 +7,11 @@ compressed wrapper's first offset and count). The topic and partition come from 
 that holds the dumped file.
 
 Lines are read as `key: value` tokens, so the field order of older Kafka versions and both spellings of the
-codec (`none`, `NONE`) parse. What the text cannot say is reported, never guessed:
+codec (`none`, `NONE`) parse. The text of every kafka-dump-log since Kafka 2.x reads: Kafka 4.3's Java port of
+DumpLogSegments (and 4.4's, which prints a transaction's state by name) and the Scala tool of 4.0-4.2, which
+differ in record lines only (a legacy record's `crc: N}` brace, and with `--skip-record-metadata` the line of a
+record without a key: `| payload: ` in the port, ` payload: ` before it). What the text cannot say is reported,
+never guessed:
 
 - a line that cannot be parsed: `dump_line_unparseable`, with its line number and byte position in the text;
 - a control batch without record lines (no `--deep-iteration`): `marker_outcome_unknown`, COMMIT or ABORT
@@ -90,6 +94,8 @@ KRAFT_CONTROL = {"SnapshotHeader": "SNAPSHOT_HEADER", "SnapshotFooter": "SNAPSHO
 MARKER = re.compile(r" endTxnMarker: (COMMIT|ABORT) coordinatorEpoch: (-?\d+)")
 CONTROL_TYPE = re.compile(r" controlType: ([A-Z_]+)(?:\(-?\d+\))?")
 RECORD_OFFSET = re.compile(r"^\|\s*offset: (-?\d+) ")
+#: A keyless record's line with --skip-record-metadata as kafka-dump-log up to Kafka 4.2 prints it: no `|` before it.
+SKIPPED_METADATA = " payload: "
 INVALID_BYTES = re.compile(r"^Found (\d+) invalid bytes at the end of (.+)$")
 # Lines kafka-dump-log (or `kforensics dump`) writes to stderr, which a pasted dump often holds too: about
 # indexes or record offsets, nothing the batches table needs.
@@ -360,7 +366,7 @@ def _iter_dump_text(stream: BinaryIO, name: str) -> Iterator[DumpBatch | DumpSeg
             continue
         if LOG_HEADER.match(text):
             continue
-        if text.startswith("|"):
+        if text.startswith("|") or text.startswith(SKIPPED_METADATA):
             yield from _record_line(section, text, number, unparseable)
             continue
         if (m := INVALID_BYTES.match(text)) and _int_or_none(m.group(1)) is not None:

@@ -44,7 +44,8 @@ __all__ = ["CONSUMER_OFFSETS", "COORDINATOR_RECORDS", "SHARE_GROUP_STATE", "TRAN
            "coordinator_text", "decode_cluster_metadata",
            "decode_consumer_offsets", "decode_coordinator_record", "decode_share_group_state",
            "decode_transaction_state", "encode_coordinator_record", "format_cluster_metadata",
-           "format_consumer_offsets", "format_share_group_state", "format_transaction_state", "record_type_name"]
+           "format_consumer_offsets", "format_share_group_state", "format_transaction_state", "record_type_name",
+           "transaction_state_name"]
 
 
 @dataclass(frozen=True)
@@ -222,22 +223,35 @@ def _consumer_protocol(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "members": members}
 
 
-def coordinator_dump_form(rec: CoordinatorRecord) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+def transaction_state_name(status: Any) -> str | None:
+    """TransactionState.fromId(id).stateName() (`Empty`, `Ongoing`, `PrepareCommit`, ...), None for an id no state
+    has."""
+    return TRANSACTION_STATES[status] if isinstance(status, int) and 0 <= status < len(TRANSACTION_STATES) else None
+
+
+def coordinator_dump_form(rec: CoordinatorRecord, *, state_names: bool = False) \
+        -> tuple[dict[str, Any], dict[str, Any] | None] | None:
     """kafka-dump-log's key and payload of a decoded record, built once for its text and for dump --json: key
     `{"type":"<record type>","data":{...}}`, payload `{"version":"<value version>","data":{...}}` or None for a
-    tombstone (a consumer group's member subscriptions and assignments decoded); None for an unknown record type."""
+    tombstone (a consumer group's member subscriptions and assignments decoded); None for an unknown record type.
+    `state_names`: a TransactionLogValue's `transactionStatus` by its state's name, as Kafka 4.4's
+    `--transaction-log-decoder` prints it (KAFKA-20712; 4.0-4.3 print the id), the id kept where no state has it."""
     if rec.key_name is None:
         return None
     key = {"type": str(rec.record_type), "data": rec.key}
     if rec.value is None:
         return key, None
     data = _consumer_protocol(rec.value) if rec.topic == CONSUMER_OFFSETS and rec.record_type == 2 else rec.value
+    if state_names and rec.topic == TRANSACTION_STATE and "transactionStatus" in data:
+        name = transaction_state_name(data["transactionStatus"])
+        data = data if name is None else {**data, "transactionStatus": name}  # in place, as ObjectNode.replace
     return key, {"version": str(rec.value_version), "data": data}
 
 
 def coordinator_text(rec: CoordinatorRecord, offset: int | None) -> tuple[str | None, str | None]:
-    """kafka-dump-log's coordinator record parser's key and payload text (`<DELETE>` for a tombstone)."""
-    form = coordinator_dump_form(rec)
+    """kafka-dump-log's coordinator record parser's key and payload text (`<DELETE>` for a tombstone); a
+    transaction's state by name, as Kafka 4.4 prints it."""
+    form = coordinator_dump_form(rec, state_names=True)
     if form is None:
         return f"Unknown record type {rec.record_type} at offset {offset}, skipping.", None
     key, payload = form
@@ -298,7 +312,7 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
     out: dict[str, Any] = {
         "version": rec.value_version, "producer_id": v["producerId"], "producer_epoch": v["producerEpoch"],
         "transaction_timeout_ms": v["transactionTimeoutMs"],
-        "state": TRANSACTION_STATES[status] if 0 <= status < len(TRANSACTION_STATES) else f"Unknown({status})",
+        "state": transaction_state_name(status) or f"Unknown({status})",
         "partitions": None if parts is None else {p["topic"]: p["partitionIds"] for p in parts},
         "last_update_timestamp_ms": v["transactionLastUpdateTimestampMs"],
         "start_timestamp_ms": v["transactionStartTimestampMs"],
@@ -313,8 +327,9 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
 
 def format_transaction_state(key: bytes | None, value: bytes | None,
                              offset: int | None = None) -> tuple[str | None, str | None]:
-    """kafka-dump-log 4.x --transaction-log-decoder: key `{"type":"0","data":{"transactionalId":...}}`, payload
-    `{"version":"<n>","data":{...TransactionLogValue...}}` or `<DELETE>`."""
+    """kafka-dump-log 4.4 --transaction-log-decoder: key `{"type":"0","data":{"transactionalId":...}}`, payload
+    `{"version":"<n>","data":{...TransactionLogValue...}}` with `transactionStatus` by its state's name
+    (`"CompleteCommit"`; 4.0-4.3 print the id), or `<DELETE>`."""
     return _coordinator_text(TRANSACTION_STATE, key, value, offset)
 
 

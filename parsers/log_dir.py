@@ -45,6 +45,10 @@ REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
 _KAFKA_SUFFIXED_DIR = re.compile(r"^(\S+)-(\S+)\.(\S+)-(delete|future|stray)$", re.ASCII)
 _JAVA_INT = re.compile(r"[+-]?\d+")
 
+#: The zero checkpoint (raft `Snapshots.BOOTSTRAP_SNAPSHOT_ID`, end offset 0, epoch 0) that `kafka-storage format`
+#: writes into a controller's `__cluster_metadata-0`: the KRaftVersion and Voters control records of a dynamic quorum
+#: (KIP-853) and, from Kafka 4.4, the bootstrap metadata records `bootstrap.checkpoint` held before (KIP-1170).
+ZERO_CHECKPOINT = "00000000000000000000-0000000000.checkpoint"
 OFFSET_CHECKPOINTS = ("replication-offset-checkpoint", "recovery-point-offset-checkpoint",
                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
 BROKER_FILES = (*OFFSET_CHECKPOINTS, "meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint", ".lock")
@@ -77,6 +81,8 @@ FILE_TYPES: tuple[FileType, ...] = (
     FileType("timeindex", re.compile(r"^(\d{20})\.timeindex$"), "time_index:iter_time_index"),
     FileType("txnindex", re.compile(r"^(\d{20})\.txnindex$"), "txn_index:iter_txn_index"),
     FileType("snapshot", re.compile(r"^(\d{20})\.snapshot$"), "producer_snapshot:read_producer_snapshot"),
+    # KRaft snapshots `<end offset>-<epoch>.checkpoint` of __cluster_metadata-0, the zero checkpoint (ZERO_CHECKPOINT)
+    # among them, and the log dir's legacy `bootstrap.checkpoint`: record batches, as a segment
     FileType("metadata_snapshot", re.compile(r"^(\d{20})-(\d{10})\.checkpoint$|^bootstrap\.checkpoint$"),
              "record_batch:open_log"),
     FileType("leader_epoch_checkpoint", _names("leader-epoch-checkpoint"), "checkpoints:read_leader_epoch_checkpoint"),

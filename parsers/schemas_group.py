@@ -21,6 +21,13 @@ cited; 4.0.1, 4.1.0 and inkless-4.2.1 have the same files): the tables are Kafka
   ValidatedTopologyEpoch and LastAssignmentConfigs (KAFKA-19661 4cb5f1ca, KAFKA-19765 36f17cfe). 4.1's bytes
   read as 4.2's layout, so there is no older layout. Kafka 4.0 had no streams group records.
 - StreamsGroupCurrentMemberAssignmentValue's TaskIds carry the tagged AssignmentEpochs (4.2, KAFKA-19779 c8882979).
+- ConsumerGroupCurrentMemberAssignmentValue's TopicPartitions (AssignedPartitions and PartitionsPendingRevocation)
+  carry the tagged AssignmentEpochs of KIP-1251 (Kafka 4.3, KAFKA-20066, apache/kafka#21558): the epoch at which each
+  of the topic's partitions was assigned to the member, in the order of Partitions. No stored copy of the 4.3 JSON
+  was found; the field is declared as StreamsGroupCurrentMemberAssignmentValue's TaskIds declare theirs (a []int32,
+  tag 0, nullable, null by default), which is what the coordinator reads back (`Utils`: a null or short list means
+  the member epoch for the partitions it does not cover, #21594). A writer of another tag would leave it an unknown
+  tagged field, kept and printed as such, never misread.
 - OffsetCommitValue v4 has the tagged `topicId` (Kafka 4.1+, KAFKA-19141 199772ad).
 A stored apache/kafka copy of ShareGroupStatePartitionMetadataValue (25002b6a) adds a non-tagged CreateTimestamp
 to TopicPartitionsInfo. That copy is in no release and not in trunk up to November 2025, so it is not read.
@@ -40,6 +47,9 @@ def _key(name: str, *fields: F) -> Message:
 
 
 _TOPIC_PARTITIONS = (F("TopicId", "uuid"), F("Partitions", "[]int32"))
+#: TopicPartitions of ConsumerGroupCurrentMemberAssignmentValue: the epoch each partition was assigned at (KIP-1251).
+_TOPIC_PARTITIONS_WITH_EPOCHS = (*_TOPIC_PARTITIONS, F("AssignmentEpochs", "[]int32", nullable="0+", tagged="0+",
+                                                      tag=0, default=None))
 _TOPIC_METADATA = (
     F("TopicId", "uuid"), F("TopicName", "string"), F("NumPartitions", "int32"),
     F("PartitionMetadata", "[]PartitionMetadata", fields=(F("Partition", "int32"), F("Racks", "[]string"))),
@@ -113,8 +123,8 @@ RECORDS: dict[int, tuple[Message, Message]] = {
     8: (_key("ConsumerGroupCurrentMemberAssignmentKey", _GROUP, _MEMBER), Message(
         "ConsumerGroupCurrentMemberAssignmentValue", None, "0", "0+", (
             F("MemberEpoch", "int32"), F("PreviousMemberEpoch", "int32"), F("State", "int8"),
-            F("AssignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
-            F("PartitionsPendingRevocation", "[]TopicPartitions", fields=_TOPIC_PARTITIONS),
+            F("AssignedPartitions", "[]TopicPartitions", fields=_TOPIC_PARTITIONS_WITH_EPOCHS),
+            F("PartitionsPendingRevocation", "[]TopicPartitions", fields=_TOPIC_PARTITIONS_WITH_EPOCHS),
         ))),
     9: (_key("ShareGroupPartitionMetadataKey", _GROUP), Message(
         "ShareGroupPartitionMetadataValue", None, "0", "0+",

@@ -1,4 +1,4 @@
-"""The records of the KRaft `__cluster_metadata` log and its snapshots (MetadataRecordType, apiKeys 0-28).
+"""The records of the KRaft `__cluster_metadata` log and its snapshots (MetadataRecordType, apiKeys 0-29).
 
 Written from apache/kafka `metadata/src/main/resources/common/metadata/*.json` at trunk commit 1eb76443
 (2024-10-25), with ClearElrRecord (apiKey 28, KIP-966) from a later trunk (commit 9e1f0bb0). RegisterControllerRecord
@@ -7,15 +7,29 @@ apiKey 21 is kept in 4.x for logs written during a ZK migration. apiKey 13 is un
 every version.
 
 The tables were then checked field by field against the release tags 4.0.0, 4.1.1 and 4.2.0-rc1 (aiven/inkless
-mirror; inkless-4.2.1 has the same files). They equal Kafka 4.2's; 4.0.0 and 4.1.1 declare the same fields. Each
-record's highest version is: RegisterBrokerRecord 3, PartitionRecord 2, PartitionChangeRecord 2,
-BrokerRegistrationChangeRecord 2, the others 0.
+mirror; inkless-4.2.1 has the same files). They equal Kafka 4.2's; 4.0.0 and 4.1.1 declare the same fields.
 
-Kafka 4.3 is said to add CordonedLogDirs (KIP-1066) to RegisterBrokerRecord (v4) and BrokerRegistrationChangeRecord
-(v3). No stored copy of 4.3's schema files was found. The only stored JSON with the field is a 2024 prototype
-branch (mimaison/kafka 36bd7eb7, not a release), so the tables stop at 4.2. A 4.3 broker's registration records
-therefore come out as newer versions (`internal_record_newer_version`). Their known fields are decoded where the
-new field is tagged.
+Kafka 4.3 and 4.4 (metadata.version 4.3-IV0 = level 30, 4.4-IV2 = level 33; MetadataVersion.java at trunk):
+
+- UnregisterControllerRecord (apiKey 29, version 0, KIP-1312, Kafka 4.4; written from metadata.version 4.4-IV2 on)
+  is apache/kafka 4425e970's `UnregisterControllerRecord.json`: ControllerId int32, nothing else. Replayed, it ends
+  the controller's registration (the RegisterControllerRecord of the same ControllerId).
+- CordonedLogDirs (KIP-1066, Kafka 4.3, metadata.version 4.3-IV0): RegisterBrokerRecord version 4 and
+  BrokerRegistrationChangeRecord version 3. No stored copy of the final JSON files of 4.3 was found (the stored
+  apache/kafka versions of both files stop at versions 3 and 2). What they hold is taken from the review of the
+  change itself (apache/kafka#21273, KAFKA-19774: BrokerRegistrationChangeRecord's `CordonedLogDirs`, `[]uuid`,
+  versions 3+, tagged 3+, tag 3, after LogDirs' tag 2; the reviewer asked for null, the default, to mean "no
+  change", as for every field of a change record), from KAFKA-20441 (apache/kafka#22070, which took the field out
+  of BrokerRegistrationRequest v5 again but kept it in the records and in BrokerHeartbeatRequest), and for
+  RegisterBrokerRecord from the KIP-1066 prototype (mimaison/kafka 36bd7eb7: versions 4+, tagged 4+, tag 1, after
+  LogDirs' tag 0) with the 4.3.1 description of both fields as tagged and nullable. Both are declared nullable with
+  a null default: a reader that is nullable reads every encoding a non-nullable writer can write, so the tables
+  read the records whichever of the two the release has. Null (the field absent) is a record that carries no
+  cordoned dirs; in BrokerRegistrationChangeRecord it means no change, and a list (empty included) replaces the
+  broker's cordoned dirs.
+
+Each record's highest version is: RegisterBrokerRecord 4, PartitionRecord 2, PartitionChangeRecord 2,
+BrokerRegistrationChangeRecord 3, the others 0.
 
 `TYPE_NAMES` holds MetadataRecordType's enum names, what kafka-dump-log prints as "type".
 """
@@ -29,8 +43,9 @@ _ENDPOINT = (F("Name", "string"), F("Host", "string"), F("Port", "uint16"), F("S
 _FEATURE = (F("Name", "string"), F("MinSupportedVersion", "int16"), F("MaxSupportedVersion", "int16"))
 
 MESSAGES: tuple[Message, ...] = (
-    # Version 1 adds InControlledShutdown; 2 IsMigratingZkBroker (KIP-866); 3 LogDirs (KIP-858).
-    Message("RegisterBrokerRecord", 0, "0-3", "0+", (
+    # Version 1 adds InControlledShutdown; 2 IsMigratingZkBroker (KIP-866); 3 LogDirs (KIP-858); 4 CordonedLogDirs
+    # (KIP-1066, Kafka 4.3).
+    Message("RegisterBrokerRecord", 0, "0-4", "0+", (
         F("BrokerId", "int32"),
         F("IsMigratingZkBroker", "bool", "2+", default=False),
         F("IncarnationId", "uuid"),
@@ -41,6 +56,7 @@ MESSAGES: tuple[Message, ...] = (
         F("Fenced", "bool", default=True),
         F("InControlledShutdown", "bool", "1+", default=False),
         F("LogDirs", "[]uuid", "3+", tagged="3+", tag=0),
+        F("CordonedLogDirs", "[]uuid", "4+", nullable="4+", tagged="4+", tag=1, default=None),
     )),
     Message("UnregisterBrokerRecord", 1, "0", "0+", (F("BrokerId", "int32"), F("BrokerEpoch", "int64"))),
     Message("TopicRecord", 2, "0", "0+", (F("Name", "string"), F("TopicId", "uuid"))),
@@ -98,13 +114,14 @@ MESSAGES: tuple[Message, ...] = (
     Message("ProducerIdsRecord", 15, "0", "0+", (
         F("BrokerId", "int32"), F("BrokerEpoch", "int64", default=-1), F("NextProducerId", "int64"),
     )),
-    # Version 1 adds InControlledShutdown; 2 LogDirs (KIP-858).
-    Message("BrokerRegistrationChangeRecord", 17, "0-2", "0+", (
+    # Version 1 adds InControlledShutdown; 2 LogDirs (KIP-858); 3 CordonedLogDirs (KIP-1066, Kafka 4.3).
+    Message("BrokerRegistrationChangeRecord", 17, "0-3", "0+", (
         F("BrokerId", "int32"),
         F("BrokerEpoch", "int64"),
         F("Fenced", "int8", tagged="0+", tag=0),
         F("InControlledShutdown", "int8", "1+", tagged="1+", tag=1),
         F("LogDirs", "[]uuid", "2+", tagged="2+", tag=2),
+        F("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tagged="3+", tag=3, default=None),
     )),
     Message("AccessControlEntryRecord", 18, "0", "0+", (
         F("Id", "uuid"), F("ResourceType", "int8"), F("ResourceName", "string"), F("PatternType", "int8"),
@@ -130,6 +147,8 @@ MESSAGES: tuple[Message, ...] = (
         F("Features", "[]ControllerFeature", fields=_FEATURE),
     )),
     Message("ClearElrRecord", 28, "0", "0+", (F("TopicName", "string"),)),
+    # KIP-1312 (Kafka 4.4): the controller's registration is removed, as UnregisterBrokerRecord removes a broker's.
+    Message("UnregisterControllerRecord", 29, "0", "0+", (F("ControllerId", "int32"),)),
 )
 
 #: apiKey -> message description.

@@ -1,7 +1,7 @@
 """A small local input's parse pass, run by the driver itself: the input tables as Arrow, with no Spark job.
 
 The executor functions of the parse pass (`read.segment_rows`, `read.small_file_rows`, `read.internal_rows`,
-`remote_storage.event_rows`, `control_plane.metadata_record_rows`) run in the driver's process over the same task
+`remote_storage.event_rows`, `metadata_records.metadata_record_rows`) run in the driver's process over the same task
 rows that `read.read_tables` hands them through mapInArrow, and their rows are split into the input tables with
 pyarrow, table by table as `read_tables` splits them with Spark. A few MB of segments parse in milliseconds here;
 the same pass as Spark jobs cost the two sample brokers ~1.7 s in a warm session and ~5.7 s in a fresh JVM
@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 
 from kforensics.parsers.log_dir import DIR_STATE_OF_FILE
 from kforensics.spark import schemas as S
-from kforensics.spark.control_plane import METADATA_TOPIC, metadata_record_rows
+from kforensics.spark.control_plane import METADATA_TOPIC
+from kforensics.spark.metadata_records import metadata_record_rows
 from kforensics.spark.read import DIR_STATE_TABLES, Listing, internal_rows, segment_rows, small_file_rows
 from kforensics.spark.remote_storage import TOPIC as REMOTE_TOPIC
 from kforensics.spark.remote_storage import event_rows

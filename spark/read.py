@@ -220,7 +220,7 @@ def import_readers(_: Iterator[Any]) -> Iterator[Any]:
     import pyarrow  # noqa: F401
 
     from kforensics.parsers import internal_topics, record_batch  # noqa: F401
-    from kforensics.spark import control_plane, remote_storage  # noqa: F401
+    from kforensics.spark import control_plane, metadata_records, remote_storage  # noqa: F401
 
     return iter(())
 
@@ -716,9 +716,9 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
     tables["remote_log_events"] = remote.filter(F.col("row_kind") == "event").drop("row_kind")
     tables["partition_topic_ids"] = with_dir_state(small_rows.filter(F.col("row_kind") == "topic_id")).select(
         *key, "topic_id", "dir_state")
-    # KRaft: the __cluster_metadata records the control plane replays (spark/control_plane.py), and the partition
-    # dirs (live and stray) it holds against them.
-    from kforensics.spark.control_plane import read_metadata_records
+    # KRaft: the __cluster_metadata records the control plane replays (spark/metadata_records.py, replayed by
+    # spark/control_plane.py), and the partition dirs (live and stray) it holds against them.
+    from kforensics.spark.metadata_records import read_metadata_records
 
     metadata = read_metadata_records(segments.filter(F.col("dir_state") == "live"), tables["brokers"],
                                      facts.has_cluster_metadata).cache()

@@ -146,13 +146,23 @@ TASKS = _schema(TASK_FIELDS)
 FINDINGS = _schema([(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS])
 
 _INTS = pa.list_(pa.int32())
+#: A listener: EndPoints of RegisterBrokerRecord / RegisterControllerRecord (security_protocol the
+#: SecurityProtocol id), Endpoints of a VotersRecord voter (security_protocol null).
+ENDPOINT = pa.struct([("name", pa.string()), ("host", pa.string()), ("port", pa.int32()),
+                      ("security_protocol", pa.int32())])
+#: A voter of a VotersRecord (KIP-853): VoterId, VoterDirectoryId, Endpoints and KRaftVersionFeature's range.
+VOTER = pa.struct([("voter_id", pa.int32()), ("voter_directory_id", pa.string()), ("endpoints", pa.list_(ENDPOINT)),
+                   ("min_supported_version", pa.int32()), ("max_supported_version", pa.int32())])
 #: One decoded KRaft metadata record of a broker's `__cluster_metadata-0` copy (a log segment or a
 #: `<offset>-<epoch>.checkpoint` snapshot), the fields the replay (spark/control_plane.py) reads as typed columns
-#: (null when the record type has no such field or a tagged field is absent). `metadata_offset` is the record's
-#: offset in the metadata log; a snapshot's records all carry the snapshot's last offset (its id's end offset - 1)
-#: and `snapshot_offset` = the snapshot id's end offset; `record_index` orders the records of one file (their
+#: (null when the record type has no such field or a tagged field is absent), filled by spark/metadata_records.py.
+#: `metadata_offset` is the record's offset in the metadata log; a snapshot's records all carry the snapshot's last
+#: offset (its id's end offset - 1) and `snapshot_offset` = the snapshot id's end offset (the zero checkpoint
+#: `00000000000000000000-0000000000.checkpoint`: 0 and -1); `record_index` orders the records of one file (their
 #: offset in it). `file_first_offset` is the base offset of the file's first batch (control batches included):
-#: where the copy's log starts.
+#: where the copy's log starts. `record_type` is the MetadataRecordType name, or for the two KRaft control records
+#: that are rows the ControlRecordType name: KRAFT_VERSION (`kraft_version`) and KRAFT_VOTERS (`voters`), `version`
+#: then being the record's own Version field.
 METADATA_RECORD_FIELDS = [
     ("cluster_id", pa.string()), ("metadata_broker", pa.string()), ("metadata_offset", pa.int64()),
     ("snapshot_offset", pa.int64()), ("record_index", pa.int64()), ("file_first_offset", pa.int64()),
@@ -166,6 +176,17 @@ METADATA_RECORD_FIELDS = [
     ("feature", pa.string()), ("feature_level", pa.int32()), ("file", pa.string()), ("position", pa.int64()),
     # a ConfigRecord of a topic's cleanup.policy (`topic` its ResourceName): Name and Value (null: deleted)
     ("config_name", pa.string()), ("config_value", pa.string()),
+    # KIP-1066 (Kafka 4.3): CordonedLogDirs of a RegisterBrokerRecord v4 / BrokerRegistrationChangeRecord v3 (null:
+    # the record carries none; for a change record, no change; a list, empty included, replaces the broker's)
+    ("cordoned_log_dirs", pa.list_(pa.string())),
+    # ControllerId of a RegisterControllerRecord (KIP-919) / UnregisterControllerRecord (KIP-1312, Kafka 4.4)
+    ("controller_id", pa.int32()),
+    # the listeners a RegisterBrokerRecord or RegisterControllerRecord registers
+    ("endpoints", pa.list_(ENDPOINT)),
+    # KRAFT_VERSION: the KRaftVersionRecord's KRaftVersion (the kraft.version in effect from this offset)
+    ("kraft_version", pa.int32()),
+    # KRAFT_VOTERS: the VotersRecord's voters (the whole voter set from this offset on)
+    ("voters", pa.list_(VOTER)),
 ]
 METADATA_RECORDS = _schema(METADATA_RECORD_FIELDS)
 #: What one `__cluster_metadata` task emits: a record row or a finding row (`row_kind`).

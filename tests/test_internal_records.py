@@ -154,7 +154,7 @@ def test_hand_built_share_update_offset_commit_and_transaction_values() -> None:
     assert format_transaction_state(struct.pack(">h", 0) + _s("tx"), v1, 3) == (
         '{"type":"0","data":{"transactionalId":"tx"}}',
         '{"version":"1","data":{"producerId":5000,"nextProducerId":5001,"producerEpoch":3,"transactionTimeoutMs":60000,'
-        '"transactionStatus":0,"transactionPartitions":[],"transactionLastUpdateTimestampMs":11,'
+        '"transactionStatus":"Empty","transactionPartitions":[],"transactionLastUpdateTimestampMs":11,'
         '"transactionStartTimestampMs":10}}')
 
 
@@ -311,14 +311,15 @@ def test_dump_offsets_decoder_prints_the_topic_id_as_kafka_dump_log(tmp_path: Pa
 
 def test_transaction_log_value_next_producer_epoch_in_kafka_order() -> None:
     """TransactionLogValue v1 with NextProducerId (tag 1) and NextProducerEpoch (tag 3, Kafka 4.1+): printed in
-    Kafka's declaration order, NextProducerEpoch right after ProducerEpoch, as kafka-dump-log prints it."""
+    Kafka's declaration order, NextProducerEpoch right after ProducerEpoch, and the status by its state's name in
+    its place, as kafka-dump-log 4.4 prints it."""
     key = struct.pack(">h", 0) + _s("tx")
     value = (struct.pack(">hqhib", 1, 5000, 3, 60000, 4) + _carr(_cstr("orders") + _i32s(0, 2) + NO_TAGS)
              + struct.pack(">qq", 11, 10) + _tags((1, struct.pack(">q", 5001)), (3, struct.pack(">h", 0))))
     assert format_transaction_state(key, value, 0) == (
         '{"type":"0","data":{"transactionalId":"tx"}}',
         '{"version":"1","data":{"producerId":5000,"nextProducerId":5001,"producerEpoch":3,"nextProducerEpoch":0,'
-        '"transactionTimeoutMs":60000,"transactionStatus":4,"transactionPartitions":[{"topic":"orders",'
+        '"transactionTimeoutMs":60000,"transactionStatus":"CompleteCommit","transactionPartitions":[{"topic":"orders",'
         '"partitionIds":[0,2]}],"transactionLastUpdateTimestampMs":11,"transactionStartTimestampMs":10}}')
     v = decode_transaction_state(key, value)["value"]
     assert (v["state"], v["next_producer_id"], v["next_producer_epoch"], v["partitions"]) == (
@@ -537,7 +538,7 @@ def test_real_kraft_control_records_print_as_kafka_dump_log_4_prints_them(realda
 
 
 def test_scan_metadata_rows_report_newer_versions_and_keep_unreadable_ones_out_of_the_replay(tmp_path: Path) -> None:
-    """spark/control_plane.py metadata_record_rows (the scan's __cluster_metadata executor, called here on a hand-built
+    """spark/metadata_records.py metadata_record_rows (the scan's __cluster_metadata executor, called here on a hand-built
     Arrow task batch, no Spark): one internal_record_newer_version per record type and version; a newer
     PartitionChangeRecord that reads as version 2 is replayed as read; one whose fields do not read is left out of
     the replay and its finding says so; a newer EndTransactionRecord still applies (the replay reads only its type);
@@ -545,7 +546,7 @@ def test_scan_metadata_rows_report_newer_versions_and_keep_unreadable_ones_out_o
     import pyarrow as pa
 
     from kforensics.spark import schemas as S
-    from kforensics.spark.control_plane import metadata_record_rows
+    from kforensics.spark.metadata_records import metadata_record_rows
 
     change_v9 = bytes([1, 5, 9]) + struct.pack(">i", 0) + UUID_A + _tags((1, struct.pack(">i", 2)))  # Leader 2
     change_v10 = bytes([1, 5, 10]) + struct.pack(">i", 0) + UUID_A + struct.pack(">i", 99) + NO_TAGS
