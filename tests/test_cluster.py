@@ -229,9 +229,9 @@ def html_report(full_scan: Path, tmp_path_factory) -> Path:
 def test_report_html_holds_the_expected_elements(full_scan: Path, html_report: Path) -> None:
     text = html_report.read_text()
     kinds = {f["kind"] for f in _table(full_scan, "findings")}
-    sections = set(re.findall(r"<section class='finding-kind' data-kind='([a-z_]+)'>", text))
+    sections = set(re.findall(r"<section class='finding-kind'(?: id='[^']*')? data-kind='([a-z_]+)'>", text))
     assert sections == kinds
-    timelines = re.findall(r"<figure class='timeline' data-partition='([^']+)' data-broker='([^']+)'>", text)
+    timelines = re.findall(r"<figure class='timeline'(?: id='[^']*')? data-partition='([^']+)' data-broker='([^']+)'>", text)
     replicas = {(f"{r['topic']}-{r['partition']}", r["broker"]) for r in _table(full_scan, "replicas")}
     assert set(timelines) == replicas and len(timelines) == len(replicas) and ("transfers-0", "broker-1") in timelines
     assert re.findall(r"<figure class='divergence' data-partition='([^']+)'>", text) == ["inventory-0"]

@@ -99,8 +99,10 @@ def run_check(kind: str, params: dict | None = None, **tables: DataFrame) -> Dat
 
 
 def with_timeouts(txns: DataFrame) -> DataFrame:
-    """transactions_table as the timeout checks read it (`timed_transactions`): with `transaction_timeout_ms` (null:
-    not known, the global timeout applies)."""
+    """transactions_table as the timeout checks read it (`timed_transactions`): with `cluster_id` and
+    `transaction_timeout_ms` (null: not known, the global timeout applies)."""
+    if "cluster_id" not in txns.columns:  # as timed_transactions gives it: '' where no meta.properties says
+        txns = txns.withColumn("cluster_id", F.lit(""))
     if "transaction_timeout_ms" in txns.columns:
         return txns
     return txns.withColumn("transaction_timeout_ms", F.lit(None).cast("int"))

@@ -10,4 +10,6 @@ intact_on string"""
 */
 SELECT f.*, m.incident_id, m.caused_by, m.rule, m.incident_id = f.finding_id AS is_root, x.log_dir,
        x.partition_dir, x.intact_on
-FROM incident_members m JOIN finding_rows f USING (finding_id) LEFT JOIN finding_facts x USING (finding_id)
+-- ON, not USING: f.* keeps finding_rows' column order (USING would put finding_id first)
+FROM incident_members m JOIN finding_rows f ON f.finding_id = m.finding_id
+LEFT JOIN finding_facts x ON x.finding_id = f.finding_id
