@@ -125,7 +125,7 @@ class Scan:
     def given(self, name: str) -> bool:
         return name in self._given
 
-    def provably_empty(self, name: str) -> bool:
+    def provably_empty(self, name: str, model: registry.Model | None = None) -> bool:
         """Whether table `name` can have no rows: an input the parse pass found empty (or not given), a model that
         does not apply, or one whose statement returns no rows when the tables it reads are empty (its
         `empty_when`, spark/emptiness.py). A Python model is never known to be empty."""
@@ -138,7 +138,7 @@ class Scan:
         elif source in S.INPUT_TABLES:
             empty = True
         else:
-            m = registry.model(name)
+            m = model or registry.model(name)  # a model being written is not in the registry yet
             empty = not self.applies(m.applies) or (
                 m.text is not None and emptiness.is_empty(m.empty_when, self.provably_empty))
         self._empty[name] = empty
@@ -195,7 +195,7 @@ class Scan:
     def checks(self, checks: list[registry.Model]) -> DataFrame:
         """`checks` as one statement (the UNION ALL of their files, each given its kinds' severity); those that
         provably find nothing are left out."""
-        checks = [c for c in checks if not self.provably_empty(c.name)]
+        checks = [c for c in checks if not self.provably_empty(c.name, c)]
         if not checks:
             return self.no_findings()
         tables = {t: self.table(t) for c in checks for t in c.inputs}
