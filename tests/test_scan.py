@@ -255,15 +255,30 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
 
 
 @pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent")
-def test_real_broker_disks_scan_without_warnings(spark, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def realdata_scan(spark, tmp_path_factory) -> Path:
     from kforensics.spark.jobs import run_scan
 
+    if not REALDATA.is_dir():
+        pytest.skip(f"real broker files not present: {REALDATA} (they live in the project's shared/ folder)")
+    out = tmp_path_factory.mktemp("realdata")
     dirs = [p.parent for p in REALDATA.rglob("meta.properties")]
-    summary = run_scan(spark, [(d.relative_to(REALDATA).parts[0], str(d)) for d in dirs], str(tmp_path),
+    summary = run_scan(spark, [(d.relative_to(REALDATA).parts[0], str(d)) for d in dirs], str(out),
                        headers_only=False)
     assert summary.partitions > 40 and summary.batches > 50_000
-    problems = [f for f in _table(tmp_path, "findings") if f["severity"] != "info"]
+    return out
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47 (open): incomplete copies in ../shared/realdata get false errors "
+                   "(arthur-kraft-raw-snappy, erickimm-kraft-rolled-segments), and a set's log dirs scanned under one "
+                   "label read as one broker (ogs59-kraft37-3node: offset_overlap); fixed on branch issue-47b")
+def test_real_broker_disks_scan_without_warnings(realdata_scan: Path) -> None:
+    problems = [f for f in _table(realdata_scan, "findings") if f["severity"] != "info"]
     assert problems == []
+
+
+def test_real_broker_disks_read_as_kafka_wrote_them(realdata_scan: Path) -> None:
+    tmp_path = realdata_scan
     # Compacted __consumer_offsets (ronem123: cleaner-offset-checkpoint `31 3`, `44 9`; its KRaft metadata log's
     # ConfigRecord says cleanup.policy=compact): read as compacted, nothing to say about it (issue 43).
     assert not [f for f in _table(tmp_path, "findings") if f["kind"] == "cleaned_sequence_holes"]
