@@ -254,7 +254,6 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
     assert summarize(str(empty)).findings == []
 
 
-@pytest.mark.skipif(not REALDATA.is_dir(), reason="../shared/realdata is absent")
 @pytest.fixture(scope="module")
 def realdata_scan(spark, tmp_path_factory) -> Path:
     from kforensics.spark.jobs import run_scan
