@@ -7,6 +7,7 @@ Parquet tables it wrote.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -401,6 +402,9 @@ def test_real_broker_disks_scan_without_warnings(realdata_scans: list[Path]) -> 
     greenlemont = [r for r in replicas.values() if r["broker"].startswith("greenlemont-kraft35-3node/")
                    and (r["topic"], r["partition"]) == ("__consumer_offsets", 14)]
     assert len(greenlemont) == 3 and all(r["replica_count"] == 3 and r["in_sync"] for r in greenlemont)
+    # replica_count is the number of inputs of the same cluster id holding the partition
+    holders = Counter((r["cluster_id"], r["topic"], r["partition"]) for r in replicas.values())
+    assert all(r["replica_count"] == holders[(r["cluster_id"], r["topic"], r["partition"])] for r in replicas.values())
     # Their classic groups replayed (issue 41): every consumer-protocol member's assignment reads (no note), and
     # the groups of other protocols (Connect, Schema Registry) are members that own no partition.
     assert not [f for f in findings if f["kind"] == "consumer_protocol_undecodable"]
