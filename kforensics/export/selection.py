@@ -101,9 +101,9 @@ def finding_range(out: str, ref: str, topic: str | None, partition: int | None,
     """The export a finding of a scan's OUT names: N (its row in the findings table, from 0) or a kind (the first
     finding of that kind, on --topic/--partition when given). Returns broker, topic, partition, offsets, the
     partition dir (`dir`: the dir of a restart or stray finding, None for the broker's live dir) and the scan's
-    inputs: `lost_offsets` of a replica_divergence from the replica that still holds them, `offsets_discarded` of a
-    restart_would_truncate from the dir it is about (a -future or -stray copy too), a stray_partition's whole
-    dir. `kinds` (default EXPORTABLE): the kinds taken, each with the field of its details holding the span."""
+    inputs: a diverged replica's `lost_offsets` from the replica that still holds them, a restart prediction's
+    `offsets_discarded` from the dir it is about (a -future or -stray copy too), a stray partition's whole dir (each
+    kind declares which field of its details holds the span: `records`). `kinds` (default EXPORTABLE): the kinds taken, each with the field of its details holding the span."""
     kinds = EXPORTABLE if kinds is None else kinds
     from kforensics.scan_output import OutputError, read_manifest, read_table
 
