@@ -74,7 +74,22 @@ def scan_of(params: dict | None = None, options=None, facts=None, **tables: Data
     built by its model, or is an input of no rows), its parameters the scan's defaults but for `params`."""
     from kforensics.spark.runner import Scan
 
+    tables = {name: with_declared_columns(name, df) for name, df in tables.items()}
     return Scan(tables, options, facts, small=True, params=params)
+
+
+def with_declared_columns(name: str, df: DataFrame) -> DataFrame:
+    """An inline table with the columns its model (or input schema) declares, in that order: those a test leaves out
+    are typed nulls (a case names what it needs; a column added since reads null there), extra ones kept last."""
+    from kforensics.spark import registry
+
+    try:
+        declared = registry.columns_of(name)
+    except KeyError:  # not a table of the runner: given as it is
+        return df
+    names = {c.name for c in declared}
+    return df.select(*[F.col(f"`{c.name}`") if c.name in df.columns else F.lit(None).cast(c.type).alias(c.name)
+                       for c in declared], *[F.col(f"`{c}`") for c in df.columns if c not in names])
 
 
 def run_model(name: str, params: dict | None = None, **tables: DataFrame) -> DataFrame:
