@@ -536,7 +536,10 @@ def test_scan_and_file_walk_agree_on_every_sample_partition(full_scan: Path) -> 
                                           recovery_point=cps["recovery-point-offset-checkpoint"].get(tp),
                                           log_start_offset=cps["log-start-offset-checkpoint"].get(tp),
                                           high_watermark=cps["replication-offset-checkpoint"].get(tp)))
-            assert pred.row == table[(broker, topic, int(partition))], (broker, name)
+            row = dict(table[(broker, topic, int(partition))])
+            # what the copy lacks is the scan's coverage (issue 47), not the walk's: the samples lack nothing
+            assert row.pop("offsets_not_seen") is None, (broker, name)
+            assert pred.row == row, (broker, name)
 
 
 def test_the_report_names_what_a_restart_would_discard_per_broker_first(full_scan: Path, tmp_path: Path) -> None:
@@ -596,8 +599,9 @@ def test_the_scan_predicts_each_rule_on_a_built_log_dir(spark, tmp_path: Path) -
     _partition(b, "magic-0", {0: ok + _flip_magic(_batch(10, 5), 3) + _batch(15, 5)})
     _partition(b, "noindex-0", {0: ok + bad + _batch(15, 5)}, index=False)
     _partition(b, "txnversion-0", {0: ok}, txnindex=entry.pack(1, 7, 0, 9, 0))
-    # segment 10 holds a bad CRC below the recovery point (35, in segment 30)
-    damaged = {10: _batch(10, 5) + _batch(15, 5, corrupt=True) + _batch(20, 5), 30: _batch(30, 10)}
+    # segment 10 holds a bad CRC below the recovery point (35, in segment 25: segments follow on, else the copy lacks
+    # what lay between them and the scan judges the restart as not_judged, issue 47)
+    damaged = {10: _batch(10, 5) + _batch(15, 5, corrupt=True) + _batch(20, 5), 25: _batch(25, 15)}
     _partition(b, "txnbelow-0", damaged, txnindex=entry.pack(0, 7, 0, 5, 0))
     _partition(b, "txnpartial-0", damaged, txnindex=entry.pack(0, 7, 12, 13, 12)[:30])
     _partition(b, "orders-0", {0: ok})
