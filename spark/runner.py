@@ -25,7 +25,7 @@ from kforensics.spark import emptiness, registry
 from kforensics.spark import schemas as S
 from kforensics.spark.read import DIR_STATE_TABLES, InputFacts
 from kforensics.spark.scan_profile import ScanProfile
-from kforensics.spark.session import job_threads
+from kforensics.spark.session import apply_settings, job_threads
 from kforensics.spark.views import SqlViews, run_named
 
 #: Threads that plan the check families side by side (the driver mostly waits on the JVM meanwhile).
@@ -236,7 +236,13 @@ class Scan:
             return self.no_findings()
         with job_threads(self.spark, FINDINGS_THREADS) as pool:
             found = pool.map(run, families)
-        return self.keep(reduce(DataFrame.unionByName, found))
+        # Spark 4.0's Union.rewriteConstraints fails ("key not found: topic#N") on the constraints the kept families
+        # carry from their plans; a union of kept tables has nothing to infer, so it is planned without them
+        restore = apply_settings(self.spark, {"spark.sql.constraintPropagation.enabled": "false"})
+        try:
+            return self.keep(reduce(DataFrame.unionByName, found))
+        finally:
+            restore()
 
     def finding_links(self) -> DataFrame:
         """Which finding follows from which (`cause_id`, `effect_id`, the `rule` that says so and its `rank`): the
