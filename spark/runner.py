@@ -236,7 +236,7 @@ class Scan:
             return self.no_findings()
         with job_threads(self.spark, FINDINGS_THREADS) as pool:
             found = pool.map(run, families)
-        # Spark 4.0's Union.rewriteConstraints fails ("key not found: topic#N") on the constraints the kept families
+        # Spark 4.3's Union.rewriteConstraints fails ("key not found: topic#N") on the constraints the kept families
         # carry from their plans; a union of kept tables has nothing to infer, so it is planned without them
         restore = apply_settings(self.spark, {"spark.sql.constraintPropagation.enabled": "false"})
         try:
