@@ -183,14 +183,15 @@ def incidents_reference() -> str:
                        + ", ".join(f"[`{k}`](findings.md#{k})" for k in m.effect) + f". **Rank**: {m.rank}."),
                 "", *_wrap(f"**Kafka**: {m.kafka}"), "", f"Implemented in `{m.path}`.", ""]
     out += ["### Each kind in an incident", "",
-            "| kind | timeline event | time from | actions (phase: command) |", "|---|---|---|---|"]
+            "| kind | timeline event | time from (whose clock) | actions (phase: command) |", "|---|---|---|---|"]
     for kind in KINDS.values():
         if not (kind.event or kind.actions):
             continue
         actions = "<br>".join(f"{a['phase']}{' (destructive)' if a['destructive'] else ''}: `{a['command']}`"
                               for a in kind.actions)
         event = (kind.event or "").replace("|", "\\|")
-        out.append(f"| [`{kind.name}`](findings.md#{kind.name}) | {event} | {kind.at or ''} | {actions} |")
+        at = f"{kind.at} ({kind.clock})" if kind.at else ""
+        out.append(f"| [`{kind.name}`](findings.md#{kind.name}) | {event} | {at} | {actions} |")
     return "\n".join(out)
 
 

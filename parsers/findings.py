@@ -31,7 +31,7 @@ class FindingKind:
     fields hold (Markdown; docs/findings.md is generated from it). `severity_rule` is set for the few kinds whose
     severity depends on the case (then `severity` is the graver one, and the rule says when the milder one
     applies). `compacted` says how the rule reads a compacted log (the log cleaner's output), `reports` which
-    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`); `event`, `at` and `actions` how
+    commands show the kind besides the scan (`kforensics.spark.registry.REPORTS`); `event`, `at`, `clock` and `actions` how
     it reads in an incident (docs/incidents.md), `model` the file that declares it, `records` and `exported` which
     records a finding names (`find` and `export --from-finding`)."""
 
@@ -56,6 +56,10 @@ class FindingKind:
     records: str | None = None
     #: Whether `export --from-finding` saves those records (what a repair would destroy, or a stray copy).
     exported: bool = False
+    #: Whose clock `at` reads, as the timeline says it after the event: "producer's CreateTime" for a batch's
+    #: timestamp the client stamped (it may precede an election the broker saw first), a broker's, coordinator's or
+    #: controller's clock for the times they record. Set with `at`, and only then.
+    clock: str | None = None
 
 
 def _kinds(*kinds: FindingKind) -> dict[str, FindingKind]:

@@ -1245,6 +1245,89 @@ def write_checkpoint(path: Path, entries: list[tuple[str, int, int]]) -> None:
     path.write_text(f"0\n{len(entries)}\n" + "".join(f"{t} {p} {o}\n" for t, p, o in entries))
 
 
+# --- the incidents the planting makes (issue 49: `kforensics explain`) --------------------------------------------
+
+#: Planted kinds of severity info: such a finding belongs to an incident only when it follows from a cause.
+NOTE_KINDS = {"restart_trims_tail", "share_records_archived", "cleaned_sequence_holes"}
+
+
+def finding_key(kind: str, broker: str, topic: str | None, partition: int | None, offset: int | None = None,
+                producer_id: int | None = None) -> dict:
+    """A planted finding as `kforensics explain --json` names it (kind, broker, topic, partition, offset,
+    producer_id). A torn batch (truncated_tail) is named by its file and byte position alone: no offset."""
+    return {"kind": kind, "broker": broker, "topic": topic, "partition": partition,
+            "offset": None if kind == "truncated_tail" else offset, "producer_id": producer_id}
+
+
+def planted_incidents(planted: list[tuple[dict, dict | None]]) -> list[dict]:
+    """The incidents a sample's planting makes: `planted` holds each planted finding's key and the key of the planted
+    finding it follows from (None: a cause of its own). Each chain is followed to its root cause; an incident is the
+    root and every finding that follows from it; an info finding that follows from nothing is in no incident."""
+    def name(key: dict) -> str:
+        return json.dumps(key, sort_keys=True)
+
+    follows = {name(key): cause for key, cause in planted}
+    assert len(follows) == len(planted), "two planted findings under one key"
+
+    def root(key: dict) -> dict:
+        while follows[name(key)] is not None:
+            key = follows[name(key)]
+        return key
+
+    incidents: dict[str, dict] = {}
+    for key, cause in planted:
+        if cause is None and key["kind"] in NOTE_KINDS:
+            continue
+        top = root(key)
+        incidents.setdefault(name(top), {"cause": top, "findings": []})["findings"].append(key)
+    for incident in incidents.values():
+        incident["findings"].sort(key=name)
+    return [incidents[k] for k in sorted(incidents)]
+
+
+#: broker-1..3: the planted anomalies that follow from another planted in the same partition, (broker, partition
+#: dir, kind) -> (broker, kind) of that cause; every other planted anomaly is a cause of its own (README, Partitions).
+FOLLOWS = {
+    # damaged-0: the flipped bit lies below the recovery point; the torn last batch is what recovery trims, and the
+    # preallocated index and time index still hold entries for it
+    ("broker-1", "damaged-0", "damage_below_recovery_point"): ("broker-1", "corrupt_crc"),
+    ("broker-1", "damaged-0", "restart_trims_tail"): ("broker-1", "truncated_tail"),
+    ("broker-1", "damaged-0", "index_bad_entry"): ("broker-1", "truncated_tail"),
+    ("broker-1", "damaged-0", "timeindex_bad_entry"): ("broker-1", "truncated_tail"),
+    # clicks-0: the copy of 200-249 never finished and its local segment was deleted anyway: the gap
+    ("broker-1", "clicks-0", "remote_log_gap"): ("broker-1", "remote_segment_stuck"),
+    # mangled-0: the segment named 100 whose first batch is 95 overlaps the segment before it
+    ("broker-1", "mangled-0", "offset_overlap"): ("broker-1", "segment_name_mismatch"),
+    # payments-0: producer 2001's transaction left open holds the LSO, where the cleaner stops; the follower's copy
+    # holds the same open transaction the leader (broker-1) appended
+    ("broker-1", "payments-0", "cleaner_blocked"): ("broker-1", "hanging_transaction"),
+    ("broker-2", "payments-0", "hanging_transaction"): ("broker-1", "hanging_transaction"),
+    # broker-3: the flipped bit above the recovery point makes the restart truncate; below it, it is served as is
+    ("broker-3", "unflushed-0", "restart_would_truncate"): ("broker-3", "corrupt_crc"),
+    ("broker-3", "flushed-0", "damage_below_recovery_point"): ("broker-3", "corrupt_crc"),
+}
+
+
+def broker_incidents(brokers: dict) -> list[dict]:
+    """EXPECTED.json's `incidents`: those of broker-1..3's planted anomalies (FOLLOWS)."""
+    keys: dict[tuple[str, str, str], list[dict]] = {}
+    for broker, info in brokers.items():
+        for name, facts in info["partitions"].items():
+            topic, partition = name.rsplit("-", 1)
+            for a in facts["anomalies"]:
+                keys.setdefault((broker, name, a["kind"]), []).append(finding_key(
+                    a["kind"], broker, a.get("topic", topic), a.get("partition", int(partition)), a["offset"],
+                    a["producer_id"]))
+    planted: list[tuple[dict, dict | None]] = []
+    for (broker, name, kind), found in keys.items():
+        cause = FOLLOWS.get((broker, name, kind))
+        cause_key = None
+        if cause is not None:
+            (cause_key,) = keys[(cause[0], name, cause[1])]  # the one planted anomaly of that kind there
+        planted += [(key, cause_key) for key in found]
+    return planted_incidents(planted)
+
+
 #: Every anomaly in EXPECTED.json carries these keys (None where they do not apply).
 ANOMALY_KEYS = ("kind", "file", "position", "offset", "producer_id", "producer_epoch")
 #: Kinds about one batch of the log: file, position and producer epoch are that batch's.
@@ -1418,6 +1501,7 @@ def main(out: Path) -> None:
     import generate_kraft
 
     expected["kraft"] = generate_kraft.main(out)
+    expected["incidents"] = broker_incidents(expected["brokers"])
     (out / "EXPECTED.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 

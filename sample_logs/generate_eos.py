@@ -556,7 +556,14 @@ def eos_2(out: Path) -> dict:
     here = {f"__transaction_state-{n}" for n in b.coordinator}
     empty = tuple(f"__transaction_state-{n}" for n in range(PARTITIONS) if f"__transaction_state-{n}" not in here)
     facts = write_broker(out, b, {}, empty=empty)
+    # the incidents: the zombie's out-of-order epoch is its write after the fence; the stranger's transaction hangs
+    # because no coordinator knows it; the missing COMMIT marker stands alone (the next marker there closes its data)
+    keys = [g.finding_key(a["kind"], "eos-2", a["topic"], a["partition"], a["offset"], a["producer_id"])
+            for a in b.anomalies]
+    incidents = g.planted_incidents([(keys[0], None), (keys[1], keys[2]), (keys[2], None), (keys[3], None),
+                                     (keys[4], keys[3])])
     return {"cluster_id": BROKEN_CLUSTER, "node_id": 2, "partitions": facts, "anomalies": b.anomalies,
+            "incidents": incidents,
             "coordinator_transactions": [a, missing, c, d],
             "healthy": [{"case": "orders-tx-1's next transaction on orders-0, whose marker the partition leader "
                                  "stamped 1.5 s behind the coordinator's clock: matched by its epoch",
@@ -566,8 +573,10 @@ def eos_2(out: Path) -> dict:
 def main(out: Path) -> None:
     for name in ("eos-1", "eos-2"):
         shutil.rmtree(out / name, ignore_errors=True)
-    expected = {"generated_by": "sample_logs/generate_eos.py", "base_timestamp": T0,
-                "brokers": {"eos-1": eos_1(out), "eos-2": eos_2(out)}}
+    brokers = {"eos-1": eos_1(out), "eos-2": eos_2(out)}
+    # eos-1 is healthy: every incident is eos-2's
+    expected = {"generated_by": "sample_logs/generate_eos.py", "base_timestamp": T0, "brokers": brokers,
+                "incidents": brokers["eos-2"].pop("incidents")}
     (out / "EXPECTED_EOS.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 
 

@@ -470,6 +470,10 @@ def main(out: Path) -> dict:
              "log_end_offset": 20, "lag": 0, "status": "ok", "owner_member_id": member_uuid("wordcount s2")}],
         "share_partition_state": state,
         "findings": findings,
+        # each group's defect was planted on its own: every warning and error finding is an incident of its own
+        # (the archived share records, a note, are in none)
+        "incidents": g.planted_incidents([(g.finding_key(f["kind"], BROKER, f["topic"], f["partition"], f["offset"]),
+                                           None) for f in findings]),
         "legal": [
             {"kind": "classic_rebalances", "group": "billing", "what": "A alone, A and B, B alone after A left"},
             {"kind": "pending_revocation_handover", "group": "orders-app",

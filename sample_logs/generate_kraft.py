@@ -269,9 +269,12 @@ def main(out: Path) -> dict:
         {"kind": "stray_partition", "broker": "kraft-3", "topic": "scratch", "partition": 0, "file": "scratch-0",
          "reason": "topic_deleted", "topic_id": TOPIC_IDS["scratch"], "metadata_topic_id": None},
     ]
+    # the incidents: the unclean election replaced kraft-1's range 60-89 (its divergence); the stray dir stands alone
+    keys = [g.finding_key(f["kind"], f["broker"], f["topic"], f["partition"], f.get("offset")) for f in findings]
+    incidents = g.planted_incidents([(keys[0], None), (keys[1], keys[0]), (keys[2], None)])
     return {"cluster_id": CLUSTER_ID, "reference_broker": "kraft-2", "snapshot_end_offset": snapshot_end,
             "log_end_offset": log.next_offset, "topic_ids": TOPIC_IDS, "deleted_offset": deleted,
-            "partition_history": history, "brokers": brokers, "findings": findings,
+            "partition_history": history, "brokers": brokers, "findings": findings, "incidents": incidents,
             "silent": ["clean leader change of audit-0 (controlled shutdown of broker 2)",
                        "aborted metadata transaction creating topic ghost", "lagging copies kraft-1 and kraft-3",
                        "ledger-0 RECOVERING after its unclean election", "ledger-0 offline before the election"]}

@@ -126,7 +126,7 @@ def _fill(template: str | None, values: _Values) -> str | None:
 
 def story(findings: list[dict[str, Any]], events: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
     """One incident's timeline (its findings that say when, and its other events, in time; those with no time last,
-    by offset) and its plan (every action its findings declare, filled with their values: `save` steps first, then
+    by offset; a timed finding's event says whose clock gave its time) and its plan (every action its findings declare, filled with their values: `save` steps first, then
     `verify`, then `repair`, the root cause's first within a phase; a command another finding already gave is given
     once)."""
     import json
@@ -147,7 +147,10 @@ def story(findings: list[dict[str, Any]], events: list[dict[str, Any]]) -> tuple
         values = _Values({**details, **{k: v for k, v in f.items() if k != "details"}})
         text = _fill(kind.event, values) or f["message"]
         at = details.get(kind.at) if kind.at else None
-        timeline.append({"at": at if isinstance(at, int) else None, "broker": f["broker"], "event": text,
+        at = at if isinstance(at, int) else None
+        if at is not None:  # whose clock: a producer's CreateTime may precede what a broker saw first
+            text = f"{text} ({kind.clock})"
+        timeline.append({"at": at, "broker": f["broker"], "event": text,
                          "offset": f["offset"], "metadata_offset": details.get("metadata_offset")})
         for action in kind.actions:
             command = _fill(action["command"], _Quoted(values))

@@ -170,7 +170,7 @@ def _listing(folder: resources.abc.Traversable) -> list[tuple[str, int, int]]:
 
 
 _FINDING_KEYS = {"kind", "severity", "meaning", "rule", "fields", "severity_rule", "compacted", "reports", "event", "at",
-                 "action", "records", "exported"}
+                 "clock", "action", "records", "exported"}
 _ACTION_KEYS = {"phase", "command", "why", "destructive"}
 #: The phases of an incident's plan, in order: what saves data comes before anything that could destroy it.
 PHASES = ("save", "verify", "repair")
@@ -199,12 +199,15 @@ def _finding(entry: Mapping[str, Any], path: str) -> FindingKind:
                         "destructive": action["destructive"]})
     if entry.get("at") and entry["at"] not in entry.get("fields", ()):
         raise ValueError(f"{path}: {entry['kind']}'s `at` names no field of it")
+    if bool(entry.get("at")) != bool(entry.get("clock")):
+        raise ValueError(f"{path}: {entry['kind']} declares `at` and `clock` together (whose clock its time reads)")
     records = entry.get("records")
     if records and records not in entry.get("fields", ()):
         raise ValueError(f"{path}: records = {records!r} is none of the kind's fields")
     return FindingKind(entry["kind"], entry["severity"], text("meaning") or "", tuple(entry.get("fields", ())),
                        text("severity_rule"), text("rule"), text("compacted"), reports, path, text("event"),
-                       entry.get("at"), tuple(actions), records=records, exported=bool(entry.get("exported")))
+                       entry.get("at"), tuple(actions), records=records, exported=bool(entry.get("exported")),
+                       clock=entry.get("clock"))
 
 
 def parse_header(text: str, path: str) -> dict[str, Any]:

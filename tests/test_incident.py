@@ -103,10 +103,17 @@ def test_explain_tells_the_election_as_one_incident(incident_scan: Path) -> None
     # the producer stamped before the broker appended it (last_lost_append)
     assert [e["at"] for e in last_write] == [lost_tail["max_timestamp"]]
     assert lost_tail["max_timestamp"] <= TRUTH["acknowledged_how"]["last_lost_append"]
+    # and each timed event says whose clock gave its time: the producer's for a batch (CreateTime), the
+    # controller's for the election, the group coordinator's for a commit
+    assert [e["event"].endswith(" (producer's CreateTime)") for e in last_write] == [True]
+    assert [e["event"].endswith(" (controller's clock)") for e in election] == [True]
+    assert all(e["event"].endswith(("'s clock)", "'s CreateTime)", "'s LogAppendTime)"))
+               for e in r["timeline"] if e["at"] is not None), r["timeline"]
     commits = {g["coordinator_offset"]: g["timestamp"] for g in EXPECTED["groups"]}
     for grp in TRUTH["groups_stranded"]:
         (e,) = [e for e in r["timeline"] if f"group {grp['group']} committed" in e["event"]]
         assert (e["at"], e["broker"]) == (commits[grp["coordinator_offset"]], "incident-3")
+        assert e["event"].endswith(" (group coordinator's clock)")
     # the plan: Kafka's commands with their values filled in; each destructive step after the save of what it
     # destroys (an export of that partition, or the old leader's log dir copied aside)
     actions = r["actions"]

@@ -208,6 +208,24 @@ def test_no_destructive_step_comes_before_a_save_step(kinds: list[str]) -> None:
     assert all("{" not in a["command"] for a in actions)  # every template filled
 
 
+def test_a_timed_event_says_whose_clock_gave_its_time() -> None:
+    """A batch's time is the producer's CreateTime (it may precede an election the controller recorded first), an
+    election's the controller's clock: the timeline says which; an event with no time says no clock."""
+    fenced = {**_member("epoch_fenced_write", 0), "details": json.dumps({
+        "transactional_id": "tx", "fenced_at": 1000, "fencing_epoch": 3, "written_at": 900})}
+    elected = {**_member("unclean_leader_election", 1), "details": json.dumps({
+        "leader": 2, "previous_isr": [1], "leader_epoch": 4, "elected_at": 950})}
+    untimed = {**_member("epoch_fenced_write", 2), "details": json.dumps({
+        "transactional_id": "tx", "fenced_at": 1000, "fencing_epoch": 3})}
+    timeline, _actions = incidents.story([fenced, elected, untimed], [])
+    assert [(e["at"], e["event"]) for e in timeline] == [
+        (900, "producer 5 (tx) wrote to t-0 at epoch 1 after the coordinator fenced it (epoch 3) (producer's "
+              "CreateTime)"),
+        (950, "node 2 elected leader of t-1 from outside the ISR [1] (unclean election, leader epoch 4) (controller's "
+              "clock)"),
+        (None, "producer 5 (tx) wrote to t-0 at epoch 1 after the coordinator fenced it (epoch 3)")]
+
+
 def test_a_step_whose_value_the_input_lacks_is_left_out() -> None:
     member = _member("replica_divergence", 0)
     member["log_dir"] = None  # the broker's log dir is not known: no export command with a hole in it
@@ -229,6 +247,7 @@ def test_every_declared_action_and_event_fills_from_its_kinds_fields() -> None:
             names = {f[1].split("[")[0] for f in string.Formatter().parse(template) if f[1]}
             assert names <= set(kind.fields) | facts, (kind.name, sorted(names - set(kind.fields) - facts))
         assert kind.at is None or kind.at in kind.fields
+        assert (kind.at is None) == (kind.clock is None), kind.name  # a time says whose clock gave it
         assert all(a["phase"] in registry.PHASES for a in kind.actions)
         assert all(not a["destructive"] or a["phase"] == "repair" for a in kind.actions)
 

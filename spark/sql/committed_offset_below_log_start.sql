@@ -23,6 +23,7 @@ horizon), and the latest commit per group and partition is what is judged; a com
 hole the cleaner made in the data log: it is still inside the log'''
 event = "group {group} committed offset {committed_offset} on {topic}-{partition}, below its log start {log_start_offset}"
 at = "commit_timestamp"
+clock = "group coordinator's clock"
 
 [[finding.action]]
 phase = "verify"

@@ -21,6 +21,7 @@ horizon), and the latest commit per group and partition is what is judged; a com
 hole the cleaner made in the data log: it is still inside the log'''
 event = "group {group} committed offset {committed_offset} on {topic}-{partition}, beyond its log end {log_end_offset}"
 at = "commit_timestamp"
+clock = "group coordinator's clock"
 
 [[finding.action]]
 phase = "verify"

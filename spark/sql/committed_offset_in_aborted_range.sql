@@ -25,6 +25,7 @@ removed is taken from its `.txnindex` entry'''
 reports = ["eos"]
 event = "group {group} committed offset {committed_offset} on {topic}-{partition}, inside producer {aborted_producer_id}'s aborted transaction"
 at = "commit_timestamp"
+clock = "group coordinator's clock"
 */
 -- The `committed_offset_in_aborted_range` check: reads consumer_offsets (consumer_offsets_table); names the group
 -- (on the broker holding the commit), and the member that owned the partition at the commit (commit_owners).

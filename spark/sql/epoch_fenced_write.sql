@@ -21,6 +21,7 @@ cleaner kept) has no create time in its header: its max timestamp stands in'''
 reports = ["eos"]
 event = "producer {producer_id} ({transactional_id}) wrote to {topic}-{partition} at epoch {producer_epoch} after the coordinator fenced it (epoch {fencing_epoch})"
 at = "written_at"
+clock = "producer's CreateTime"
 
 [[finding.action]]
 phase = "verify"

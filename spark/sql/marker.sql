@@ -27,6 +27,7 @@ found'''
 reports = ["eos"]
 event = "coordinator {coordinator_broker} completed transaction {transactional_id} ({coordinator_outcome}) but the marker is missing from {broker}'s {topic}-{partition}"
 at = "completed_at"
+clock = "transaction coordinator's clock"
 
 [[finding.action]]
 phase = "save"

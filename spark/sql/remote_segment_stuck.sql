@@ -19,6 +19,7 @@ compacted = "unchanged: tiered storage is not allowed on a compacted topic (KIP-
 reports = ["tiered"]
 event = "remote segment {remote_segment_id} of {topic}-{partition} ({start_offset}-{end_offset}) stuck in {state}"
 at = "stuck_since"
+clock = "leader broker's clock"
 */
 -- Reads remote_segments (broker, topic, partition, topic_id, remote_segment_id, start_offset, end_offset, state,
 -- last_event_at, file, position); the check `remote_segment_stuck`.

@@ -24,6 +24,7 @@ unchanged: the log cleaner does not clean `__cluster_metadata` (KRaft snapshots 
 compacted data log keeps its batches' partition leader epochs'''
 event = "node {leader} elected leader of {topic}-{partition} from outside the ISR [{previous_isr}] (unclean election, leader epoch {leader_epoch})"
 at = "elected_at"
+clock = "controller's clock"
 
 [[finding.action]]
 phase = "save"
