@@ -51,7 +51,7 @@ def _cases() -> list:
     # of an hour to CI's process tests
     sweep = pytest.mark.skipif(os.environ.get("KFORENSICS_SWEEP") != "1",
                                reason="the full sweep runs with KFORENSICS_SWEEP=1 (pytest -m process)")
-    out = [pytest.param("brokers", CHOSEN, id="brokers-chosen", marks=unported)]
+    out = [pytest.param("brokers", CHOSEN, id="brokers-chosen")]
     for name, cluster in CLUSTERS.items():
         every = removals(cluster)
         out += [pytest.param(name, every[i:i + CHUNK], id=f"{name}-every-{i // CHUNK}",
