@@ -12,6 +12,7 @@ from unit_frames import batch, batches, frame, run_check, run_model, with_timeou
 from kforensics.spark import output_schemas as O
 from kforensics.spark import restart
 from kforensics.spark import schemas as S
+from kforensics.spark.schemas import PARTITION_KEY, SNAPSHOT_FIELDS
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
@@ -40,7 +41,8 @@ def _fields(schema, *drop: str) -> list[tuple]:
 
 def _notes(df) -> list[dict]:
     return [{**json.loads(r["details"]), "kind": r["kind"], "severity": r["severity"], "broker": r["broker"],
-             "topic": r["topic"], "partition": r["partition"], "offset": r["offset"], "message": r["message"]}
+             "topic": r["topic"], "partition": r["partition"], "offset": r["offset"], "message": r["message"],
+             "producer_id": r["producer_id"]}
             for r in df.collect()]
 
 
@@ -271,3 +273,140 @@ def test_committed_offsets_are_not_judged_where_a_copy_lacks_the_offsets(spark):
     assert notes[1][3].startswith("Not judged, segment missing: the copy of __consumer_offsets-0 on b1 lacks offsets "
                                   "20-49, which committed_offset_below_log_start needs. What the copy shows: Group g")
     assert notes[1][2]["would_be"].startswith("Group g committed offset 5 on d-2, below its log start 10")
+
+
+# --- the log's own rules, the coordinator's and the groups': the finding on a complete copy, the note on one that
+# --- lacks the offsets the verdict needs, the finding again where the copy lacks offsets that do not concern it
+
+def _verdicts(df) -> list[tuple]:
+    """(partition, kind, rule not judged, missing_offsets, severity) per row, sorted."""
+    return sorted((n["partition"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["severity"])
+                  for n in _notes(df))
+
+
+def test_a_sequence_gap_is_not_judged_where_the_copy_lacks_offsets_between_the_two_batches(spark):
+    """orders-0 of the sample brokers without its segment 130 (issue 47's property test): the producer's batches
+    either side of the absent segment jump in sequence. t-1's copy lacks offsets 2-9 between the batches: a note; t-2
+    lacks offsets after the gap only, and t-0 nothing: the gap is a gap."""
+    rows = [batch(o, 2, partition=p, producer_id=7, producer_epoch=0, base_sequence=s, last_sequence=s + 1)
+            for p in (0, 1, 2) for o, s in ((0, 0), (10, 5))]
+    coverage = _coverage(spark, [("b1", "t", 1, [(2, 9, True)]), ("b1", "t", 2, [(20, None, False)])])
+    found = run_check("sequence_holes", batches=batches(spark, rows), partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "sequence_gap", None, None, "error"),
+                                (1, "not_judged", "sequence_gap", [2, 9], "info"),
+                                (2, "sequence_gap", None, None, "error")]
+    note = next(n for n in _notes(found) if n["kind"] == "not_judged")
+    assert (note["incomplete_broker"], note["incomplete_partition"], note["offset"]) == ("b1", "t-1", 10)
+    assert note["would_be"].startswith("Producer 7 epoch 0 jumps from sequence 1 to 5 at offset 10")
+    assert note["message"].startswith("Not judged, segment missing: the copy of t-1 on b1 lacks offsets 2-9, which "
+                                      "sequence_gap needs. What the copy shows: Producer 7")
+
+
+def test_a_producer_snapshot_is_not_judged_where_the_copy_lacks_the_batch_it_names(spark):
+    """Snapshot 20 says producer 3 last wrote at offset 11; the log's batch ends at 12. Where the copy lacks offsets
+    from 11 up to the snapshot (t-1) the producer's batch may stand there; an entry at or beyond its own snapshot
+    (producer 4) contradicts the snapshot itself, whatever the copy lacks."""
+    rows = [batch(10, 3, partition=p, producer_id=3, producer_epoch=0, base_sequence=0, last_sequence=2)
+            for p in (0, 1, 2)]
+    snap = "t-{}/00000000000000000020.snapshot"
+    entries = frame(spark, [*PARTITION_KEY, *SNAPSHOT_FIELDS], [
+        dict(partition=p, file=snap.format(p), producer_id=pid, last_offset=last, last_sequence=seq)
+        for p in (0, 1, 2) for pid, last, seq in ((3, 11, 1), (4, 22, 0))], broker="b1", topic="t", snapshot_offset=20,
+        producer_epoch=0)
+    ends = spark.createDataFrame([("b1", "t", p, 0, None) for p in (0, 1, 2)],
+                                 "broker string, topic string, partition int, log_first_offset bigint, "
+                                 "cleaner_offset bigint")
+    coverage = _coverage(spark, [("b1", "t", 1, [(13, 19, True)]), ("b1", "t", 2, [(25, None, False)])])
+    found = run_check("snapshot_mismatch", data_batches=run_model("data_batches", batches=batches(spark, rows)),
+                      snapshot_entries=entries, partition_ends=ends, partition_coverage=coverage)
+    assert sorted((n["partition"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["producer_id"])
+                  for n in _notes(found)) == [
+        (0, "snapshot_mismatch", None, None, 3), (0, "snapshot_mismatch", None, None, 4),
+        (1, "not_judged", "snapshot_mismatch", [13, 19], 3), (1, "snapshot_mismatch", None, None, 4),
+        (2, "snapshot_mismatch", None, None, 3), (2, "snapshot_mismatch", None, None, 4)]
+
+
+def test_txnindex_entries_are_not_judged_where_the_copy_lacks_their_marker_or_transaction(spark):
+    """An entry without its ABORT marker (producer 1, marker at 20) and one whose first offset and LSO the log
+    contradicts (producer 2: 28 by the index, 30 by the log) are notes where the copy lacks those offsets (t-1);
+    an aborted transaction without its entry (producer 3) is judged all the same: Kafka writes the entry to the
+    .txnindex of the segment its marker is in, which the copy holds."""
+    cols = ("broker string, topic string, partition int, producer_id bigint, last_offset bigint, first_offset bigint, "
+            "last_stable_offset bigint, marked boolean, index_first_offset bigint, index_last_stable_offset bigint, "
+            "index_file string, log_first_offset bigint, agrees boolean")
+    idx = "t-{}/00000000000000000000.txnindex"
+    aborted = spark.createDataFrame([r for p in (0, 1, 2) for r in (
+        ("b1", "t", p, 1, 20, None, None, None, 10, 10, idx.format(p), 0, None),
+        ("b1", "t", p, 2, 40, 30, 30, True, 28, 28, idx.format(p), 0, False),
+        ("b1", "t", p, 3, 55, 50, 50, True, None, None, None, 0, None))], cols)
+    coverage = _coverage(spark, [("b1", "t", 1, [(15, 29, True)]), ("b1", "t", 2, [(0, 5, True)])])
+    found = _notes(run_check("txnindex_markers", aborted_transactions=aborted, partition_coverage=coverage))
+    assert sorted((n["partition"], n["producer_id"], n["kind"], n.get("rule"), n["severity"]) for n in found) == [
+        (p, pid, kind, rule, severity) for p in (0, 1, 2) for pid, kind, rule, severity in (
+            (1, "not_judged" if p == 1 else "txnindex_orphan", "txnindex_orphan" if p == 1 else None,
+             "info" if p == 1 else "error"),
+            (2, "not_judged" if p == 1 else "txnindex_mismatch", "txnindex_mismatch" if p == 1 else None,
+             "info" if p == 1 else "error"),
+            (3, "txnindex_missing", None, "error"))]
+
+
+def test_markers_are_not_judged_where_a_copy_lacks_what_settles_them(spark):
+    """A missing marker where the data replica's copy lacks offsets (b2 t-1: the transaction is matched by time, its
+    data and marker may stand anywhere there); a mismatched marker where that copy lacks offsets below it (b1 t-3:
+    the transaction's own marker may stand there) or the coordinator's copy lacks offsets after its record (b1 t-4,
+    coordinator __transaction_state-4: the producer's next transaction, which bounds the match). A range above the
+    mismatched marker (b1 t-5) settles nothing: judged; so is every complete copy (b2 t-0, b1 t-2)."""
+    checks = spark.createDataFrame([
+        ("b2", 0, "COMMIT", None, None, None, 0, "__transaction_state-3"),   # missing
+        ("b2", 1, "COMMIT", None, None, None, 0, "__transaction_state-3"),   # missing, the copy lacks 50-60
+        ("b1", 2, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-3"),      # the other outcome
+        ("b1", 3, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-3"),      # the copy lacks 2-4, below the marker
+        ("b1", 4, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-4"),      # the coordinator's copy lacks 5-
+        ("b1", 5, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-3"),      # the copy lacks 10-20, above the marker
+    ], "broker string, partition int, outcome string, marker_offset bigint, marker_outcome string, marker_epoch int, "
+       "data_offset bigint, coordinator_partition string").selectExpr(
+        "*", "'t' AS topic", "'a' AS transactional_id", "CAST(10 AS BIGINT) AS producer_id",
+        "CAST(0 AS INT) AS producer_epoch", "CAST(3 AS BIGINT) AS coordinator_last_offset", "'b9' AS coordinator_broker",
+        "CAST(1000 AS BIGINT) AS txn_start_timestamp", "CAST(3000 AS BIGINT) AS completed_at",
+        "CAST(9000 AS BIGINT) AS log_end_timestamp", f"'{LOG}' AS data_file", "CAST(0 AS BIGINT) AS data_position",
+        f"'{LOG}' AS marker_file", "CAST(700 AS BIGINT) AS marker_position",
+        "CAST(array() AS array<string>) AS partitions_not_in_input")
+    coverage = _coverage(spark, [("b2", "t", 1, [(50, 60, True)]), ("b1", "t", 3, [(2, 4, True)]),
+                                 ("b9", "__transaction_state", 4, [(5, None, False)]), ("b1", "t", 5, [(10, 20, True)]),
+                                 ("b9", "__transaction_state", 3, [])])
+    found = run_check("marker", marker_checks=checks, partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "marker_missing", None, None, "error"),
+                                (1, "not_judged", "marker_missing", [50, 60], "info"),
+                                (2, "outcome_mismatch", None, None, "error"),
+                                (3, "not_judged", "outcome_mismatch", [2, 4], "info"),
+                                (4, "not_judged", "outcome_mismatch", [5, None], "info"),
+                                (5, "outcome_mismatch", None, None, "error")]
+    assert {n["partition"]: n["incomplete_partition"] for n in _notes(found) if n["kind"] == "not_judged"} == {
+        1: "t-1", 3: "t-3", 4: "__transaction_state-4"}
+
+
+def test_an_unknown_producer_is_not_judged_where_a_copy_lacks_its_marker_or_its_coordinator_record(spark):
+    """Producer 21's transaction open since offset 12, named by no __transaction_state record: t-1's copy lacks the
+    offsets after it (its marker may stand there), cluster d's copy of __transaction_state-0 lacks offsets (a record
+    naming the producer may stand there): notes, of severity info although the rule's severity is the statement's;
+    t-2's copy lacks offsets before the transaction only: judged."""
+    txns = spark.createDataFrame([("b1", "t", p, "c", 21, 3, 12, "OPEN", 3, LOG, 1200) for p in (0, 1, 2)] + [
+        ("b5", "t", 0, "d", 40, 0, 0, "OPEN", 1, LOG, 0)],
+        "broker string, topic string, partition int, cluster_id string, producer_id bigint, producer_epoch int, "
+        "first_offset bigint, outcome string, batch_count bigint, file string, position bigint")
+    known = spark.createDataFrame([], "cluster_id string, producer_id bigint")
+    dirs = spark.createDataFrame([("b1", "__transaction_state", 0, "p0", "live"),
+                                  ("b5", "__transaction_state", 0, "p0", "live")],
+                                 "broker string, topic string, partition int, path string, dir_state string")
+    brokers = spark.createDataFrame([("b1", "c", 1), ("b5", "d", 5)], "broker string, cluster_id string, node_id int")
+    coverage = _coverage(spark, [("b1", "t", 1, [(20, None, False)]), ("b1", "t", 2, [(0, 5, True)])])
+    replicas = spark.createDataFrame([("d", "__transaction_state", 0, [(0, 9, True, "b5")])], REPLICA_COVERAGE)
+    found = run_check("unknown_producer", {"transaction_state_partitions": 1}, timed_transactions=txns,
+                      transactional_ids=known, partition_dirs=dirs, brokers=brokers, partition_coverage=coverage,
+                      replica_coverage=replicas)
+    assert sorted((n["broker"], n["partition"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["severity"])
+                  for n in _notes(found)) == [
+        ("b1", 0, "unknown_producer", None, None, "error"),
+        ("b1", 1, "not_judged", "unknown_producer", [20, None], "info"),
+        ("b1", 2, "unknown_producer", None, None, "error"),
+        ("b5", 0, "not_judged", "unknown_producer", [0, 9], "info")]
