@@ -410,3 +410,113 @@ def test_an_unknown_producer_is_not_judged_where_a_copy_lacks_its_marker_or_its_
         ("b1", 1, "not_judged", "unknown_producer", [20, None], "info"),
         ("b1", 2, "unknown_producer", None, None, "error"),
         ("b5", 0, "not_judged", "unknown_producer", [0, 9], "info")]
+
+
+def test_pending_offset_commits_are_not_judged_where_the_coordinator_copy_lacks_the_offsets_after_them(spark):
+    """Group g's commits in producer 9's transaction, open since offset 4 of __consumer_offsets-0/1/2 for 60 s
+    (timeout 10 s): the copy of -1 lacks offsets after it (the marker may stand there): a note; -2 lacks offsets
+    before it only: judged."""
+    live = spark.createDataFrame([("c", "b1", CO, p, "g", 9, 4, 4, CO_LOG, 40, 0, 0, "d", 1, 50, "OPEN")
+                                  for p in (0, 1, 2)],
+                                 "cluster_id string, broker string, topic string, partition int, group_id string, "
+                                 "producer_id bigint, txn_first_offset bigint, offset bigint, file string, "
+                                 "position bigint, producer_epoch int, txn_first_timestamp bigint, "
+                                 "commit_topic string, commit_partition int, committed_offset bigint, "
+                                 "transaction_outcome string")
+    serving = spark.createDataFrame([("c", CO, p, "b1", 60_000) for p in (0, 1, 2)],
+                                    "cluster_id string, topic string, partition int, serving_broker string, "
+                                    "log_end_timestamp bigint")
+    ids = spark.createDataFrame([("c", 9, "app", 10_000)], "cluster_id string, producer_id bigint, "
+                                                           "transactional_id string, transaction_timeout_ms int")
+    coverage = _coverage(spark, [("b1", CO, 1, [(6, None, False)]), ("b1", CO, 2, [(0, 2, True)])])
+    found = run_check("offset_commit_pending", live_commits=live, serving_replicas=serving, transactional_ids=ids,
+                      partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "offset_commit_pending", None, None, "warning"),
+                                (1, "not_judged", "offset_commit_pending", [6, None], "info"),
+                                (2, "offset_commit_pending", None, None, "warning")]
+
+
+def test_a_partition_owned_twice_is_not_judged_where_the_coordinator_copy_lacks_offsets_within_the_overlap(spark):
+    """Members A and B both hold t-<p> from offset 10 of the group's __consumer_offsets partition until 20: where the
+    copy of that partition lacks offsets within the overlap (-1: 12-15), the record revoking one of them may stand
+    there; a range after it (-2: 30-) does not concern it."""
+    rows = [("c", "g", "consumer", m, "t", p, "b1", f"{CO}-{p}", 1, 1, start, end, start, CO_LOG, start * 10, False)
+            for p in (0, 1, 2) for m, start, end in (("A", 0, 20), ("B", 10, None))]
+    assignments = spark.createDataFrame(rows, "cluster_id string, `group` string, group_type string, member_id string, "
+                                              "topic string, partition int, coordinator_broker string, "
+                                              "coordinator_partition string, member_epoch int, generation int, "
+                                              "assigned_from_offset bigint, assigned_to_offset bigint, "
+                                              "assigned_from_timestamp bigint, file string, position bigint, "
+                                              "pending_revocation boolean")
+    coverage = _coverage(spark, [("b1", CO, 1, [(12, 15, True)]), ("b1", CO, 2, [(30, None, False)])])
+    found = run_check("partition_owned_twice", group_assignments=assignments, partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "partition_owned_twice", None, None, "warning"),
+                                (1, "not_judged", "partition_owned_twice", [12, 15], "info"),
+                                (2, "partition_owned_twice", None, None, "warning")]
+
+
+def test_offline_and_stray_partitions_are_not_judged_past_what_the_metadata_copy_covers(spark):
+    """Cluster c's metadata copy (m1) lacks records after its replay (200-299): a leader may have been elected, a
+    topic created or a replica added there: notes; a dir Kafka itself renamed stray is judged all the same, and
+    cluster d, whose copy lacks nothing, is judged."""
+    state = spark.createDataFrame([(c, mb, "t", 0, "tid", -1, 5, [1], [1], [], 100) for c, mb in (("c", "m1"),
+                                                                                                  ("d", "m9"))],
+                                  "cluster_id string, metadata_broker string, topic string, partition int, "
+                                  "topic_id string, leader int, last_leader int, replicas array<int>, "
+                                  "isr array<int>, elr array<int>, since_offset bigint")
+    live = spark.createDataFrame([("c", [1, 2]), ("d", [1, 2])], "cluster_id string, live_brokers array<int>")
+    meta = spark.createDataFrame([("c", "m1", 150, (200, 299, True)), ("d", "m9", 0, None)],
+                                 f"cluster_id string, metadata_broker string, replayed_from bigint, "
+                                 f"gap_range {MISSING_RANGE}")
+    # a KRaft check runs where the input holds a metadata log (its records are not read here: the tables are given)
+    kraft = S.frame(spark, S.INPUT_TABLES["metadata_records"], [])
+    offline = _notes(run_check("offline_partition", partition_state=state, live_brokers=live,
+                               metadata_coverage=meta, metadata_records=kraft))
+    assert sorted((n["broker"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["severity"])
+                  for n in offline) == [("m1", "not_judged", "offline_partition", [200, 299], "info"),
+                                        ("m9", "offline_partition", None, None, "error")]
+    assert {n.get("incomplete_partition") for n in offline} == {"__cluster_metadata-0", None}
+    dirs = spark.createDataFrame([(c, b, "t", 0, 2, "tid", state_) for c in ("c", "d")
+                                  for b, state_ in ((f"{c}2", "live"), (f"{c}3", "stray"))],
+                                 "cluster_id string, broker string, topic string, partition int, node_id int, "
+                                 "topic_id string, dir_state string").selectExpr("*", "broker AS path")
+    refs = spark.createDataFrame([("c", "m1", 250), ("d", "m9", 50)],
+                                 "cluster_id string, metadata_broker string, end_offset bigint")
+    topics = spark.createDataFrame([("c", "t", "tid"), ("d", "t", "tid")], "cluster_id string, topic string, "
+                                                                             "topic_id string")
+    stray = _notes(run_check("stray_partition", cluster_dirs=dirs, reference_copies=refs, topics=topics,
+                             partition_state=state, metadata_coverage=meta, metadata_records=kraft))
+    # broker 2 is no replica of t-0 (replicas [1]); c3 and d3 are dirs Kafka renamed stray
+    assert sorted((n["broker"], n["kind"], n.get("rule"), n.get("missing_offsets")) for n in stray) == [
+        ("c2", "not_judged", "stray_partition", [200, 299]), ("c3", "stray_partition", None, None),
+        ("d2", "stray_partition", None, None), ("d3", "stray_partition", None, None)]
+
+
+def test_share_state_is_not_judged_where_a_copy_lacks_the_offsets_it_is_held_against(spark):
+    """Share group s's state of t-<p> starts at 5, below the log start 10 (deleted undelivered), and of u-<p> at 90,
+    beyond the log end 80 (truncated under it). A copy of the data partition lacking the offsets between (t-1:
+    5-9 on b2; u-1: 80- on b2) or the share coordinator's copy lacking offsets after the state record
+    (__share_group_state-2 from 8) leaves it not judged; -0 is judged."""
+    state = spark.createDataFrame([("c", "s", topic, p, start, "b1", f"__share_group_state-{p}", 7, "x.log", 0)
+                                   for topic, start in (("t", 5), ("u", 90)) for p in (0, 1, 2)],
+                                  "cluster_id string, `group` string, topic string, partition int, start_offset bigint, "
+                                  "coordinator_broker string, coordinator_partition string, coordinator_offset bigint, "
+                                  "file string, position bigint")
+    serving = spark.createDataFrame([("c", topic, p, "b1", 10, 80) for topic in ("t", "u") for p in (0, 1, 2)],
+                                    "cluster_id string, topic string, partition int, serving_broker string, "
+                                    "log_start_offset bigint, log_end_offset bigint")
+    coverage = _coverage(spark, [("b1", "__share_group_state", 2, [(8, None, False)])])
+    replicas = spark.createDataFrame([("c", "t", 1, [(5, 9, True, "b2")]), ("c", "u", 1, [(80, None, False, "b2")])],
+                                     REPLICA_COVERAGE)
+    found = []
+    for check in ("share_records_deleted_undelivered", "share_state_beyond_log_end"):
+        found += _notes(run_check(check, share_partition_state=state, serving_replicas=serving,
+                                  partition_coverage=coverage, replica_coverage=replicas))
+    assert sorted((n["topic"], n["partition"], n["kind"], n.get("rule"), n.get("incomplete_partition"),
+                   n.get("incomplete_broker")) for n in found) == [
+        ("t", 0, "share_records_deleted_undelivered", None, None, None),
+        ("t", 1, "not_judged", "share_records_deleted_undelivered", "t-1", "b2"),
+        ("t", 2, "not_judged", "share_records_deleted_undelivered", "__share_group_state-2", "b1"),
+        ("u", 0, "share_state_beyond_log_end", None, None, None),
+        ("u", 1, "not_judged", "share_state_beyond_log_end", "u-1", "b2"),
+        ("u", 2, "not_judged", "share_state_beyond_log_end", "__share_group_state-2", "b1")]
