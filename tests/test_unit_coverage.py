@@ -12,7 +12,7 @@ from unit_frames import batch, batches, frame, run_check, run_model, with_timeou
 from kforensics.spark import output_schemas as O
 from kforensics.spark import restart
 from kforensics.spark import schemas as S
-from kforensics.spark.schemas import PARTITION_KEY, SNAPSHOT_FIELDS
+from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY, SNAPSHOT_FIELDS
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
@@ -520,3 +520,43 @@ def test_share_state_is_not_judged_where_a_copy_lacks_the_offsets_it_is_held_aga
         ("u", 0, "share_state_beyond_log_end", None, None, None),
         ("u", 1, "not_judged", "share_state_beyond_log_end", "u-1", "b2"),
         ("u", 2, "not_judged", "share_state_beyond_log_end", "__share_group_state-2", "b1")]
+
+
+def test_a_leader_epoch_mismatch_is_not_judged_where_the_run_may_begin_in_offsets_the_copy_lacks(spark):
+    """mangled-0 of the sample brokers without its first segment: the checkpoint gives epoch 0 from offset 0, the
+    batches carry epoch 1 from 60; the copy starting at 80 would report a run from 80. Where the copy lacks offsets
+    between the checkpoint's entry and the run (t-1: 0-79), where the run starts is not known: a note; a range after
+    the run's start (t-2: 100-) does not move it."""
+    rows = [batch(o, 10, partition=p, partition_leader_epoch=1, file=f"t-{p}/{_name(80, 'log')}",
+                  segment_base_offset=80) for p in (0, 1, 2) for o in (80, 90)]
+    epochs = frame(spark, [*PARTITION_KEY, *EPOCH_FIELDS], [
+        dict(partition=p, file=f"t-{p}/leader-epoch-checkpoint", epoch=0, start_offset=0) for p in (0, 1, 2)],
+        broker="b1", topic="t")
+    coverage = _coverage(spark, [("b1", "t", 1, [(0, 79, True)]), ("b1", "t", 2, [(100, None, False)])])
+    found = run_check("leader_epoch_mismatch", batches=batches(spark, rows), leader_epochs=epochs,
+                      partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "leader_epoch_mismatch", None, None, "error"),
+                                (1, "not_judged", "leader_epoch_mismatch", [0, 79], "info"),
+                                (2, "leader_epoch_mismatch", None, None, "error")]
+
+
+def test_a_restart_cut_is_not_judged_where_the_segment_recovery_starts_from_may_be_what_the_copy_lacks(spark):
+    """damaged-0 of the sample brokers without its segment 48 (whole): the recovery point is 48, the high watermark
+    90, the copy ends at 47. Kafka recovers from the segment holding the recovery point: on the copy that is segment
+    0, whose corrupt batch at 18 it would cut; the real disk may hold segment 48 (a roll moves the recovery point to
+    the new segment), which a crash cannot have lost whole. Even an unproven range from the recovery point on
+    leaves the cut not judged (t-0); with the recovery point at 40 (t-1) recovery starts in segment 0 either way: the
+    cut is judged."""
+    cols = "row_kind string, broker string, topic string, partition int, dir_state string, recovery_point bigint, " \
+           "kind string, severity string, file string, position bigint, offset bigint, message string, details string"
+    given = spark.createDataFrame(
+        [("prediction", "b1", "t", p, "live", rp, None, None, None, None, None, None, None) for p, rp in ((0, 48),
+                                                                                                         (1, 40))]
+        + [("finding", "b1", "t", p, None, None, "restart_would_truncate", "error", LOG, 1681, 18, "cut",
+            json.dumps({"dir_state": "live"})) for p in (0, 1)], cols)
+    full = frame(spark, [(f.name, f.type) for f in restart._ROWS], [])
+    predictions = given.unionByName(full.limit(0), allowMissingColumns=True).select(*full.columns)
+    coverage = _coverage(spark, [("b1", "t", p, [(48, 89, False)]) for p in (0, 1)])
+    found = run_check("restart", restart_predictions=predictions, partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "not_judged", "restart_would_truncate", [48, 89], "info"),
+                                (1, "restart_would_truncate", None, None, "error")]
