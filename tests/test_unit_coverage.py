@@ -12,6 +12,7 @@ from unit_frames import batch, batches, frame, run_check, run_model, with_timeou
 from kforensics.spark import output_schemas as O
 from kforensics.spark import restart
 from kforensics.spark import schemas as S
+from kforensics.spark.schemas import EPOCH_FIELDS, PARTITION_KEY, SNAPSHOT_FIELDS
 
 # a few inline rows each: the session as a small scan sets it (conftest.small_input)
 pytestmark = pytest.mark.usefixtures("small_input")
@@ -40,7 +41,8 @@ def _fields(schema, *drop: str) -> list[tuple]:
 
 def _notes(df) -> list[dict]:
     return [{**json.loads(r["details"]), "kind": r["kind"], "severity": r["severity"], "broker": r["broker"],
-             "topic": r["topic"], "partition": r["partition"], "offset": r["offset"], "message": r["message"]}
+             "topic": r["topic"], "partition": r["partition"], "offset": r["offset"], "message": r["message"],
+             "producer_id": r["producer_id"]}
             for r in df.collect()]
 
 
@@ -271,3 +273,290 @@ def test_committed_offsets_are_not_judged_where_a_copy_lacks_the_offsets(spark):
     assert notes[1][3].startswith("Not judged, segment missing: the copy of __consumer_offsets-0 on b1 lacks offsets "
                                   "20-49, which committed_offset_below_log_start needs. What the copy shows: Group g")
     assert notes[1][2]["would_be"].startswith("Group g committed offset 5 on d-2, below its log start 10")
+
+
+# --- the log's own rules, the coordinator's and the groups': the finding on a complete copy, the note on one that
+# --- lacks the offsets the verdict needs, the finding again where the copy lacks offsets that do not concern it
+
+def _verdicts(df) -> list[tuple]:
+    """(partition, kind, rule not judged, missing_offsets, severity) per row, sorted."""
+    return sorted((n["partition"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["severity"])
+                  for n in _notes(df))
+
+
+def test_a_sequence_gap_is_not_judged_where_the_copy_lacks_offsets_between_the_two_batches(spark):
+    """orders-0 of the sample brokers without its segment 130 (issue 47's property test): the producer's batches
+    either side of the absent segment jump in sequence. t-1's copy lacks offsets 2-9 between the batches: a note; t-2
+    lacks offsets after the gap only, and t-0 nothing: the gap is a gap."""
+    rows = [batch(o, 2, partition=p, producer_id=7, producer_epoch=0, base_sequence=s, last_sequence=s + 1)
+            for p in (0, 1, 2) for o, s in ((0, 0), (10, 5))]
+    coverage = _coverage(spark, [("b1", "t", 1, [(2, 9, True)]), ("b1", "t", 2, [(20, None, False)])])
+    found = run_check("sequence_holes", batches=batches(spark, rows), partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "sequence_gap", None, None, "error"),
+                                (1, "not_judged", "sequence_gap", [2, 9], "info"),
+                                (2, "sequence_gap", None, None, "error")]
+    note = next(n for n in _notes(found) if n["kind"] == "not_judged")
+    assert (note["incomplete_broker"], note["incomplete_partition"], note["offset"]) == ("b1", "t-1", 10)
+    assert note["would_be"].startswith("Producer 7 epoch 0 jumps from sequence 1 to 5 at offset 10")
+    assert note["message"].startswith("Not judged, segment missing: the copy of t-1 on b1 lacks offsets 2-9, which "
+                                      "sequence_gap needs. What the copy shows: Producer 7")
+
+
+def test_a_producer_snapshot_is_not_judged_where_the_copy_lacks_the_batch_it_names(spark):
+    """Snapshot 20 says producer 3 last wrote at offset 11; the log's batch ends at 12. Where the copy lacks offsets
+    from 11 up to the snapshot (t-1) the producer's batch may stand there; an entry at or beyond its own snapshot
+    (producer 4) contradicts the snapshot itself, whatever the copy lacks."""
+    rows = [batch(10, 3, partition=p, producer_id=3, producer_epoch=0, base_sequence=0, last_sequence=2)
+            for p in (0, 1, 2)]
+    snap = "t-{}/00000000000000000020.snapshot"
+    entries = frame(spark, [*PARTITION_KEY, *SNAPSHOT_FIELDS], [
+        dict(partition=p, file=snap.format(p), producer_id=pid, last_offset=last, last_sequence=seq)
+        for p in (0, 1, 2) for pid, last, seq in ((3, 11, 1), (4, 22, 0))], broker="b1", topic="t", snapshot_offset=20,
+        producer_epoch=0)
+    ends = spark.createDataFrame([("b1", "t", p, 0, None) for p in (0, 1, 2)],
+                                 "broker string, topic string, partition int, log_first_offset bigint, "
+                                 "cleaner_offset bigint")
+    coverage = _coverage(spark, [("b1", "t", 1, [(13, 19, True)]), ("b1", "t", 2, [(25, None, False)])])
+    found = run_check("snapshot_mismatch", data_batches=run_model("data_batches", batches=batches(spark, rows)),
+                      snapshot_entries=entries, partition_ends=ends, partition_coverage=coverage)
+    assert sorted((n["partition"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["producer_id"])
+                  for n in _notes(found)) == [
+        (0, "snapshot_mismatch", None, None, 3), (0, "snapshot_mismatch", None, None, 4),
+        (1, "not_judged", "snapshot_mismatch", [13, 19], 3), (1, "snapshot_mismatch", None, None, 4),
+        (2, "snapshot_mismatch", None, None, 3), (2, "snapshot_mismatch", None, None, 4)]
+
+
+def test_txnindex_entries_are_not_judged_where_the_copy_lacks_their_marker_or_transaction(spark):
+    """An entry without its ABORT marker (producer 1, marker at 20) and one whose first offset and LSO the log
+    contradicts (producer 2: 28 by the index, 30 by the log) are notes where the copy lacks those offsets (t-1);
+    an aborted transaction without its entry (producer 3) is judged all the same: Kafka writes the entry to the
+    .txnindex of the segment its marker is in, which the copy holds."""
+    cols = ("broker string, topic string, partition int, producer_id bigint, last_offset bigint, first_offset bigint, "
+            "last_stable_offset bigint, marked boolean, index_first_offset bigint, index_last_stable_offset bigint, "
+            "index_file string, log_first_offset bigint, agrees boolean")
+    idx = "t-{}/00000000000000000000.txnindex"
+    aborted = spark.createDataFrame([r for p in (0, 1, 2) for r in (
+        ("b1", "t", p, 1, 20, None, None, None, 10, 10, idx.format(p), 0, None),
+        ("b1", "t", p, 2, 40, 30, 30, True, 28, 28, idx.format(p), 0, False),
+        ("b1", "t", p, 3, 55, 50, 50, True, None, None, None, 0, None))], cols)
+    coverage = _coverage(spark, [("b1", "t", 1, [(15, 29, True)]), ("b1", "t", 2, [(0, 5, True)])])
+    found = _notes(run_check("txnindex_markers", aborted_transactions=aborted, partition_coverage=coverage))
+    assert sorted((n["partition"], n["producer_id"], n["kind"], n.get("rule"), n["severity"]) for n in found) == [
+        (p, pid, kind, rule, severity) for p in (0, 1, 2) for pid, kind, rule, severity in (
+            (1, "not_judged" if p == 1 else "txnindex_orphan", "txnindex_orphan" if p == 1 else None,
+             "info" if p == 1 else "error"),
+            (2, "not_judged" if p == 1 else "txnindex_mismatch", "txnindex_mismatch" if p == 1 else None,
+             "info" if p == 1 else "error"),
+            (3, "txnindex_missing", None, "error"))]
+
+
+def test_markers_are_not_judged_where_a_copy_lacks_what_settles_them(spark):
+    """A missing marker where the data replica's copy lacks offsets (b2 t-1: the transaction is matched by time, its
+    data and marker may stand anywhere there); a mismatched marker where that copy lacks offsets below it (b1 t-3:
+    the transaction's own marker may stand there) or the coordinator's copy lacks offsets after its record (b1 t-4,
+    coordinator __transaction_state-4: the producer's next transaction, which bounds the match). A range above the
+    mismatched marker (b1 t-5) settles nothing: judged; so is every complete copy (b2 t-0, b1 t-2)."""
+    checks = spark.createDataFrame([
+        ("b2", 0, "COMMIT", None, None, None, 0, "__transaction_state-3"),   # missing
+        ("b2", 1, "COMMIT", None, None, None, 0, "__transaction_state-3"),   # missing, the copy lacks 50-60
+        ("b1", 2, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-3"),      # the other outcome
+        ("b1", 3, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-3"),      # the copy lacks 2-4, below the marker
+        ("b1", 4, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-4"),      # the coordinator's copy lacks 5-
+        ("b1", 5, "ABORT", 7, "COMMIT", 1, 5, "__transaction_state-3"),      # the copy lacks 10-20, above the marker
+    ], "broker string, partition int, outcome string, marker_offset bigint, marker_outcome string, marker_epoch int, "
+       "data_offset bigint, coordinator_partition string").selectExpr(
+        "*", "'t' AS topic", "'a' AS transactional_id", "CAST(10 AS BIGINT) AS producer_id",
+        "CAST(0 AS INT) AS producer_epoch", "CAST(3 AS BIGINT) AS coordinator_last_offset", "'b9' AS coordinator_broker",
+        "CAST(1000 AS BIGINT) AS txn_start_timestamp", "CAST(3000 AS BIGINT) AS completed_at",
+        "CAST(9000 AS BIGINT) AS log_end_timestamp", f"'{LOG}' AS data_file", "CAST(0 AS BIGINT) AS data_position",
+        f"'{LOG}' AS marker_file", "CAST(700 AS BIGINT) AS marker_position",
+        "CAST(array() AS array<string>) AS partitions_not_in_input")
+    coverage = _coverage(spark, [("b2", "t", 1, [(50, 60, True)]), ("b1", "t", 3, [(2, 4, True)]),
+                                 ("b9", "__transaction_state", 4, [(5, None, False)]), ("b1", "t", 5, [(10, 20, True)]),
+                                 ("b9", "__transaction_state", 3, [])])
+    found = run_check("marker", marker_checks=checks, partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "marker_missing", None, None, "error"),
+                                (1, "not_judged", "marker_missing", [50, 60], "info"),
+                                (2, "outcome_mismatch", None, None, "error"),
+                                (3, "not_judged", "outcome_mismatch", [2, 4], "info"),
+                                (4, "not_judged", "outcome_mismatch", [5, None], "info"),
+                                (5, "outcome_mismatch", None, None, "error")]
+    assert {n["partition"]: n["incomplete_partition"] for n in _notes(found) if n["kind"] == "not_judged"} == {
+        1: "t-1", 3: "t-3", 4: "__transaction_state-4"}
+
+
+def test_an_unknown_producer_is_not_judged_where_a_copy_lacks_its_marker_or_its_coordinator_record(spark):
+    """Producer 21's transaction open since offset 12, named by no __transaction_state record: t-1's copy lacks the
+    offsets after it (its marker may stand there), cluster d's copy of __transaction_state-0 lacks offsets (a record
+    naming the producer may stand there): notes, of severity info although the rule's severity is the statement's;
+    t-2's copy lacks offsets before the transaction only: judged."""
+    txns = spark.createDataFrame([("b1", "t", p, "c", 21, 3, 12, "OPEN", 3, LOG, 1200) for p in (0, 1, 2)] + [
+        ("b5", "t", 0, "d", 40, 0, 0, "OPEN", 1, LOG, 0)],
+        "broker string, topic string, partition int, cluster_id string, producer_id bigint, producer_epoch int, "
+        "first_offset bigint, outcome string, batch_count bigint, file string, position bigint")
+    known = spark.createDataFrame([], "cluster_id string, producer_id bigint")
+    dirs = spark.createDataFrame([("b1", "__transaction_state", 0, "p0", "live"),
+                                  ("b5", "__transaction_state", 0, "p0", "live")],
+                                 "broker string, topic string, partition int, path string, dir_state string")
+    brokers = spark.createDataFrame([("b1", "c", 1), ("b5", "d", 5)], "broker string, cluster_id string, node_id int")
+    coverage = _coverage(spark, [("b1", "t", 1, [(20, None, False)]), ("b1", "t", 2, [(0, 5, True)])])
+    replicas = spark.createDataFrame([("d", "__transaction_state", 0, [(0, 9, True, "b5")])], REPLICA_COVERAGE)
+    found = run_check("unknown_producer", {"transaction_state_partitions": 1}, timed_transactions=txns,
+                      transactional_ids=known, partition_dirs=dirs, brokers=brokers, partition_coverage=coverage,
+                      replica_coverage=replicas)
+    assert sorted((n["broker"], n["partition"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["severity"])
+                  for n in _notes(found)) == [
+        ("b1", 0, "unknown_producer", None, None, "error"),
+        ("b1", 1, "not_judged", "unknown_producer", [20, None], "info"),
+        ("b1", 2, "unknown_producer", None, None, "error"),
+        ("b5", 0, "not_judged", "unknown_producer", [0, 9], "info")]
+
+
+def test_pending_offset_commits_are_not_judged_where_the_coordinator_copy_lacks_the_offsets_after_them(spark):
+    """Group g's commits in producer 9's transaction, open since offset 4 of __consumer_offsets-0/1/2 for 60 s
+    (timeout 10 s): the copy of -1 lacks offsets after it (the marker may stand there): a note; -2 lacks offsets
+    before it only: judged."""
+    live = spark.createDataFrame([("c", "b1", CO, p, "g", 9, 4, 4, CO_LOG, 40, 0, 0, "d", 1, 50, "OPEN")
+                                  for p in (0, 1, 2)],
+                                 "cluster_id string, broker string, topic string, partition int, group_id string, "
+                                 "producer_id bigint, txn_first_offset bigint, offset bigint, file string, "
+                                 "position bigint, producer_epoch int, txn_first_timestamp bigint, "
+                                 "commit_topic string, commit_partition int, committed_offset bigint, "
+                                 "transaction_outcome string")
+    serving = spark.createDataFrame([("c", CO, p, "b1", 60_000) for p in (0, 1, 2)],
+                                    "cluster_id string, topic string, partition int, serving_broker string, "
+                                    "log_end_timestamp bigint")
+    ids = spark.createDataFrame([("c", 9, "app", 10_000)], "cluster_id string, producer_id bigint, "
+                                                           "transactional_id string, transaction_timeout_ms int")
+    coverage = _coverage(spark, [("b1", CO, 1, [(6, None, False)]), ("b1", CO, 2, [(0, 2, True)])])
+    found = run_check("offset_commit_pending", live_commits=live, serving_replicas=serving, transactional_ids=ids,
+                      partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "offset_commit_pending", None, None, "warning"),
+                                (1, "not_judged", "offset_commit_pending", [6, None], "info"),
+                                (2, "offset_commit_pending", None, None, "warning")]
+
+
+def test_a_partition_owned_twice_is_not_judged_where_the_coordinator_copy_lacks_offsets_within_the_overlap(spark):
+    """Members A and B both hold t-<p> from offset 10 of the group's __consumer_offsets partition until 20: where the
+    copy of that partition lacks offsets within the overlap (-1: 12-15), the record revoking one of them may stand
+    there; a range after it (-2: 30-) does not concern it."""
+    rows = [("c", "g", "consumer", m, "t", p, "b1", f"{CO}-{p}", 1, 1, start, end, start, CO_LOG, start * 10, False)
+            for p in (0, 1, 2) for m, start, end in (("A", 0, 20), ("B", 10, None))]
+    assignments = spark.createDataFrame(rows, "cluster_id string, `group` string, group_type string, member_id string, "
+                                              "topic string, partition int, coordinator_broker string, "
+                                              "coordinator_partition string, member_epoch int, generation int, "
+                                              "assigned_from_offset bigint, assigned_to_offset bigint, "
+                                              "assigned_from_timestamp bigint, file string, position bigint, "
+                                              "pending_revocation boolean")
+    coverage = _coverage(spark, [("b1", CO, 1, [(12, 15, True)]), ("b1", CO, 2, [(30, None, False)])])
+    found = run_check("partition_owned_twice", group_assignments=assignments, partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "partition_owned_twice", None, None, "warning"),
+                                (1, "not_judged", "partition_owned_twice", [12, 15], "info"),
+                                (2, "partition_owned_twice", None, None, "warning")]
+
+
+def test_offline_and_stray_partitions_are_not_judged_past_what_the_metadata_copy_covers(spark):
+    """Cluster c's metadata copy (m1) lacks records after its replay (200-299): a leader may have been elected, a
+    topic created or a replica added there: notes; a dir Kafka itself renamed stray is judged all the same, and
+    cluster d, whose copy lacks nothing, is judged."""
+    state = spark.createDataFrame([(c, mb, "t", 0, "tid", -1, 5, [1], [1], [], 100) for c, mb in (("c", "m1"),
+                                                                                                  ("d", "m9"))],
+                                  "cluster_id string, metadata_broker string, topic string, partition int, "
+                                  "topic_id string, leader int, last_leader int, replicas array<int>, "
+                                  "isr array<int>, elr array<int>, since_offset bigint")
+    live = spark.createDataFrame([("c", [1, 2]), ("d", [1, 2])], "cluster_id string, live_brokers array<int>")
+    meta = spark.createDataFrame([("c", "m1", 150, (200, 299, True)), ("d", "m9", 0, None)],
+                                 f"cluster_id string, metadata_broker string, replayed_from bigint, "
+                                 f"gap_range {MISSING_RANGE}")
+    # a KRaft check runs where the input holds a metadata log (its records are not read here: the tables are given)
+    kraft = S.frame(spark, S.INPUT_TABLES["metadata_records"], [])
+    offline = _notes(run_check("offline_partition", partition_state=state, live_brokers=live,
+                               metadata_coverage=meta, metadata_records=kraft))
+    assert sorted((n["broker"], n["kind"], n.get("rule"), n.get("missing_offsets"), n["severity"])
+                  for n in offline) == [("m1", "not_judged", "offline_partition", [200, 299], "info"),
+                                        ("m9", "offline_partition", None, None, "error")]
+    assert {n.get("incomplete_partition") for n in offline} == {"__cluster_metadata-0", None}
+    dirs = spark.createDataFrame([(c, b, "t", 0, 2, "tid", state_) for c in ("c", "d")
+                                  for b, state_ in ((f"{c}2", "live"), (f"{c}3", "stray"))],
+                                 "cluster_id string, broker string, topic string, partition int, node_id int, "
+                                 "topic_id string, dir_state string").selectExpr("*", "broker AS path")
+    refs = spark.createDataFrame([("c", "m1", 250), ("d", "m9", 50)],
+                                 "cluster_id string, metadata_broker string, end_offset bigint")
+    topics = spark.createDataFrame([("c", "t", "tid"), ("d", "t", "tid")], "cluster_id string, topic string, "
+                                                                             "topic_id string")
+    stray = _notes(run_check("stray_partition", cluster_dirs=dirs, reference_copies=refs, topics=topics,
+                             partition_state=state, metadata_coverage=meta, metadata_records=kraft))
+    # broker 2 is no replica of t-0 (replicas [1]); c3 and d3 are dirs Kafka renamed stray
+    assert sorted((n["broker"], n["kind"], n.get("rule"), n.get("missing_offsets")) for n in stray) == [
+        ("c2", "not_judged", "stray_partition", [200, 299]), ("c3", "stray_partition", None, None),
+        ("d2", "stray_partition", None, None), ("d3", "stray_partition", None, None)]
+
+
+def test_share_state_is_not_judged_where_a_copy_lacks_the_offsets_it_is_held_against(spark):
+    """Share group s's state of t-<p> starts at 5, below the log start 10 (deleted undelivered), and of u-<p> at 90,
+    beyond the log end 80 (truncated under it). A copy of the data partition lacking the offsets between (t-1:
+    5-9 on b2; u-1: 80- on b2) or the share coordinator's copy lacking offsets after the state record
+    (__share_group_state-2 from 8) leaves it not judged; -0 is judged."""
+    state = spark.createDataFrame([("c", "s", topic, p, start, "b1", f"__share_group_state-{p}", 7, "x.log", 0)
+                                   for topic, start in (("t", 5), ("u", 90)) for p in (0, 1, 2)],
+                                  "cluster_id string, `group` string, topic string, partition int, start_offset bigint, "
+                                  "coordinator_broker string, coordinator_partition string, coordinator_offset bigint, "
+                                  "file string, position bigint")
+    serving = spark.createDataFrame([("c", topic, p, "b1", 10, 80) for topic in ("t", "u") for p in (0, 1, 2)],
+                                    "cluster_id string, topic string, partition int, serving_broker string, "
+                                    "log_start_offset bigint, log_end_offset bigint")
+    coverage = _coverage(spark, [("b1", "__share_group_state", 2, [(8, None, False)])])
+    replicas = spark.createDataFrame([("c", "t", 1, [(5, 9, True, "b2")]), ("c", "u", 1, [(80, None, False, "b2")])],
+                                     REPLICA_COVERAGE)
+    found = []
+    for check in ("share_records_deleted_undelivered", "share_state_beyond_log_end"):
+        found += _notes(run_check(check, share_partition_state=state, serving_replicas=serving,
+                                  partition_coverage=coverage, replica_coverage=replicas))
+    assert sorted((n["topic"], n["partition"], n["kind"], n.get("rule"), n.get("incomplete_partition"),
+                   n.get("incomplete_broker")) for n in found) == [
+        ("t", 0, "share_records_deleted_undelivered", None, None, None),
+        ("t", 1, "not_judged", "share_records_deleted_undelivered", "t-1", "b2"),
+        ("t", 2, "not_judged", "share_records_deleted_undelivered", "__share_group_state-2", "b1"),
+        ("u", 0, "share_state_beyond_log_end", None, None, None),
+        ("u", 1, "not_judged", "share_state_beyond_log_end", "u-1", "b2"),
+        ("u", 2, "not_judged", "share_state_beyond_log_end", "__share_group_state-2", "b1")]
+
+
+def test_a_leader_epoch_mismatch_is_not_judged_where_the_run_may_begin_in_offsets_the_copy_lacks(spark):
+    """mangled-0 of the sample brokers without its first segment: the checkpoint gives epoch 0 from offset 0, the
+    batches carry epoch 1 from 60; the copy starting at 80 would report a run from 80. Where the copy lacks offsets
+    between the checkpoint's entry and the run (t-1: 0-79), where the run starts is not known: a note; a range after
+    the run's start (t-2: 100-) does not move it."""
+    rows = [batch(o, 10, partition=p, partition_leader_epoch=1, file=f"t-{p}/{_name(80, 'log')}",
+                  segment_base_offset=80) for p in (0, 1, 2) for o in (80, 90)]
+    epochs = frame(spark, [*PARTITION_KEY, *EPOCH_FIELDS], [
+        dict(partition=p, file=f"t-{p}/leader-epoch-checkpoint", epoch=0, start_offset=0) for p in (0, 1, 2)],
+        broker="b1", topic="t")
+    coverage = _coverage(spark, [("b1", "t", 1, [(0, 79, True)]), ("b1", "t", 2, [(100, None, False)])])
+    found = run_check("leader_epoch_mismatch", batches=batches(spark, rows), leader_epochs=epochs,
+                      partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "leader_epoch_mismatch", None, None, "error"),
+                                (1, "not_judged", "leader_epoch_mismatch", [0, 79], "info"),
+                                (2, "leader_epoch_mismatch", None, None, "error")]
+
+
+def test_a_restart_cut_is_not_judged_where_the_segment_recovery_starts_from_may_be_what_the_copy_lacks(spark):
+    """damaged-0 of the sample brokers without its segment 48 (whole): the recovery point is 48, the high watermark
+    90, the copy ends at 47. Kafka recovers from the segment holding the recovery point: on the copy that is segment
+    0, whose corrupt batch at 18 it would cut; the real disk may hold segment 48 (a roll moves the recovery point to
+    the new segment), which a crash cannot have lost whole. Even an unproven range from the recovery point on
+    leaves the cut not judged (t-0); with the recovery point at 40 (t-1) recovery starts in segment 0 either way: the
+    cut is judged."""
+    cols = "row_kind string, broker string, topic string, partition int, dir_state string, recovery_point bigint, " \
+           "kind string, severity string, file string, position bigint, offset bigint, message string, details string"
+    given = spark.createDataFrame(
+        [("prediction", "b1", "t", p, "live", rp, None, None, None, None, None, None, None) for p, rp in ((0, 48),
+                                                                                                         (1, 40))]
+        + [("finding", "b1", "t", p, None, None, "restart_would_truncate", "error", LOG, 1681, 18, "cut",
+            json.dumps({"dir_state": "live"})) for p in (0, 1)], cols)
+    full = frame(spark, [(f.name, f.type) for f in restart._ROWS], [])
+    predictions = given.unionByName(full.limit(0), allowMissingColumns=True).select(*full.columns)
+    coverage = _coverage(spark, [("b1", "t", p, [(48, 89, False)]) for p in (0, 1)])
+    found = run_check("restart", restart_predictions=predictions, partition_coverage=coverage)
+    assert _verdicts(found) == [(0, "not_judged", "restart_would_truncate", [48, 89], "info"),
+                                (1, "restart_would_truncate", None, None, "error")]

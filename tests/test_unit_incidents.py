@@ -270,3 +270,30 @@ def test_a_command_quotes_every_string_it_is_filled_with() -> None:
         assert words[words.index("--topic") + 1] == f"{hostile}:0"
     plain = _member("committed_offset_beyond_log_end", 0)
     assert any("--group g --reset-offsets --topic t:0" in a["command"] for a in incidents.story([plain], [])[1])
+
+
+def test_a_missing_segment_gathers_the_notes_of_what_it_left_not_judged(spark, small_input, brokers) -> None:
+    """Issue 47: a finding that results from the missing segment belongs with it. The notes naming the range the
+    segment_missing reports (a commit on another broker's partition among them) follow from it; a note naming another
+    range of the copy (one a crash may have lost: no segment_missing), or the same range of another broker's copy,
+    stands alone."""
+    rows = [finding("segment_missing", "b1", topic="__consumer_offsets", offset=258527,
+                    missing_offsets=[258527, 330478]),
+            finding("not_judged", "b2", topic="d", offset=10, rule="committed_offset_below_log_start",
+                    incomplete_broker="b1", incomplete_partition="__consumer_offsets-0",
+                    missing_offsets=[258527, 330478]),
+            finding("not_judged", "b1", topic="__consumer_offsets", offset=300000, rule="restart_would_truncate",
+                    incomplete_broker="b1", incomplete_partition="__consumer_offsets-0",
+                    missing_offsets=[258527, 330478]),
+            finding("not_judged", "b3", topic="d", offset=20, rule="hanging_transaction", incomplete_broker="b1",
+                    incomplete_partition="__consumer_offsets-0", missing_offsets=[400000, None]),
+            finding("not_judged", "b3", topic="d", partition=1, offset=30, rule="sequence_gap",
+                    incomplete_broker="b3", incomplete_partition="__consumer_offsets-0",
+                    missing_offsets=[258527, 330478])]
+    members = membership(spark, brokers, rows)
+    root = "segment_missing@b1"
+    assert members[root] == (root, None)
+    assert members["not_judged@b2"] == (root, "link_segment_missing")
+    assert members["not_judged@b1"] == (root, "link_segment_missing")
+    # info notes no link ties belong to no incident
+    assert "not_judged@b3" not in members

@@ -64,12 +64,25 @@ has no outcome to mismatch)'''
 reports = ["eos"]
 */
 -- Reads marker_checks; `marker_missing` (no marker in a replica whose log reaches the completion time) and
--- `outcome_mismatch` (the marker says the other outcome).
+-- `outcome_mismatch` (the marker says the other outcome). `not_judged` where a copy lacks what settles it
+-- (partition_coverage): a missing marker where the data replica's copy lacks any offsets (a transaction is matched
+-- to its batches by time or epoch, not offset: its own data and marker may stand there, the batches matched being a
+-- later transaction's); a mismatched marker where that copy lacks
+-- offsets below it (this transaction's own marker may stand there, the one matched being a later one's) or the
+-- coordinator's copy lacks offsets after its record (the producer's next transaction, which bounds the match, may
+-- stand there).
+WITH coverage AS (SELECT broker, topic, partition, missing FROM partition_coverage),
+found AS (
 SELECT 'marker_missing' AS kind, broker, topic, partition, CAST(data_file AS STRING) AS file,
        CAST(data_position AS BIGINT) AS position, CAST(data_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Transactional id %s (producer %d, epoch %d): the coordinator (%s offset %d) completed this transaction with %s at %d, but %s-%d holds no marker of it%s.', transactional_id, producer_id, producer_epoch, coordinator_partition, coordinator_last_offset, outcome, completed_at, topic, partition, CASE WHEN data_offset IS NOT NULL THEN format_string(': its data from offset %d stays open and holds the LSO', data_offset) ELSE '' END) AS message,
-       to_json(named_struct('transactional_id', transactional_id, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_last_offset, 'coordinator_broker', coordinator_broker, 'coordinator_outcome', outcome, 'txn_start_timestamp', txn_start_timestamp, 'completed_at', completed_at, 'partitions_not_in_input', partitions_not_in_input, 'expected_coordinator_partition', expected_coordinator_partition)) AS details FROM marker_checks WHERE marker_offset IS NULL AND log_end_timestamp >= completed_at
+       to_json(named_struct('transactional_id', transactional_id, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_last_offset, 'coordinator_broker', coordinator_broker, 'coordinator_outcome', outcome, 'txn_start_timestamp', txn_start_timestamp, 'completed_at', completed_at, 'partitions_not_in_input', partitions_not_in_input, 'expected_coordinator_partition', expected_coordinator_partition)) AS details,
+       -- the marker may stand in offsets the data replica's copy lacks (matched by time or epoch: anywhere)
+       broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+       try_element_at(missing, 1) AS gap_range
+     FROM marker_checks LEFT JOIN coverage USING (broker, topic, partition)
+     WHERE marker_offset IS NULL AND log_end_timestamp >= completed_at
      -- the log cleaner removes a marker past its delete horizon once no batch of its transaction is left
      -- (Cleaner.shouldDiscardBatch with CleanedTransactionMetadata, apache/kafka 08528988): on a compacted
      -- replica a transaction with neither data nor marker there is what cleaning leaves; data left open is not
@@ -79,4 +92,26 @@ SELECT 'outcome_mismatch' AS kind, broker, topic, partition, CAST(marker_file AS
        CAST(marker_position AS BIGINT) AS position, CAST(marker_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(marker_epoch AS INT) AS producer_epoch,
        format_string('Transactional id %s (producer %d): the coordinator (%s offset %d) recorded %s, but the marker at offset %d of %s-%d is a %s.', transactional_id, producer_id, coordinator_partition, coordinator_last_offset, outcome, marker_offset, topic, partition, marker_outcome) AS message,
-       to_json(named_struct('transactional_id', transactional_id, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_last_offset, 'coordinator_broker', coordinator_broker, 'coordinator_outcome', outcome, 'txn_start_timestamp', txn_start_timestamp, 'completed_at', completed_at, 'partitions_not_in_input', partitions_not_in_input, 'expected_coordinator_partition', expected_coordinator_partition, 'marker_outcome', marker_outcome, 'marker_offset', marker_offset)) AS details FROM marker_checks WHERE marker_outcome IS NOT NULL AND marker_outcome != outcome
+       to_json(named_struct('transactional_id', transactional_id, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_last_offset, 'coordinator_broker', coordinator_broker, 'coordinator_outcome', outcome, 'txn_start_timestamp', txn_start_timestamp, 'completed_at', completed_at, 'partitions_not_in_input', partitions_not_in_input, 'expected_coordinator_partition', expected_coordinator_partition, 'marker_outcome', marker_outcome, 'marker_offset', marker_offset)) AS details,
+       -- this transaction's own marker may stand in offsets the data replica's copy lacks below the one matched; the
+       -- producer's next transaction, which bounds the match, in offsets the coordinator's copy lacks after its record
+       CASE WHEN data_range IS NOT NULL THEN broker ELSE coordinator_broker END AS gap_broker,
+       CASE WHEN data_range IS NOT NULL THEN format_string('%s-%d', topic, partition) ELSE coordinator_partition END
+         AS gap_partition,
+       coalesce(data_range, coordinator_range) AS gap_range
+     FROM (SELECT k.*,
+                  try_element_at(filter(d.missing, m -> m.first_offset < k.marker_offset), 1) AS data_range,
+                  try_element_at(filter(c.missing, m -> coalesce(m.last_offset, 9223372036854775807)
+                                                        > k.coordinator_last_offset), 1) AS coordinator_range
+           FROM marker_checks k
+           LEFT JOIN coverage d ON d.broker = k.broker AND d.topic = k.topic AND d.partition = k.partition
+           LEFT JOIN coverage c ON c.broker = k.coordinator_broker
+                               AND format_string('%s-%d', c.topic, c.partition) = k.coordinator_partition)
+     WHERE marker_outcome IS NOT NULL AND marker_outcome != outcome)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

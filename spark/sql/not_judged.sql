@@ -16,9 +16,13 @@ message, or what was not judged), `incomplete_broker` and `incomplete_partition`
 and `offset` are those of the finding it would have been. The rules (each in its own model file, which returns this
 kind where it does not judge): a group's latest commit when its `__consumer_offsets` partition lacks offsets after
 the commit, or a copy of the committed partition lacks the offsets it is judged against (`committed_offset_*`);
-leader epochs beyond the metadata log's coverage (`leader_epoch_unknown`); and this file's own: the restart
-prediction of a partition whose copy lacks offsets (`restart_prediction`: it predicts for the disk as given, and
-its `offsets_not_seen` names what it cannot see). See [An incomplete copy](cli.md#an-incomplete-copy)'''
+the rules of the log, the transactions, the coordinator, the groups and the share groups where
+the batch, marker, record or transaction that settles them may stand in offsets a copy lacks; leader epochs,
+leaders and replicas beyond the metadata log's coverage (`leader_epoch_unknown` and the other checks of the control
+plane); a restart's cut where the copy lacks a segment at or after it, or from the recovery point on; and this
+file's own: the restart prediction of a partition whose copy lacks offsets (`restart_prediction`: it predicts for
+the disk as given, and its `offsets_not_seen` names what it cannot see). [An incomplete copy](cli.md#an-incomplete-copy)
+lists every rule it stands for.'''
 compacted = "as the rule it stands for"
 */
 -- The restart prediction of an incomplete copy (restart_prediction: offsets_not_seen): a restart of the real disk,

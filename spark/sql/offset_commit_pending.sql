@@ -28,7 +28,8 @@ event = "group {group}'s offset commits for {partitions} are pending in the tran
 -- The `offset_commit_pending` check: reads `live_commits`, `serving_replicas` (with log_end_timestamp) and
 -- `transactional_ids` (transactional_id, transaction_timeout_ms); per group and open transaction, its offset commits still pending at the log end of their
 -- __consumer_offsets partition, longer than the transaction's timeout (a younger one is a transaction in flight; a
--- two-phase-commit one is a prepared transaction).
+-- two-phase-commit one is a prepared transaction). `not_judged` where the copy of the __consumer_offsets partition
+-- lacks offsets after the transaction's first offset (partition_coverage): its marker may stand there.
 -- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
 -- (TransactionMetadata.isDistributedTwoPhaseCommitTxn, apache/kafka 38666db4)
 WITH pending AS (
@@ -40,16 +41,30 @@ WITH pending AS (
                transform(array_sort(collect_list(struct(commit_topic, commit_partition, committed_offset))),
                          c -> c.committed_offset) AS committed_offsets
         FROM live_commits WHERE transaction_outcome = 'OPEN'
-        GROUP BY cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset)
+        GROUP BY cluster_id, broker, topic, partition, group_id, producer_id, txn_first_offset),
+    found AS (
     SELECT 'offset_commit_pending' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
            CAST(position AS BIGINT) AS position, CAST(first_commit_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
            CAST(producer_epoch AS INT) AS producer_epoch,
            format_string('Group %s has offset commits for %s pending in producer %d\'s transaction (transactional id %s), open since offset %d of %s-%d for %d ms (timeout %d ms): until a marker ends it, OffsetFetch answers UNSTABLE_OFFSET_COMMIT for these partitions and the group\'s consumers wait.', group_id, array_join(committed, ', '), producer_id, coalesce(transactional_id, '?'), txn_first_offset, topic, partition, age_ms_at_log_end, coalesce(transaction_timeout_ms, :txn_timeout_ms)) AS message,
-           to_json(named_struct('group', group_id, 'transactional_id', transactional_id, 'partitions', committed, 'committed_offsets', committed_offsets, 'txn_first_offset', txn_first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details FROM (
+           to_json(named_struct('group', group_id, 'transactional_id', transactional_id, 'partitions', committed, 'committed_offsets', committed_offsets, 'txn_first_offset', txn_first_offset, 'age_ms_at_log_end', age_ms_at_log_end, 'transaction_timeout_ms', coalesce(transaction_timeout_ms, :txn_timeout_ms))) AS details,
+           -- the transaction's marker may stand in offsets the copy lacks after its first offset
+           broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+           try_element_at(filter(missing, m -> coalesce(m.last_offset, 9223372036854775807) >= txn_first_offset), 1)
+             AS gap_range
+        FROM (
         SELECT *, log_end_timestamp - txn_first_timestamp AS age_ms_at_log_end
         FROM pending
+        LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage) USING (broker, topic, partition)
         JOIN (SELECT cluster_id, topic, partition, log_end_timestamp FROM serving_replicas)
             USING (cluster_id, topic, partition)
         LEFT JOIN (SELECT cluster_id, producer_id, transactional_id, transaction_timeout_ms FROM transactional_ids)
             USING (cluster_id, producer_id))
-    WHERE age_ms_at_log_end > coalesce(transaction_timeout_ms, :txn_timeout_ms) AND coalesce(transaction_timeout_ms, :txn_timeout_ms) != 2147483647
+    WHERE age_ms_at_log_end > coalesce(transaction_timeout_ms, :txn_timeout_ms) AND coalesce(transaction_timeout_ms, :txn_timeout_ms) != 2147483647)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

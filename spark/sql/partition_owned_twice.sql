@@ -26,12 +26,19 @@ reports = ["groups"]
 */
 -- Reads group_assignments (group_assignments); the check `partition_owned_twice`: per pair of members of one
 -- classic, consumer or streams group holding one partition (neither pending revocation) over overlapping spans of
--- the group's log, the first overlap.
+-- the group's log, the first overlap; `not_judged` where the copy of that log lacks offsets within the overlap
+-- (partition_coverage): the record that ended one member's ownership may stand there.
+WITH found AS (
 SELECT 'partition_owned_twice' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Group %s (%s) had partition %s-%d in the current assignment of two members at once, %s and %s, from offset %d of %s: both were assigned it.', `group`, group_type, coalesce(topic, topic_id), partition, members[0], members[1], coordinator_offset, coordinator_partition) AS message,
-       to_json(named_struct('group', `group`, 'group_type', group_type, 'topic_id', topic_id, 'members', members, 'member_epochs', member_epochs, 'generation', generation, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'overlap_from_timestamp', overlap_from_timestamp, 'overlap_to_offset', overlap_to_offset)) AS details FROM (
+       to_json(named_struct('group', `group`, 'group_type', group_type, 'topic_id', topic_id, 'members', members, 'member_epochs', member_epochs, 'generation', generation, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'overlap_from_timestamp', overlap_from_timestamp, 'overlap_to_offset', overlap_to_offset)) AS details,
+       broker AS gap_broker, coordinator_partition AS gap_partition,
+       try_element_at(filter(c.missing, m -> coalesce(m.last_offset, 9223372036854775807) >= coordinator_offset
+                                             AND m.first_offset < coalesce(overlap_to_offset, 9223372036854775807)), 1)
+         AS gap_range
+  FROM (
   SELECT *, row_number() OVER (PARTITION BY cluster_id, coordinator_partition, `group`, topic_id, topic, partition,
                                             members ORDER BY coordinator_offset) AS rank_
   FROM (
@@ -49,5 +56,14 @@ SELECT 'partition_owned_twice' AS kind, broker, topic, partition, CAST(file AS S
      AND coalesce(a.topic_id, a.topic) = coalesce(b.topic_id, b.topic) AND a.member_id < b.member_id
      AND a.assigned_from_offset < coalesce(b.assigned_to_offset, 9223372036854775807)
      AND b.assigned_from_offset < coalesce(a.assigned_to_offset, 9223372036854775807)
-    WHERE a.group_type <> 'share' AND NOT a.pending_revocation AND NOT b.pending_revocation))
-WHERE rank_ = 1
+    WHERE a.group_type <> 'share' AND NOT a.pending_revocation AND NOT b.pending_revocation)) o
+  LEFT JOIN (SELECT broker AS coverage_broker, format_string('%s-%d', topic, partition) AS coverage_partition, missing
+             FROM partition_coverage) c ON c.coverage_broker = o.broker AND c.coverage_partition = o.coordinator_partition
+WHERE rank_ = 1)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

@@ -42,7 +42,8 @@ compacted = "only on compacted partitions: what `sequence_gap` leaves to compact
 -- `sequence_gap`, a batch whose base sequence is not the previous batch's last + 1 (mod 2^31), unless the missing
 -- sequences can have stood below the partition's cleaner offset; `cleaned_sequence_holes` (info), per compacted
 -- partition, the holes between surviving batches that the log cleaner made below its checkpoint, counted, located
--- at the first of them.
+-- at the first of them. A gap whose missing sequences may stand in offsets the copy lacks between the two batches
+-- (partition_coverage: a segment missing) is `not_judged`: on a complete copy every gap is judged.
 WITH
 previous AS (
   SELECT *, lag(producer_epoch) OVER w AS prev_epoch, lag(count) OVER w AS prev_count,
@@ -59,13 +60,28 @@ holes AS (
          -- and keeps the survivors' baseSequence and lastOffsetDelta: below its checkpoint a jump is compaction
          coalesce(prev_last_offset + 1 < cleaner_offset, false) AS cleaned
   FROM (SELECT *, pmod(base_sequence - expected_sequence, 2147483648) AS gap FROM previous)
-  WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < 1073741824)
-SELECT 'sequence_gap' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
-       CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
-       CAST(producer_epoch AS INT) AS producer_epoch,
-       format_string('Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).', producer_id, producer_epoch, expected_sequence - 1, base_sequence, base_offset, gap, size_class, CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END) AS message,
-       to_json(named_struct('expected_sequence', expected_sequence, 'found_sequence', base_sequence, 'gap_size', gap, 'size_class', size_class, 'leader_epoch_change', leader_epoch_change, 'previous_batch_offset', prev_base_offset)) AS details
-FROM holes WHERE NOT cleaned
+  WHERE prev_epoch = producer_epoch AND gap > 0 AND gap < 1073741824),
+gaps AS (
+  SELECT 'sequence_gap' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
+         CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
+         CAST(producer_epoch AS INT) AS producer_epoch,
+         format_string('Producer %d epoch %d jumps from sequence %d to %d at offset %d: %d sequence numbers are missing (%s gap%s).', producer_id, producer_epoch, expected_sequence - 1, base_sequence, base_offset, gap, size_class, CASE WHEN leader_epoch_change THEN ', at the first batch of a new leader epoch' ELSE '' END) AS message,
+         to_json(named_struct('expected_sequence', expected_sequence, 'found_sequence', base_sequence, 'gap_size', gap, 'size_class', size_class, 'leader_epoch_change', leader_epoch_change, 'previous_batch_offset', prev_base_offset)) AS details,
+         -- the missing sequences may stand in offsets the copy lacks between the two batches (partition_coverage)
+         broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+         try_element_at(filter(c.missing, m -> m.first_offset < h.base_offset
+                                                AND coalesce(m.last_offset, 9223372036854775807) > h.prev_last_offset), 1)
+           AS gap_range
+  FROM holes h LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage) c
+       USING (broker, topic, partition)
+  WHERE NOT cleaned)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM gaps
 UNION ALL
 SELECT 'cleaned_sequence_holes' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,

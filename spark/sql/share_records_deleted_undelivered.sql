@@ -24,14 +24,43 @@ does not move'''
 reports = ["groups"]
 */
 -- The `share_records_deleted_undelivered` check: a share partition's state (share_partition_state) held against its serving replica
--- (serving_replicas).
+-- (serving_replicas). `not_judged` where the share coordinator's copy lacks offsets after the state record (a later
+-- one may stand there), or a copy of the data partition lacks offsets from the state's start offset to the log
+-- start (replica_coverage: the serving replica's log start is then the copy's).
+WITH found AS (
 SELECT 'share_records_deleted_undelivered' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(start_offset AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('Share group %s\'s state of %s-%d starts at offset %d, below the log start %d (%s): offsets %d-%d were deleted before the group acknowledged them.', `group`, topic, partition, start_offset, log_start_offset, longest_broker, start_offset, log_start_offset - 1) AS message,
-       to_json(named_struct('group', `group`, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', `group`, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'log_start_offset', log_start_offset, 'deleted_offsets', array(start_offset, log_start_offset - 1), 'reference_broker', longest_broker)) AS details FROM (
-  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.serving_broker AS longest_broker
+       to_json(named_struct('group', `group`, 'topic_id', topic_id, 'share_partition_key', format_string('%s:%s:%d', `group`, topic_id, partition), 'start_offset', start_offset, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_offset, 'log_start_offset', log_start_offset, 'deleted_offsets', array(start_offset, log_start_offset - 1), 'reference_broker', longest_broker)) AS details,
+       CASE WHEN coordinator_range IS NOT NULL THEN coordinator_broker ELSE data_range.broker END AS gap_broker,
+       CASE WHEN coordinator_range IS NOT NULL THEN coordinator_partition
+            ELSE format_string('%s-%d', topic, partition) END AS gap_partition,
+       coalesce(coordinator_range,
+                CASE WHEN data_range IS NOT NULL
+                     THEN named_struct('first_offset', data_range.first_offset, 'last_offset', data_range.last_offset,
+                                       'proven', data_range.proven) END) AS gap_range FROM (
+  SELECT s.*, s.coordinator_broker AS broker, l.log_start_offset, l.log_end_offset, l.serving_broker AS longest_broker,
+         -- a later state record may stand in offsets the share coordinator's copy lacks after this one, and the
+         -- offsets it is held against in what a copy of the data partition lacks (partition_coverage,
+         -- replica_coverage)
+         try_element_at(filter(cc.missing, m -> coalesce(m.last_offset, 9223372036854775807) > s.coordinator_offset), 1)
+           AS coordinator_range,
+         try_element_at(filter(dc.missing, m -> m.first_offset <= l.log_start_offset
+                                                AND coalesce(m.last_offset, 9223372036854775807) >= s.start_offset), 1)
+           AS data_range
   FROM (SELECT DISTINCT cluster_id, `group`, topic, topic_id, partition, start_offset, coordinator_broker,
                         coordinator_partition, coordinator_offset, file, position FROM share_partition_state) s
-  JOIN serving_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition)
-WHERE start_offset >= 0 AND start_offset < log_start_offset
+  JOIN serving_replicas l ON l.cluster_id = s.cluster_id AND l.topic = s.topic AND l.partition = s.partition
+  LEFT JOIN (SELECT broker, format_string('%s-%d', topic, partition) AS coordinator_partition, missing
+             FROM partition_coverage) cc
+      ON cc.broker = s.coordinator_broker AND cc.coordinator_partition = s.coordinator_partition
+  LEFT JOIN replica_coverage dc ON dc.cluster_id = s.cluster_id AND dc.topic = s.topic AND dc.partition = s.partition)
+WHERE start_offset >= 0 AND start_offset < log_start_offset)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

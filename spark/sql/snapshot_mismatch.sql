@@ -19,7 +19,9 @@ offset and sequence'''
 -- Reads data (data batches), snapshot_entries (snapshot_entries) and partition_ends (partition_ends); the
 -- `snapshot_mismatch` check: an entry whose last offset is not below the snapshot offset, or that disagrees with
 -- the producer's last data batch below the snapshot offset while the log still holds that part (below the cleaner
--- offset, a batch the log cleaner deleted is not held).
+-- offset, a batch the log cleaner deleted is not held). `not_judged` where the copy lacks offsets from the entry's last
+-- offset up to the snapshot's (partition_coverage): the producer's batch it names may stand there. An entry at or
+-- beyond its own snapshot's offset contradicts the snapshot itself: judged all the same.
 WITH events AS (
   SELECT broker, topic, partition, producer_id, CAST(last_offset AS DOUBLE) AS `at`,
          named_struct('last_offset', last_offset, 'last_sequence', last_sequence,
@@ -39,13 +41,21 @@ last_below AS (
 checked AS (
   SELECT *, last_offset >= log_first_offset AS covered
   FROM snapshot_entries LEFT JOIN last_below USING (broker, topic, partition, producer_id, snapshot_offset)
-       LEFT JOIN partition_ends USING (broker, topic, partition))
+       LEFT JOIN partition_ends USING (broker, topic, partition)),
+found AS (
 SELECT 'snapshot_mismatch' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(snapshot_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('Producer snapshot %s says producer %d last wrote sequence %d at offset %d, but the log below offset %d has %s.', file, producer_id, last_sequence, last_offset, snapshot_offset, CASE WHEN below IS NULL THEN 'no batch of that producer' ELSE format_string('its last batch ending at offset %d with sequence %d', below.last_offset, below.last_sequence) END) AS message,
-       to_json(named_struct('snapshot_offset', snapshot_offset, 'snapshot_last_offset', last_offset, 'snapshot_last_sequence', last_sequence, 'log_last_offset', below.last_offset, 'log_last_sequence', below.last_sequence)) AS details
-FROM checked
+       to_json(named_struct('snapshot_offset', snapshot_offset, 'snapshot_last_offset', last_offset, 'snapshot_last_sequence', last_sequence, 'log_last_offset', below.last_offset, 'log_last_sequence', below.last_sequence)) AS details,
+       -- the producer's batch the entry names may stand in offsets the copy lacks below the snapshot's offset
+       broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+       CASE WHEN last_offset < snapshot_offset
+            THEN try_element_at(filter(c.missing, m -> m.first_offset < snapshot_offset
+                                                      AND coalesce(m.last_offset, 9223372036854775807) >= last_offset), 1)
+       END AS gap_range
+FROM checked LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage) c
+     USING (broker, topic, partition)
 WHERE last_offset >= 0 AND (last_offset >= snapshot_offset
                             OR (covered AND (below IS NULL OR below.last_offset != last_offset
                                              OR below.last_sequence != last_sequence)
@@ -53,4 +63,11 @@ WHERE last_offset >= 0 AND (last_offset >= snapshot_offset
                                 -- superseded, MemoryRecords.filterTo DELETE_EMPTY; a thinned batch keeps its
                                 -- lastOffset): only an earlier batch of the producer, or none, is left below
                                 AND NOT coalesce(last_offset < cleaner_offset
-                                                 AND (below IS NULL OR below.last_offset < last_offset), false)))
+                                                 AND (below IS NULL OR below.last_offset < last_offset), false))))
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

@@ -35,6 +35,8 @@ destructive = false
 -- `reference_copies`. The dirs of clusters whose metadata log is in the input that the broker should not hold:
 -- `marked_stray` (Kafka renamed it already), `topic_deleted` (its topic id, or without one its name, is no live
 -- topic), `topic_recreated` (the name is live under another id), `not_a_replica` (the broker is not a replica).
+-- `not_judged` (but a dir Kafka itself marked stray) where the copy of the metadata log lacks records after what its
+-- replay saw (metadata_coverage): the topic may be created, or the broker made a replica, there.
 WITH
     judged AS (
         SELECT /*+ BROADCAST(r) */ d.*, l.metadata_topic_id, s.replicas, i.id_live,
@@ -52,7 +54,8 @@ WITH
             ON d.cluster_id = s.cluster_id AND l.metadata_topic_id = s.topic_id AND d.partition = s.partition
         LEFT JOIN (SELECT cluster_id, topic_id AS tid, true AS id_live FROM topics
                    WHERE deleted_offset IS NULL) i ON d.cluster_id = i.cluster_id AND d.topic_id = i.tid
-        WHERE d.topic != '__cluster_metadata')
+        WHERE d.topic != '__cluster_metadata'),
+    found AS (
 SELECT 'stray_partition' AS kind, broker, topic, partition, CAST(path AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
@@ -61,6 +64,16 @@ SELECT 'stray_partition' AS kind, broker, topic, partition, CAST(path AS STRING)
                    WHEN reason = 'topic_recreated' THEN format_string('%s-%d on %s belongs to topic id %s, but topic %s is now %s: it was deleted and created again.', topic, partition, broker, topic_id, topic, metadata_topic_id)
                    ELSE format_string('%s-%d on %s: broker %d is not one of its replicas [%s].', topic, partition, broker, node_id, coalesce(array_join(replicas, ','), '?')) END,
               ' The dir may hold the only remaining copy of its data: copy it before the broker deletes it.') AS message,
-       to_json(named_struct('reason', reason, 'topic_id', topic_id, 'metadata_topic_id', metadata_topic_id, 'replicas', replicas)) AS details
-FROM judged
-WHERE reason IS NOT NULL
+       to_json(named_struct('reason', reason, 'topic_id', topic_id, 'metadata_topic_id', metadata_topic_id, 'replicas', replicas)) AS details,
+       mc.mc_broker AS gap_broker, '__cluster_metadata-0' AS gap_partition,
+       CASE WHEN reason != 'marked_stray' THEN mc.gap_range END AS gap_range
+FROM judged LEFT JOIN (SELECT cluster_id, metadata_broker AS mc_broker, gap_range FROM metadata_coverage) mc
+     USING (cluster_id)
+WHERE reason IS NOT NULL)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found

@@ -44,21 +44,51 @@ cleaner removed: it agrees'''
 -- disagrees). An ABORT marker without data has no entry to miss: an empty transaction gets none
 -- (ProducerAppendInfo.appendEndTxnMarker), nor does a marker the cleaner will remove (CleanedTransactionMetadata).
 -- kafka-dump-log text has no .txnindex: every abort would read as missing there, so its inputs are not judged.
-WITH judged AS (SELECT * FROM aborted_transactions LEFT ANTI JOIN dump_text_inputs USING (broker))
+-- An orphan is `not_judged` where the copy lacks its marker's offset, a mismatch where it lacks offsets from the
+-- lowest first offset or LSO either side names up to the marker (partition_coverage): the ABORT marker, the
+-- transaction's first batches, or a transaction holding the LSO may stand there. A missing entry is judged: Kafka
+-- writes it to the .txnindex of the segment its marker is in, which the copy holds.
+WITH judged AS (SELECT * FROM aborted_transactions LEFT ANTI JOIN dump_text_inputs USING (broker)
+                LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage)
+                    USING (broker, topic, partition)),
+found AS (
 SELECT 'txnindex_missing' AS kind, broker, topic, partition, CAST(NULL AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('The aborted transaction of producer %d (offsets %d-%d) has no .txnindex entry: read_committed consumers would deliver its records.', producer_id, first_offset, last_offset) AS message,
-       to_json(named_struct('first_offset', coalesce(first_offset, index_first_offset), 'last_offset', last_offset, 'last_stable_offset', coalesce(last_stable_offset, index_last_stable_offset))) AS details FROM judged WHERE marked AND first_offset IS NOT NULL AND index_first_offset IS NULL
+       to_json(named_struct('first_offset', coalesce(first_offset, index_first_offset), 'last_offset', last_offset, 'last_stable_offset', coalesce(last_stable_offset, index_last_stable_offset))) AS details,
+       CAST(NULL AS STRING) AS gap_broker, CAST(NULL AS STRING) AS gap_partition,
+       CAST(NULL AS STRUCT<first_offset: BIGINT, last_offset: BIGINT, proven: BOOLEAN>) AS gap_range
+FROM judged WHERE marked AND first_offset IS NOT NULL AND index_first_offset IS NULL
  UNION ALL
 SELECT 'txnindex_orphan' AS kind, broker, topic, partition, CAST(index_file AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(index_first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('The .txnindex lists an aborted transaction of producer %d ending at offset %d, but the log holds no ABORT marker of that producer there.', producer_id, last_offset) AS message,
-       to_json(named_struct('first_offset', coalesce(first_offset, index_first_offset), 'last_offset', last_offset, 'last_stable_offset', coalesce(last_stable_offset, index_last_stable_offset))) AS details FROM judged WHERE marked IS NULL AND (log_first_offset IS NULL OR index_first_offset >= log_first_offset)
+       to_json(named_struct('first_offset', coalesce(first_offset, index_first_offset), 'last_offset', last_offset, 'last_stable_offset', coalesce(last_stable_offset, index_last_stable_offset))) AS details,
+       -- the ABORT marker may stand in offsets the copy lacks
+       broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+       try_element_at(filter(missing, m -> m.first_offset <= last_offset
+                                            AND coalesce(m.last_offset, 9223372036854775807) >= last_offset), 1)
+         AS gap_range
+FROM judged WHERE marked IS NULL AND (log_first_offset IS NULL OR index_first_offset >= log_first_offset)
  UNION ALL
 SELECT 'txnindex_mismatch' AS kind, broker, topic, partition, CAST(index_file AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(first_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(NULL AS INT) AS producer_epoch,
        format_string('The .txnindex entry for producer %d\'s abort at offset %d says first offset %d and LSO %d; the log says %d and %d.', producer_id, last_offset, index_first_offset, index_last_stable_offset, first_offset, last_stable_offset) AS message,
-       to_json(named_struct('first_offset', coalesce(first_offset, index_first_offset), 'last_offset', last_offset, 'last_stable_offset', coalesce(last_stable_offset, index_last_stable_offset), 'index_first_offset', index_first_offset, 'index_last_stable_offset', index_last_stable_offset)) AS details FROM judged WHERE marked AND index_first_offset IS NOT NULL AND NOT agrees
+       to_json(named_struct('first_offset', coalesce(first_offset, index_first_offset), 'last_offset', last_offset, 'last_stable_offset', coalesce(last_stable_offset, index_last_stable_offset), 'index_first_offset', index_first_offset, 'index_last_stable_offset', index_last_stable_offset)) AS details,
+       -- the transaction's first batches, or a transaction holding the LSO, may stand in offsets the copy lacks
+       broker AS gap_broker, format_string('%s-%d', topic, partition) AS gap_partition,
+       try_element_at(filter(missing, m -> m.first_offset <= last_offset
+                                            AND coalesce(m.last_offset, 9223372036854775807)
+                                                >= least(first_offset, index_first_offset, last_stable_offset,
+                                                         index_last_stable_offset)), 1) AS gap_range
+FROM judged WHERE marked AND index_first_offset IS NOT NULL AND NOT agrees)
+SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
+       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
+       CASE WHEN gap_range IS NULL THEN message
+            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
+       CASE WHEN gap_range IS NULL THEN details
+            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
+FROM found
