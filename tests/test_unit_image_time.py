@@ -224,3 +224,51 @@ def test_findings_view_reads_the_new_kind(spark):
     """transaction_stuck_preparing's rows carry the findings columns in their order (the family's union)."""
     found = run_check("coordinator", **_coordinator(spark, _prepared(T0 + 500), DATA, T0 + 3 * HOUR))
     assert [r["kind"] for r in findings_view(found).collect()] == ["transaction_stuck_preparing"]
+
+
+# --- --image-time on the command line ------------------------------------------------------------------------------
+
+def test_image_time_on_the_command_line_changes_the_verdict(spark, tmp_path) -> None:
+    """A broker disk whose only partition holds a transaction opened at T0 and nothing after it: imaged, by its own
+    files, at T0 (in flight, silent); told `--image-time` an hour later (epoch ms or ISO-8601 UTC), it hangs. The
+    manifest and the image_times table say which moment was used."""
+    import struct
+    from datetime import UTC, datetime
+
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kforensics.cli import main
+    from kforensics.scan_output import read_manifest
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True, producer_id=42,
+                                        producer_epoch=0, base_sequence=0, batch_size=1 << 30)
+    for i in range(3):
+        builder.append(i, timestamp=T0 + i, key=b"k%d" % i, value=b"v", headers=[])
+    data = bytearray(builder.build())
+    struct.pack_into(">q", data, 0, 0)  # base offset 0
+    partition = tmp_path / "disk" / "orders-0"
+    partition.mkdir(parents=True)
+    (partition / "00000000000000000000.log").write_bytes(bytes(data))
+
+    def scan(out: str, *more: str) -> list[dict]:
+        result = CliRunner().invoke(main, ["scan", f"b1={tmp_path / 'disk'}", "--out", str(tmp_path / out), "--json",
+                                           *more])
+        assert result.exit_code in (0, 1), result.output
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    assert not [f for f in scan("own") if f["kind"] == "hanging_transaction"]
+    [own] = read_manifest(str(tmp_path / "own")).image_times
+    assert (own["broker"], own["image_time"], own["source"], own["clock"]) == ("b1", T0 + 2, "orders-0", "producer")
+
+    later = datetime.fromtimestamp((T0 + HOUR) / 1000, UTC).isoformat().replace("+00:00", "Z")
+    for given in (later, str(T0 + HOUR)):
+        hanging = [f for f in scan(f"told-{given[:4]}", "--image-time", given) if f["kind"] == "hanging_transaction"]
+        assert [(f["broker"], f["topic"], f["offset"], f["producer_id"]) for f in hanging] == [("b1", "orders", 0, 42)]
+        assert json.loads(hanging[0]["details"])["age_ms"] == HOUR
+    [told] = pq.read_table(tmp_path / f"told-{str(T0 + HOUR)[:4]}" / "image_times").to_pylist()
+    assert (told["image_time"], told["clock"], told["estimated_time"]) == (T0 + HOUR, "override", T0 + 2)
+    bad = CliRunner().invoke(main, ["scan", f"b1={tmp_path / 'disk'}", "--out", str(tmp_path / "bad"),
+                                    "--image-time", "yesterday"])
+    assert bad.exit_code == 2 and "yesterday" in bad.output
