@@ -18,10 +18,11 @@ coordinator's broker (`image_times`, `--image-time`; a two-phase-commit transact
 aborts only Ongoing ones); it sends the markers to every partition the transaction names
 (TransactionMarkerChannelManager), retries them until each is written, re-sends them when it loads the partition
 after a failover (TransactionStateManager.loadTransactionsForTxnTopicPartition: PrepareCommit/PrepareAbort) and then writes
-CompleteCommit/CompleteAbort (apache/kafka 1eb76443, unchanged in 4.2). A Prepare record left for longer than the
+CompleteCommit/CompleteAbort (apache/kafka 1eb76443, 4.0.0-SNAPSHOT: the newest broker code read for this rule;
+the same Ongoing-only timeout in the later copies stored). A Prepare record left for longer than the
 timeout means markers that cannot be written: under Transactions V2 a reloaded coordinator re-sent them at the
-logged epoch, which the partition leaders refused (InvalidProducerEpochException, a livelock: KAFKA-19999, fixed in
-4.3.1); under V1, KAFKA-16352. `transactional_id`, `coordinator_partition`, `coordinator_offset` (the Prepare
+logged epoch, which the partition leaders refused (InvalidProducerEpochException, a livelock: KAFKA-19999, resolved December 2025);
+under V1, KAFKA-16352. `transactional_id`, `coordinator_partition`, `coordinator_offset` (the Prepare
 record), `coordinator_broker`, `state`, `prepared_at` (its TransactionLastUpdateTimestampMs), `age_ms` (at the
 image time), `image_time`, `transaction_timeout_ms` (the timeout it was judged by), `transaction_version`,
 `partitions` (that it names), `partitions_with_marker` and `partitions_without_marker` (`topic-partition on broker`,
@@ -50,7 +51,7 @@ destructive = false
 [[finding.action]]
 phase = "repair"
 command = "kafka-leader-election.sh --bootstrap-server <BOOTSTRAP> --election-type preferred --topic {topic} --partition {partition}"
-why = "moves the coordinator of {coordinator_partition} (where the preferred leader is another broker), which loads it and re-sends the markers of every prepared transaction; under Transactions V2 on a Kafka without the fix of KAFKA-19999 (4.3.1) the re-sent markers are refused again: upgrade the brokers first"
+why = "moves the coordinator of {coordinator_partition} (where the preferred leader is another broker), which loads it and re-sends the markers of every prepared transaction; under Transactions V2 on a Kafka without the fix of KAFKA-19999 the re-sent markers are refused again: upgrade the brokers first"
 destructive = false
 */
 -- The `transaction_stuck_preparing` check: reads coordinator_txns (its transaction: states, partitions, timeout,
