@@ -188,6 +188,8 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]],
                  incidents: Sequence[dict[str, Any]] = ()) -> None:
     """The summary of a scan, its incidents (one line each), its findings by kind, its warning and error findings, and
     what was not judged."""
+    from kforensics.times import iso
+
     out = console()
     out.print(facts(f"kforensics scan -> {summary.out}", (
         ("partitions", summary.partitions), ("segments", summary.segments), ("batches", summary.batches),
@@ -195,6 +197,14 @@ def scan_summary(summary: Any, findings: Sequence[dict[str, Any]],
         *((f"transactions {k}", v) for k, v in sorted(summary.transactions.items())),
         *((f"partition dirs -{k}", v) for k, v in summary.special_dirs.items()),
         ("seconds", f"{summary.seconds:.1f}"))))
+    images = [{"broker": r["broker"], "image time": r.get("image_time_iso") or "unknown",
+               "source": r.get("source") or "", "clock": r.get("clock") or "",
+               "set aside": (f"{r['set_aside_source']} at {iso(r['set_aside_time'])}"
+                             if r.get("set_aside_time") is not None else "")}
+              for r in getattr(summary, "image_times", ())]
+    if images:
+        out.print(table(images, ("broker", "image time", "source", "clock", "set aside"),
+                        "image time per broker (ages are judged at it; --image-time overrides)", show=False))
     if incidents:
         out.print(table(incidents, ("severity", "incident", "findings", "title", "cost"),
                         "incidents (kforensics explain OUT tells each: its timeline and the next safe steps)",

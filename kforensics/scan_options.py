@@ -23,6 +23,7 @@ from kforensics.defaults import (
     DEFAULT_TRANSACTION_STATE_PARTITIONS,
     DEFAULT_TXN_TIMEOUT_MS,
 )
+from kforensics.times import parse_time_ms
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)?\s*$")
@@ -41,8 +42,8 @@ def parse_duration_ms(value: object) -> int:
 @dataclass(frozen=True)
 class ScanOption:
     """How a field of ScanOptions is spelled on the command line. `kind`: flag, glob (text), count (an integer
-    >= `minimum`) or duration (milliseconds, written as parse_duration_ms reads them); `shown`: the default as
-    `--help` shows it."""
+    >= `minimum`), duration (milliseconds, written as parse_duration_ms reads them) or time (epoch milliseconds or
+    ISO-8601 UTC, as `export --from-time` reads them; None: not given); `shown`: the default as `--help` shows it."""
 
     flag: str
     kind: str
@@ -70,8 +71,8 @@ class ScanOptions:
         "tell which are missing from the input).", minimum=1)
     remote_stuck_after_ms: int = _option(
         DEFAULT_REMOTE_STUCK_AFTER_MS, "--remote-stuck-after", "duration",
-        "A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before its partition's "
-        "newest __remote_log_metadata event is stuck (1h, 90m, 45s, or ms).", shown="1h")
+        "A remote segment left in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED this long before the image time "
+        "is stuck (1h, 90m, 45s, or ms).", shown="1h")
     resend_min_records: int = _option(DEFAULT_RESEND_MIN_RECORDS, "--resend-min-records", "count",
                                       "Re-sends by a new producer id: the fewest consecutive records that make one.",
                                       minimum=1)
@@ -89,6 +90,10 @@ class ScanOptions:
     clock_skew_ms: int = _option(DEFAULT_CLOCK_SKEW_MS, "--clock-skew", "duration",
                                  "epoch_fenced_write: how far a client's clock may run ahead of the transaction "
                                  "coordinator's (200ms, 1s, or ms).", shown="200ms")
+    image_time_ms: int | None = _option(
+        None, "--image-time", "time",
+        "When every broker's disk was imaged (ms or ISO-8601, UTC): ages are judged at it. Default: per broker, the "
+        "newest timestamp its files carry.")
     profile: bool = _option(False, "--profile", "flag",
                             "Print where the scan's seconds went (each step's wall time, Spark jobs and tasks); the "
                             "manifest records it in any case.")
@@ -112,6 +117,8 @@ class ScanOptions:
                 raise ValueError(f"{f.name} must be true or false, not {value!r}")
             if spec.kind == "glob" and value is not None and not isinstance(value, str):
                 raise ValueError(f"{f.name} must be a text, not {value!r}")
+            if spec.kind == "time" and value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise ValueError(f"{f.name} must be epoch milliseconds, not {value!r}")
             if spec.kind in ("count", "duration"):
                 if not isinstance(value, int) or isinstance(value, bool):
                     raise ValueError(f"{f.name} must be an integer, not {value!r}")
@@ -131,6 +138,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(spec.flag, dest=name, action="store_true", help=spec.help)
         elif spec.kind == "glob":
             parser.add_argument(spec.flag, dest=name, default=default, help=spec.help)
+        elif spec.kind == "time":
+            parser.add_argument(spec.flag, dest=name, type=parse_time_ms, default=default, help=spec.help)
         else:
             convert = parse_duration_ms if spec.kind == "duration" else int
             parser.add_argument(spec.flag, dest=name, type=convert, default=default, help=spec.help)

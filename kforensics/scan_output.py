@@ -29,7 +29,7 @@ from kforensics import __version__
 from kforensics.parsers.findings import is_problem
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark.registry import output_models
-from kforensics.times import now_iso
+from kforensics.times import iso, now_iso
 
 MANIFEST = "_kforensics.json"
 #: Spark's and the JVM's log of an embedded scan, when OUT is local.
@@ -66,6 +66,8 @@ class Manifest:
     version: str = __version__
     #: Where the scan's seconds went (`spark/scan_profile.py`): total seconds, Spark jobs and tasks, and the steps.
     profile: dict[str, Any] | None = None
+    #: Per broker, the moment its disk was imaged, as the `image_times` table holds it (`image_times`).
+    image_times: list[dict[str, Any]] = field(default_factory=list)
     #: Which segment reader the Python workers that parsed the segments ran: {"host", "python", "reader"} each.
     executor_readers: list[dict[str, str]] = field(default_factory=list)
 
@@ -74,7 +76,7 @@ class Manifest:
                 "started_at": self.started_at, "ended_at": self.ended_at, "host": socket.gethostname(),
                 "inputs": self.inputs, "options": self.options, "tables": self.tables, "spark_log": self.spark_log,
                 "files": self.files, "profile": self.profile,
-                "executor_readers": self.executor_readers}
+                "executor_readers": self.executor_readers, "image_times": self.image_times}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Manifest:
@@ -83,7 +85,8 @@ class Manifest:
                    ended_at=data.get("ended_at"), completed=data.get("completed") is True,
                    files=[str(f) for f in data.get("files") or []], spark_log=data.get("spark_log"),
                    version=str(data.get("version")), profile=data.get("profile"),
-                   executor_readers=list(data.get("executor_readers") or []))
+                   executor_readers=list(data.get("executor_readers") or []),
+                   image_times=list(data.get("image_times") or []))
 
 
 def read_manifest(out: str) -> Manifest | None:
@@ -331,6 +334,8 @@ class ScanSummary:
     #: Partitions whose copy lacks offsets they held (`replicas.complete` false), as `topic-partition on broker`:
     #: what needs those offsets is not judged (issue 47).
     incomplete: list[str] = field(default_factory=list)
+    #: Per broker, the moment its disk was imaged (`image_times`): broker, image_time (epoch ms), source, clock.
+    image_times: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -380,7 +385,22 @@ def summarize(out: str) -> ScanSummary:
     summary.findings = [(kind, severity, n) for (kind, severity), n in sorted(kinds.items())]
     summary.not_in_input = not_in_input(out)
     summary.incomplete = incomplete(out)
+    summary.image_times = image_times(out)
     return summary
+
+
+#: The columns of `image_times` the summary and the manifest give.
+IMAGE_TIME_COLUMNS = ["broker", "image_time", "source", "file", "clock", "set_aside_time", "set_aside_source"]
+
+
+def image_times(out: str) -> list[dict[str, Any]]:
+    """Per broker, the moment its disk was imaged, as the scan's `image_times` table holds it (the summary's and the
+    manifest's `image_times`), with `image_time_iso`."""
+    rows = []
+    for batch in table_batches(out, "image_times", IMAGE_TIME_COLUMNS):
+        rows += [dict(zip(IMAGE_TIME_COLUMNS, row, strict=True)) for row in _rows(batch)]
+    return [{**r, "image_time_iso": iso(r["image_time"]) if r["image_time"] is not None else None}
+            for r in sorted(rows, key=lambda r: r["broker"])]
 
 
 def incomplete(out: str) -> list[str]:

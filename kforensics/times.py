@@ -23,6 +23,20 @@ def iso(ms: int | None) -> str:
         return str(ms)
 
 
+def parse_time_ms(text: str) -> int:
+    """Milliseconds since the epoch, or an ISO-8601 time (UTC unless it says otherwise), as epoch milliseconds
+    (`export --from-time`, `scan --image-time`); ValueError says what is wrong."""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is neither milliseconds since the epoch nor an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
 def now_iso() -> str:
     """The time now, ISO 8601 UTC to the second (`written_at` of a manifest or an export's sidecar)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -330,8 +330,11 @@ def streams(b: Broker) -> tuple[list[dict], list[dict]]:
 
 def inventory_and_ledger(b: Broker) -> list[dict]:
     """inventory-sync (timeout 1 h) holding a transaction open 30 min in the compacted inventory-0, and ledger-2pc
-    (KIP-939, timeout Integer.MAX_VALUE) holding a prepared one 2 h in ledger-0, while idempotent producers write on."""
-    t = T0 + 10_000
+    (KIP-939, timeout Integer.MAX_VALUE) holding a prepared one 2 h in ledger-0, while idempotent producers write on.
+    Both before wordcount's activity (from T0), which the disk was imaged in the middle of: the inventory transaction
+    is 40 min old at the image time, within its timeout (issue 50: ages are judged at the image time)."""
+    t = T0 - 40 * 60_000 - 120_000
+    ledger_t = T0 - 2 * g.HOUR_MS - 10 * 60_000
     inv = Producer(b, "inventory-sync", 7100, 0, timeout=3_600_000)
     inv.init(t - 1000)
     done = []
@@ -343,11 +346,11 @@ def inventory_and_ledger(b: Broker) -> list[dict]:
     for i in range(30):  # the stock feed goes on for 30 min: the transaction is 30 min old at the log end
         b.data("inventory-0", 7200, 0, [(t + 60_000 * (i + 1), f"feed-{i}".encode(), b"42")], transactional=False)
     two_pc = Producer(b, "ledger-2pc", 7300, 0, timeout=TWO_PHASE_COMMIT_TIMEOUT)
-    two_pc.init(t)
-    done.append(two_pc.transaction(t + 500, [("ledger-0", [(b"debit-17", b"-250"), (b"credit-18", b"250")])],
+    two_pc.init(ledger_t)
+    done.append(two_pc.transaction(ledger_t + 500, [("ledger-0", [(b"debit-17", b"-250"), (b"credit-18", b"250")])],
                                    outcome=None))
     for i in range(12):  # 2 h of other ledger entries behind the prepared transaction
-        b.data("ledger-0", 7400, 0, [(t + 600_000 * (i + 1), f"entry-{i}".encode(), b"0")], transactional=False)
+        b.data("ledger-0", 7400, 0, [(ledger_t + 600_000 * (i + 1), f"entry-{i}".encode(), b"0")], transactional=False)
     return done
 
 
@@ -469,8 +472,9 @@ def eos_1(out: Path) -> dict:
     audit(b)
     tiered(b)
     groups(b)
+    before = inventory_and_ledger(b)  # written first: it happened first
     done, lineage = streams(b)
-    done += inventory_and_ledger(b)
+    done += before
     # wordcount-a-1's and wordcount-a-2's __transaction_state partitions were cleaned up to the start of this hour's
     # records: older ones survive only as each id's newest (a CompleteCommit of 5000 at epoch 32764, of 3991 at 1)
     for tid, keep_from in (("wordcount-a-1", T0 + 3 * 120 + 3 * 100), ("wordcount-a-2", T0 + 2 * 120)):
@@ -550,6 +554,10 @@ def eos_2(out: Path) -> dict:
          "producer_id": 8200, "severity": "error"},
         {"kind": "hanging_transaction", "topic": "orders", "partition": 0, "offset": stranger["base_offset"],
          "producer_id": 8200, "transaction_timeout_ms": 15 * 60_000},
+        # the zombie's write is the last of shipments-0 and no marker follows it: it holds the partition's LSO, and at
+        # the image time (orders go on for 20 min) it is older than orders-tx-1's timeout (issue 50)
+        {"kind": "hanging_transaction", "topic": "shipments", "partition": 0, "offset": zombie["base_offset"],
+         "producer_id": 8100, "transaction_timeout_ms": 60_000},
     ]
     assert orders.next_offset > stranger["base_offset"]
     lay_out_coordinators(b)

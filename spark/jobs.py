@@ -306,6 +306,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
             for future in futures:
                 future.result()
         manifest.profile = profile.to_dict()
+        manifest.image_times = scan_output.image_times(out)
         manifest.executor_readers = [{"host": host, "python": python, "reader": reader}
                                      for host, python, reader in sorted(readers.value)]
         scan_output.complete(out, manifest)

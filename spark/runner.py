@@ -41,7 +41,8 @@ def scan_params(options: ScanOptions) -> dict[str, object]:
             "transaction_state_partitions": options.transaction_state_partitions,
             "clock_skew_ms": options.clock_skew_ms, "remote_stuck_after_ms": options.remote_stuck_after_ms,
             "resend_window_ms": options.resend_window_ms, "resend_tail": options.resend_tail,
-            "resend_min_records": options.resend_min_records, "resend_aborted": options.resend_aborted}
+            "resend_min_records": options.resend_min_records, "resend_aborted": options.resend_aborted,
+            "image_time_ms": options.image_time_ms}
 
 
 class _Keeper:

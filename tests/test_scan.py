@@ -205,7 +205,8 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
 
     from pyspark.sql import functions as F
 
-    from kforensics.scan_output import ScanSummary, summarize
+    from kforensics.scan_output import IMAGE_TIME_COLUMNS, ScanSummary, summarize
+    from kforensics.times import iso
 
     def by_spark(out: Path) -> ScanSummary:
         base = str(out)
@@ -234,7 +235,10 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
             not_in_input=sorted(r["p"] for r in named.collect()), special_dirs=dict(sorted(special.items())),
             incomplete=sorted(f"{r['topic']}-{r['partition']} on {r['broker']}" for r in
                               spark.read.parquet(f"{base}/replicas").filter(F.col("complete") == F.lit(False))
-                              .select("broker", "topic", "partition").distinct().collect()))
+                              .select("broker", "topic", "partition").distinct().collect()),
+            image_times=[{**{c: r[c] for c in IMAGE_TIME_COLUMNS}, "image_time_iso": iso(r["image_time"])}
+                         for r in spark.read.parquet(f"{base}/image_times").orderBy("broker").collect()]
+            if (out / "image_times").is_dir() else [])
 
     # the scans named their jobs for Spark's UI, and left no name behind on this thread
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None
@@ -247,6 +251,9 @@ def test_the_summary_streamed_from_the_files_equals_sparks_aggregates(spark, ful
     assert full.records > full.batches and full.bytes > 0 and full.producers > 0
     assert full.brokers == ["broker-1", "broker-2", "broker-3"] and full.topic_partitions < full.partitions
     assert {"COMMIT", "ABORT"} <= set(full.transactions) and full.findings and full.not_in_input == ["ledger-0"]
+    # every broker of the sample disks has its image time, from its own files
+    assert [r["broker"] for r in full.image_times] == full.brokers
+    assert all(r["image_time"] > 0 and r["clock"] in ("broker", "producer") and r["source"] for r in full.image_times)
 
     empty = tmp_path / "empty"
     for table in ("segments", "producers", "transactions", "findings", "coordinator_transactions",

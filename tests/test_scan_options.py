@@ -30,15 +30,17 @@ def test_spark_submit_arguments_make_the_same_options_as_the_cli_defaults() -> N
     given = from_arguments(parser.parse_args(["--headers-only", "--topic", "orders*", "--txn-timeout", "60000",
                                               "--transaction-state-partitions", "3", "--remote-stuck-after", "90m",
                                               "--resend-min-records", "5", "--resend-tail", "7",
-                                              "--resend-window", "0", "--profile"]))
+                                              "--resend-window", "0", "--profile",
+                                              "--image-time", "2026-11-29T01:00:00Z"]))
     assert given == ScanOptions(headers_only=True, topic_glob="orders*", txn_timeout_ms=60_000,
                                 transaction_state_partitions=3, remote_stuck_after_ms=90 * 60_000,
-                                resend_min_records=5, resend_tail=7, resend_window_ms=0, profile=True)
+                                resend_min_records=5, resend_tail=7, resend_window_ms=0, profile=True,
+                                image_time_ms=1_795_914_000_000)
     assert ScanOptions.from_dict(given.to_dict()) == given  # the manifest's and the server request's form
 
 
 @pytest.mark.parametrize("bad", [{"txn_timeout_ms": 0}, {"resend_tail": "ten"}, {"headers_only": "yes"},
-                                 {"resend_window_ms": -1}, {"topic_glob": 3}])
+                                 {"resend_window_ms": -1}, {"topic_glob": 3}, {"image_time_ms": "soon"}])
 def test_bad_values_are_refused_as_the_cli_refuses_them(bad: dict) -> None:
     with pytest.raises(ValueError):
         ScanOptions.from_dict(bad)

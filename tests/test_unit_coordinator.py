@@ -172,6 +172,8 @@ def test_marker_checks_match_markers_by_time(spark):
     expected = spark.createDataFrame([
         ("b1", 0, "a", 0, 1, "COMMIT", 0, 0), ("b1", 0, "a", 1, 3, "ABORT", 0, 2),
         ("b2", 0, "a", 0, None, None, None, 0), ("b2", 0, "a", 1, 3, "ABORT", 0, 2),
+        # the prepared one has its rows too (the stuck-preparing rule says which replicas hold its marker)
+        ("b1", 0, "a", 3, None, None, None, 4), ("b2", 0, "a", 3, None, None, None, None),
     ], "broker string, partition int, transactional_id string, txn_seq bigint, marker_offset bigint, "
        "marker_outcome string, marker_epoch int, data_offset bigint")
     assertDataFrameEqual(out.select("broker", "partition", "transactional_id", "txn_seq", "marker_offset",

@@ -82,6 +82,22 @@ def verbose(where: str) -> Callable:
                                                         "(also KFORENSICS_VERBOSE=1).")
 
 
+class Moment(click.ParamType):
+    """A moment on the command line: epoch milliseconds or ISO-8601 (UTC unless it says otherwise), as epoch ms."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        from kforensics.times import parse_time_ms
+
+        try:
+            return parse_time_ms(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def scan_options(command: Callable) -> Callable:
     """The options of `scan_options.ScanOptions` (SCAN_OPTIONS), each passed to the command under its field name;
     `ScanOptions.from_dict(kwargs)` makes the value."""
@@ -94,6 +110,8 @@ def scan_options(command: Callable) -> Callable:
             option = click.option(spec.flag, name, is_flag=True, help=spec.help)
         elif spec.kind == "glob":
             option = click.option(spec.flag, name, help=spec.help)
+        elif spec.kind == "time":
+            option = click.option(spec.flag, name, type=Moment(), metavar="T", help=spec.help)
         else:
             kind = Duration() if spec.kind == "duration" else click.IntRange(min=spec.minimum)
             option = click.option(spec.flag, name, type=kind, default=spec.shown or default, show_default=True,

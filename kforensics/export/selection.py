@@ -78,17 +78,12 @@ def parse_time(text: str | None) -> int | None:
     """Milliseconds since the epoch, or an ISO-8601 time (UTC unless it says otherwise)."""
     if text is None:
         return None
-    if text.lstrip("-").isdigit():
-        return int(text)
-    from datetime import UTC, datetime
+    from kforensics.times import parse_time_ms
 
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_time_ms(text)
     except ValueError as exc:
-        raise ExportError(f"{text!r} is neither milliseconds since the epoch nor an ISO-8601 time") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+        raise ExportError(str(exc)) from exc
 
 
 #: Findings that name records to export: the field of their details holding the [first, last] span (None: the

@@ -8,15 +8,18 @@ severity = "warning"
 meaning = '''
 a compacted partition's log cleaner is held at the last stable offset by a transaction open longer than the
 transaction timeout'''
-fields = ["cleaner_offset", "last_stable_offset", "held_by_producer_id", "txn_first_offset", "bytes_behind"]
+fields = ["cleaner_offset", "last_stable_offset", "held_by_producer_id", "txn_first_offset", "bytes_behind", "age_ms", "image_time", "partition_last_write"]
 rule = '''
 compaction held back by a transaction: the partition has a `cleaner-offset-checkpoint` entry (it is
-compacted), and its LSO is held below the log end by a transaction open longer than its timeout (its
+compacted), and its LSO is held below the log end by a transaction open longer than its timeout at the image
+time of the broker holding it (`image_times`; not at the partition's own last write) (its
 transactional id's `txnTimeoutMs` where a `__transaction_state` record in the input names the producer id,
 else `--txn-timeout`; never a two-phase-commit one, a prepared transaction instead) (the earliest open one; the
 log cleaner never cleans past the LSO, so the partition grows without bound, KIP-664): `cleaner_offset`,
 `last_stable_offset`, `held_by_producer_id`, `txn_first_offset`, `bytes_behind` (bytes of the batches from the
-one holding the LSO to the log end); `offset`/`position` are the transaction's first batch'''
+one holding the LSO to the log end), `age_ms` (the transaction's age at the image time), `image_time`,
+`partition_last_write` (the partition's newest timestamp); `offset`/`position` are the transaction's first
+batch'''
 compacted = '''
 about compaction itself: a transaction whose data lies below the cleaner offset is complete (see
 a hanging transaction), so only one open in the dirty tail, above the checkpoint, can hold the cleaner'''
@@ -27,7 +30,8 @@ event = "the log cleaner of {topic}-{partition} on {broker} is held at the last 
 -- compaction lag): on a compacted partition (one with a cleaner-offset-checkpoint entry) an open transaction stops
 -- compaction at its first offset, and a hanging one lets the partition grow without bound (KIP-664).
 -- The `cleaner_blocked` check: reads `timed_transactions` (transactions_table),
--- `partition_ends` (partition_ends) and `batches` (last_offset, size); `not_judged` where the copy lacks offsets after
+-- `partition_ends` (partition_ends), `image_times` (the transaction's age is judged at the broker's image time; a
+-- broker without one: the partition's last write) and `batches` (last_offset, size); `not_judged` where the copy lacks offsets after
 -- the transaction's first offset (partition_coverage), or, judged by the default timeout, a copy of
 -- __transaction_state of its cluster lacks offsets (replica_coverage).
 -- 2147483647 (Integer.MAX_VALUE): a KIP-939 two-phase-commit transaction's timeout, never aborted by the coordinator
@@ -47,12 +51,13 @@ WITH
         held AS (
             SELECT * FROM (
                 SELECT *, least(txn_first_offset, coalesce(high_watermark, log_end_offset)) AS last_stable_offset,
-                       log_end_timestamp - first_timestamp AS age_ms_at_log_end
+                       coalesce(image_time, log_end_timestamp) - first_timestamp AS age_ms
                 FROM (SELECT * FROM partition_ends WHERE cleaner_offset IS NOT NULL)
-                JOIN first_open USING (broker, topic, partition))
+                JOIN first_open USING (broker, topic, partition)
+                LEFT JOIN (SELECT broker, image_time FROM image_times) USING (broker))
             -- held by the transaction itself (not by a high watermark below it), below the log end, for too long
             WHERE last_stable_offset = txn_first_offset AND last_stable_offset < log_end_offset
-              AND age_ms_at_log_end > timeout_ms AND timeout_ms != 2147483647),
+              AND age_ms > timeout_ms AND timeout_ms != 2147483647),
         behind AS (
             SELECT broker, topic, partition, CAST(sum(size) AS BIGINT) AS bytes_behind
             FROM log_batches JOIN (SELECT broker, topic, partition, last_stable_offset FROM held)
@@ -61,7 +66,8 @@ WITH
             GROUP BY broker, topic, partition),
         holds AS (
             SELECT broker, topic, partition, cleaner_offset, last_stable_offset, held_by_producer_id,
-                   producer_epoch, txn_first_offset, age_ms_at_log_end, coalesce(bytes_behind, 0) AS bytes_behind,
+                   producer_epoch, txn_first_offset, age_ms, image_time, log_end_timestamp,
+                   coalesce(bytes_behind, 0) AS bytes_behind,
                    file, position, timeout_ms, default_timeout, cluster_id
             FROM held LEFT JOIN behind USING (broker, topic, partition)),
         found AS (SELECT 'cleaner_blocked' AS kind,
@@ -73,8 +79,8 @@ WITH
        CAST(txn_first_offset AS BIGINT) AS offset,
        CAST(held_by_producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
-       format_string('Compaction of %s-%d stops at the last stable offset %d: producer %d\'s transaction, open since offset %d for %d ms (timeout %d ms), holds it, so the log cleaner (checkpointed at %d) leaves the %d bytes from there to the log end uncleaned and the partition keeps growing.', topic, partition, last_stable_offset, held_by_producer_id, txn_first_offset, age_ms_at_log_end, timeout_ms, cleaner_offset, bytes_behind) AS message,
-       to_json(named_struct('cleaner_offset', cleaner_offset, 'last_stable_offset', last_stable_offset, 'held_by_producer_id', held_by_producer_id, 'txn_first_offset', txn_first_offset, 'bytes_behind', bytes_behind)) AS details,
+       format_string('Compaction of %s-%d stops at the last stable offset %d: producer %d\'s transaction, open since offset %d for %d ms at the image time (timeout %d ms), holds it, so the log cleaner (checkpointed at %d) leaves the %d bytes from there to the log end uncleaned and the partition keeps growing.', topic, partition, last_stable_offset, held_by_producer_id, txn_first_offset, age_ms, timeout_ms, cleaner_offset, bytes_behind) AS message,
+       to_json(named_struct('cleaner_offset', cleaner_offset, 'last_stable_offset', last_stable_offset, 'held_by_producer_id', held_by_producer_id, 'txn_first_offset', txn_first_offset, 'bytes_behind', bytes_behind, 'age_ms', age_ms, 'image_time', image_time, 'partition_last_write', log_end_timestamp)) AS details,
        -- the transaction's marker may stand in offsets the copy lacks after its first offset (partition_coverage);
        -- judged by the default timeout, its id's own may stand in what a copy of __transaction_state lacks
        -- (replica_coverage)
