@@ -927,6 +927,10 @@ def build_transfers(rng: random.Random, txnbad: PartitionWriter) -> tuple[Partit
          "transactional_id": "transfers-app-0", "coordinator_outcome": "COMMIT", "completed_at": complete,
          "partitions_not_in_input": ["ledger-0"]},
         {"kind": "unknown_producer", "producer_id": 8002, "offset": unknown["base_offset"]},
+        # judged at broker-1's image time (hours after these writes), both transactions left open hang: 8000's
+        # marker never came, and no coordinator knows 8002 to abort it
+        {"kind": "hanging_transaction", "producer_id": 8000, "offset": missing["base_offset"]},
+        {"kind": "hanging_transaction", "producer_id": 8002, "offset": unknown["base_offset"]},
     ]
     p.legal.append({"kind": "coordinator_agrees", "producer_id": 8000, "transactional_id": "transfers-app-0"})
     return p, sorted(log)
@@ -1162,12 +1166,12 @@ def build_clicks(rng: random.Random) -> PartitionWriter:
 
 def build_views(rng: random.Random) -> PartitionWriter:
     """Tiered and sound: retention deleted the oldest remote segment (0-99) and has just started deleting the
-    next (100-199); the rest of the history is in the remote tier up to 349, the local log holds 250-379."""
+    next (100-199: the newest event of broker-1's __remote_log_metadata, so in progress at its image time); the rest of the history is in the remote tier up to 349, the local log holds 250-379."""
     remote = [
         RemoteSegment("views-a", 0, 99, [(0, 0)], [(COPY_STARTED, 0), (COPY_FINISHED, 4_000),
                                                   (DELETE_STARTED, 3 * HOUR_MS), (DELETE_FINISHED, 3 * HOUR_MS + 2_000)]),
         RemoteSegment("views-b", 100, 199, [(0, 100)], [(COPY_STARTED, 600_000), (COPY_FINISHED, 604_000),
-                                                       (DELETE_STARTED, 5 * HOUR_MS)]),
+                                                       (DELETE_STARTED, 7 * HOUR_MS + 10_000)]),
         RemoteSegment("views-c", 200, 299, [(0, 200), (1, 250)], [(COPY_STARTED, HOUR_MS), (COPY_FINISHED, HOUR_MS + 4_000)]),
         RemoteSegment("views-d", 300, 349, [(1, 300)], [(COPY_STARTED, 4 * HOUR_MS), (COPY_FINISHED, 4 * HOUR_MS + 4_000)]),
     ]
@@ -1286,8 +1290,13 @@ def planted_incidents(planted: list[tuple[dict, dict | None]]) -> list[dict]:
 
 
 #: broker-1..3: the planted anomalies that follow from another planted in the same partition, (broker, partition
-#: dir, kind) -> (broker, kind) of that cause; every other planted anomaly is a cause of its own (README, Partitions).
+#: dir, kind[, producer id]) -> (broker, kind[, producer id]) of that cause (a producer id where a partition holds
+#: several of a kind); every other planted anomaly is a cause of its own (README, Partitions).
 FOLLOWS = {
+    # transfers-0: at broker-1's image time the transaction whose marker is missing hangs, and so does the one no
+    # coordinator knows
+    ("broker-1", "transfers-0", "hanging_transaction", 8000): ("broker-1", "marker_missing", 8000),
+    ("broker-1", "transfers-0", "hanging_transaction", 8002): ("broker-1", "unknown_producer", 8002),
     # damaged-0: the flipped bit lies below the recovery point; the torn last batch is what recovery trims, and the
     # preallocated index and time index still hold entries for it
     ("broker-1", "damaged-0", "damage_below_recovery_point"): ("broker-1", "corrupt_crc"),
@@ -1310,21 +1319,23 @@ FOLLOWS = {
 
 def broker_incidents(brokers: dict) -> list[dict]:
     """EXPECTED.json's `incidents`: those of broker-1..3's planted anomalies (FOLLOWS)."""
-    keys: dict[tuple[str, str, str], list[dict]] = {}
+    keys: dict[tuple[str, str, str], list[tuple[int | None, dict]]] = {}
     for broker, info in brokers.items():
         for name, facts in info["partitions"].items():
             topic, partition = name.rsplit("-", 1)
             for a in facts["anomalies"]:
-                keys.setdefault((broker, name, a["kind"]), []).append(finding_key(
+                keys.setdefault((broker, name, a["kind"]), []).append((a["producer_id"], finding_key(
                     a["kind"], broker, a.get("topic", topic), a.get("partition", int(partition)), a["offset"],
-                    a["producer_id"]))
+                    a["producer_id"])))
     planted: list[tuple[dict, dict | None]] = []
     for (broker, name, kind), found in keys.items():
-        cause = FOLLOWS.get((broker, name, kind))
-        cause_key = None
-        if cause is not None:
-            (cause_key,) = keys[(cause[0], name, cause[1])]  # the one planted anomaly of that kind there
-        planted += [(key, cause_key) for key in found]
+        for producer_id, key in found:
+            cause = FOLLOWS.get((broker, name, kind, producer_id)) or FOLLOWS.get((broker, name, kind))
+            cause_key = None
+            if cause is not None:
+                # the one planted anomaly of that kind there (of that producer, where FOLLOWS names one)
+                (cause_key,) = [k for p, k in keys[(cause[0], name, cause[1])] if cause[2:] in ((), (p,))]
+            planted.append((key, cause_key))
     return planted_incidents(planted)
 
 

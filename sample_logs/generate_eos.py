@@ -565,11 +565,12 @@ def eos_2(out: Path) -> dict:
     empty = tuple(f"__transaction_state-{n}" for n in range(PARTITIONS) if f"__transaction_state-{n}" not in here)
     facts = write_broker(out, b, {}, empty=empty)
     # the incidents: the zombie's out-of-order epoch is its write after the fence; the stranger's transaction hangs
-    # because no coordinator knows it; the missing COMMIT marker stands alone (the next marker there closes its data)
+    # because no coordinator knows it; the missing COMMIT marker stands alone (the next marker there closes its data);
+    # the zombie's write, left open, hangs
     keys = [g.finding_key(a["kind"], "eos-2", a["topic"], a["partition"], a["offset"], a["producer_id"])
             for a in b.anomalies]
     incidents = g.planted_incidents([(keys[0], None), (keys[1], keys[2]), (keys[2], None), (keys[3], None),
-                                     (keys[4], keys[3])])
+                                     (keys[4], keys[3]), (keys[5], keys[2])])
     return {"cluster_id": BROKEN_CLUSTER, "node_id": 2, "partitions": facts, "anomalies": b.anomalies,
             "incidents": incidents,
             "coordinator_transactions": [a, missing, c, d],
