@@ -49,8 +49,10 @@ def test_cleaner_blocked_rules(spark) -> None:
     batches = [("b", topic, 0, last, 100) for topic in ("compacted", "plain", "young", "below_hw")
                for last in (9, 19, 39, 49, 59, 99)]
     found = _blocked(spark, txns, ends, batches)
+    # no image time in these tables: the age is taken at the partition's last write (40 min after the transaction)
     assert found == [("compacted", 40, 7, {"cleaner_offset": 20, "last_stable_offset": 40, "held_by_producer_id": 7,
-                                           "txn_first_offset": 40, "bytes_behind": 300})]
+                                           "txn_first_offset": 40, "bytes_behind": 300, "age_ms": 40 * MIN,
+                                           "partition_last_write": t0 + 40 * MIN})]
     # with a timeout longer than the transaction's age, nothing
     assert _blocked(spark, txns, ends, batches, timeout=41 * MIN) == []
     assert KINDS["cleaner_blocked"].severity == "warning"
@@ -71,8 +73,14 @@ def test_cleaner_blocked_on_the_sample_payments_partition(full_scan: Path) -> No
         a["offset"], a["producer_id"], a["producer_epoch"], a["position"])
     assert f["file"].endswith("payments-0/" + a["file"])
     details = json.loads(f["details"])
-    assert details == {k: a[k] for k in ("cleaner_offset", "last_stable_offset", "held_by_producer_id",
-                                         "txn_first_offset", "bytes_behind")}
+    assert {k: details[k] for k in ("cleaner_offset", "last_stable_offset", "held_by_producer_id", "txn_first_offset",
+                                    "bytes_behind")} == {k: a[k] for k in ("cleaner_offset", "last_stable_offset",
+                                                                           "held_by_producer_id", "txn_first_offset",
+                                                                           "bytes_behind")}
+    # judged at broker-1's image time (its newest write), hours after the transaction's first batch
+    (image,) = [r for r in pq.read_table(full_scan / "image_times").to_pylist() if r["broker"] == "broker-1"]
+    assert details["image_time"] == image["image_time"] > details["partition_last_write"]
+    assert details["age_ms"] > 60_000
     # bytes_behind is what the segment files hold from the LSO's batch to the log end
     segment = SAMPLE_LOGS / "broker-1" / "payments-0" / a["file"]
     assert details["bytes_behind"] == segment.stat().st_size - a["position"]
