@@ -21,6 +21,9 @@ as named parameters (`:txn_timeout_ms`):
     [check]
     family = "log"                   # the checks of a family run as one statement (default: the file's name)
     applies = "kraft"
+    coverage = true                  # its rows also carry gap_broker, gap_partition and gap_range (first_offset,
+                                     # last_offset): a row whose gap_range is set is a `not_judged` note (the copy
+                                     # lacks those offsets, which its verdict needs), made by the runner
 
     [[finding]]                      # each kind its rows carry
     kind = "empty_transaction"
@@ -104,6 +107,9 @@ class Model:
     declared: tuple[Column, ...] = ()
     like: str | None = None
     family: str = ""
+    #: A check judged only on what the copy covers: its rows carry gap_broker, gap_partition and gap_range, and one
+    #: whose gap_range is set is reported as NOT_JUDGED (runner.judged_on_coverage).
+    coverage: bool = False
     findings: tuple[FindingKind, ...] = ()
     #: A link's finding kinds: the cause and the effects it ties to it, the rule's rank among the links that claim
     #: the same effect (lower wins), and the Kafka behaviour it rests on.
@@ -222,7 +228,7 @@ def parse_header(text: str, path: str) -> dict[str, Any]:
     if len(kinds) != 1:
         raise ValueError(f"{path}: the header declares one of [table], [check] or [link]")
     spec = header[kinds[0]]
-    allowed = {"table": {"doc", "output", "keep", "applies", "columns", "like"}, "check": {"doc", "family", "applies"},
+    allowed = {"table": {"doc", "output", "keep", "applies", "columns", "like"}, "check": {"doc", "family", "applies", "coverage"},
                "link": {"doc", "cause", "effect", "rank", "kafka"}}[kinds[0]]
     if set(spec) - allowed or set(header) - {kinds[0], "finding"} or (kinds[0] != "check" and "finding" in header):
         raise ValueError(f"{path}: unknown header keys")
@@ -268,6 +274,7 @@ def _model(entry: Mapping[str, Any]) -> Model:
     return Model(entry["name"], kind, path, doc=" ".join(spec.get("doc", "").split()), output=bool(spec.get("output")),
                  keep=bool(spec.get("keep")), applies=spec.get("applies"), declared=columns, like=spec.get("like"),
                  family=spec.get("family", entry["name"]) if kind == "check" else "",
+                 coverage=bool(spec.get("coverage")) if kind == "check" else False,
                  findings=tuple(_finding(f, path) for f in header.get("finding", ())),
                  cause=tuple(spec.get("cause", ())), effect=tuple(spec.get("effect", ())), rank=int(spec.get("rank", 0)),
                  kafka=" ".join(spec.get("kafka", "").split()),

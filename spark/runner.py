@@ -270,18 +270,40 @@ class Scan:
 BUILT_IN = {"checked_findings": "checked_findings", "finding_links": "finding_links"}
 
 
+def judged_on_coverage(check: registry.Model) -> str:
+    """A `coverage` check's statement with its not-judged rows made notes: a row whose gap_range is set (the copy of
+    gap_partition on gap_broker lacks those offsets, which the verdict needs) becomes a NOT_JUDGED info note saying
+    what the copy shows (issue 47: judge only what the input covers); the others pass unchanged."""
+    assert check.text is not None
+    gap = "gap_range IS NULL"
+    projected = {
+        "kind": f"CASE WHEN {gap} THEN kind ELSE '{registry.NOT_JUDGED}' END AS kind",
+        "severity": f"CASE WHEN {gap} THEN severity ELSE 'info' END AS severity",
+        "message": f"CASE WHEN {gap} THEN message ELSE format_string('Not judged, segment missing: the copy of %s on "
+                   "%s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, "
+                   "gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END "
+                   "AS message",
+        "details": f"CASE WHEN {gap} THEN details ELSE to_json(named_struct('rule', kind, 'would_be', message, "
+                   "'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', "
+                   "array(gap_range.first_offset, gap_range.last_offset))) END AS details"}
+    columns = ", ".join(projected.get(c, f"`{c}`") for c in FINDING_COLUMNS
+                        if c != "severity" or check.computes_severity)
+    return f"SELECT {columns} FROM (\n{check.text}\n)"
+
+
 def with_severity(check: registry.Model) -> str:
     """A check's statement as the findings columns: its kinds' severity added from its header, where the statement
-    does not compute it."""
+    does not compute it (a `coverage` check's not-judged rows made notes first)."""
     assert check.text is not None
+    text = judged_on_coverage(check) if check.coverage else check.text
     if check.computes_severity:
-        return check.text
+        return text
     # registry.NOT_JUDGED (an info note) is what any rule returns where the copy lacks the offsets its verdict needs
     cases = " ".join(f"WHEN '{f.name}' THEN '{f.severity}'" for f in check.findings) + (
         f" WHEN '{registry.NOT_JUDGED}' THEN 'info'")
     columns = ", ".join(f"CASE kind {cases} END AS severity" if c == "severity" else f"`{c}`"
                         for c in FINDING_COLUMNS)
-    return f"SELECT {columns} FROM (\n{check.text}\n)"
+    return f"SELECT {columns} FROM (\n{text}\n)"
 
 
 def analyze(tables: Mapping[str, DataFrame], options: ScanOptions | None = None, *, facts: InputFacts | None = None,

@@ -13,8 +13,8 @@ missing segment, or offsets a crash may have lost), the rule does not judge and 
 would have reported on what the copy shows: `rule` (the kind or table not judged), `would_be` (that finding's
 message, or what was not judged), `incomplete_broker` and `incomplete_partition` (the copy that lacks them),
 `missing_offsets` ([first, last] of the first range it lacks). `broker`, `topic`, `partition`, `file`, `position`
-and `offset` are those of the finding it would have been. The rules (each in its own model file, which returns this
-kind where it does not judge): a group's latest commit when its `__consumer_offsets` partition lacks offsets after
+and `offset` are those of the finding it would have been. The rules (each in its own model file, declared `coverage`:
+it returns the range its verdict needs that the copy lacks, and the runner makes the row this note): a group's latest commit when its `__consumer_offsets` partition lacks offsets after
 the commit, or a copy of the committed partition lacks the offsets it is judged against (`committed_offset_*`);
 the rules of the log, the transactions, the coordinator, the groups and the share groups where
 the batch, marker, record or transaction that settles them may stand in offsets a copy lacks; leader epochs,

@@ -1,5 +1,6 @@
 /*
 [check]
+coverage = true
 family = "log"
 
 [[finding]]
@@ -75,19 +76,14 @@ gaps AS (
   FROM holes h LEFT JOIN (SELECT broker, topic, partition, missing FROM partition_coverage) c
        USING (broker, topic, partition)
   WHERE NOT cleaned)
-SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
-       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
-       CASE WHEN gap_range IS NULL THEN message
-            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
-       CASE WHEN gap_range IS NULL THEN details
-            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
-FROM gaps
+SELECT * FROM gaps
 UNION ALL
 SELECT 'cleaned_sequence_holes' AS kind, broker, topic, partition, CAST(file AS STRING) AS file,
        CAST(position AS BIGINT) AS position, CAST(base_offset AS BIGINT) AS offset, CAST(producer_id AS BIGINT) AS producer_id,
        CAST(producer_epoch AS INT) AS producer_epoch,
        format_string('The log cleaner has compacted %s-%d below offset %d: %d sequence holes (%d sequence numbers) between the surviving batches of %d producer epochs, as compaction leaves them.', topic, partition, cleaner_offset, holes, sequence_numbers, producer_epochs) AS message,
-       to_json(named_struct('cleaner_offset', cleaner_offset, 'holes', holes, 'sequence_numbers', sequence_numbers, 'producer_epochs', producer_epochs)) AS details
+       to_json(named_struct('cleaner_offset', cleaner_offset, 'holes', holes, 'sequence_numbers', sequence_numbers, 'producer_epochs', producer_epochs)) AS details,
+       CAST(NULL AS STRING) AS gap_broker, CAST(NULL AS STRING) AS gap_partition, NULL AS gap_range
 FROM (SELECT broker, topic, partition, max(cleaner_offset) AS cleaner_offset, count(1) AS holes,
              CAST(sum(gap) AS BIGINT) AS sequence_numbers,
              count(DISTINCT producer_id, producer_epoch) AS producer_epochs,

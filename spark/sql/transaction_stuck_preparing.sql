@@ -1,5 +1,6 @@
 /*
 [check]
+coverage = true
 family = "coordinator"
 applies = "has_transaction_state"
 
@@ -106,12 +107,7 @@ found AS (
            CAST(marker_producer_epoch AS INT) AS producer_epoch,
            format_string('Transactional id %s (producer %d, epoch %d): the coordinator (%s offset %d) wrote %s %d ms before the image time (timeout %d ms) and never completed it: its markers are missing from %s%s.', transactional_id, marker_producer_id, marker_producer_epoch, coordinator_partition, coordinator_last_offset, state, judged_at - prepared_at, timeout_ms, CASE WHEN size(partitions_without_marker) > 0 THEN array_join(partitions_without_marker, ', ') ELSE 'no partition in the input' END, CASE WHEN size(partitions_not_in_input) > 0 THEN format_string(' (not in the input: %s)', array_join(partitions_not_in_input, ', ')) ELSE '' END) AS message,
            to_json(named_struct('transactional_id', transactional_id, 'coordinator_partition', coordinator_partition, 'coordinator_offset', coordinator_last_offset, 'coordinator_broker', coordinator_broker, 'state', state, 'prepared_at', prepared_at, 'age_ms', judged_at - prepared_at, 'image_time', image_time, 'transaction_timeout_ms', timeout_ms, 'transaction_version', transaction_version, 'partitions', partitions, 'partitions_with_marker', partitions_with_marker, 'partitions_without_marker', partitions_without_marker, 'partitions_not_in_input', partitions_not_in_input)) AS details,
-           own_range, coordinator_partition
+           -- a completion may stand in offsets the coordinator's copy lacks after the prepare (partition_coverage)
+           coordinator_broker AS gap_broker, coordinator_partition AS gap_partition, own_range AS gap_range
     FROM judged WHERE judged_at - prepared_at > timeout_ms)
-SELECT CASE WHEN own_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
-       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
-       CASE WHEN own_range IS NULL THEN message
-            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', coordinator_partition, broker, own_range.first_offset, coalesce(CAST(own_range.last_offset AS STRING), '?'), kind, message) END AS message,
-       CASE WHEN own_range IS NULL THEN details
-            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', broker, 'incomplete_partition', coordinator_partition, 'missing_offsets', array(own_range.first_offset, own_range.last_offset))) END AS details
-FROM found
+SELECT * FROM found

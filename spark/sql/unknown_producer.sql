@@ -1,5 +1,6 @@
 /*
 [check]
+coverage = true
 family = "coordinator"
 applies = "has_transaction_state"
 
@@ -74,11 +75,4 @@ SELECT 'unknown_producer' AS kind, CASE WHEN missing = 0 THEN 'error' ELSE 'warn
      FROM unknown JOIN coverage USING (cluster_id) LEFT JOIN txn_state_lack USING (cluster_id)
           LEFT JOIN (SELECT broker, topic, partition, missing AS own_missing FROM partition_coverage)
           USING (broker, topic, partition)))
-SELECT CASE WHEN gap_range IS NULL THEN kind ELSE 'not_judged' END AS kind,
-       CASE WHEN gap_range IS NULL THEN severity ELSE 'info' END AS severity,
-       broker, topic, partition, file, position, offset, producer_id, producer_epoch,
-       CASE WHEN gap_range IS NULL THEN message
-            ELSE format_string('Not judged, segment missing: the copy of %s on %s lacks offsets %d-%s, which %s needs. What the copy shows: %s', gap_partition, gap_broker, gap_range.first_offset, coalesce(CAST(gap_range.last_offset AS STRING), '?'), kind, message) END AS message,
-       CASE WHEN gap_range IS NULL THEN details
-            ELSE to_json(named_struct('rule', kind, 'would_be', message, 'incomplete_broker', gap_broker, 'incomplete_partition', gap_partition, 'missing_offsets', array(gap_range.first_offset, gap_range.last_offset))) END AS details
-FROM found
+SELECT * FROM found
