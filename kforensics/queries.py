@@ -126,6 +126,20 @@ def leadership(out: str, *, topic: str | None = None, partition: int | None = No
     return [{**{k: r.get(k) for k in LEADER_FIELDS if k != "time"}, "time": _utc(r.get("timestamp"))} for r in rows]
 
 
+CONTROLLER_FIELDS = ("cluster_id", "metadata_broker", "time", "timestamp", "metadata_offset", "event", "from_snapshot",
+                     "voter_ids", "added_voters", "removed_voters", "voters", "kraft_version", "controller_id",
+                     "incarnation_id", "endpoints", "file", "position")
+
+
+def controllers(out: str) -> list[dict[str, Any]]:
+    """`leaders --controllers`: who the KRaft controllers were, when (`controller_history`: VotersRecord,
+    KRaftVersionRecord, RegisterControllerRecord, UnregisterControllerRecord), in metadata-offset order per cluster."""
+    rows = read_table(out, "controller_history")
+    rows.sort(key=lambda r: (r["cluster_id"], r["metadata_broker"], r["metadata_offset"]))
+    return [{**{k: r.get(k) for k in CONTROLLER_FIELDS if k != "time"}, "time": _utc(r.get("timestamp"))}
+            for r in rows]
+
+
 # --- groups (issue 41): who consumed what -------------------------------------------------------------------------
 
 GROUP_MEMBER_FIELDS = ("cluster_id", "group", "group_type", "member_id", "instance_id", "client_id", "client_host",

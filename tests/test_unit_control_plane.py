@@ -369,3 +369,39 @@ def test_clear_elr_record(spark):
         ("PARTITION_RECORD", [], 0, "initial"), ("PARTITION_CHANGE_RECORD", [1, 2], 1, "offline"),
         ("CLEAR_ELR_RECORD", [], 2, "none"), ("PARTITION_CHANGE_RECORD", [], 3, "unclean")]
     assert [r["record_type"] for r in h if r["partition"] == 1] == ["PARTITION_RECORD"]
+
+
+def _voter(node: int) -> dict:
+    return {"voter_id": node, "voter_directory_id": f"dir-{node}",
+            "endpoints": [{"name": "CONTROLLER", "host": f"c{node}", "port": 9093, "security_protocol": None}],
+            "min_supported_version": 0, "max_supported_version": 1}
+
+
+def test_controller_history_voters_and_registrations(spark):
+    # a snapshot ending at 100 holds voters {1, 2, 3} (the baseline); the log from 100 adds 4, removes 3 (and
+    # unregisters it, Kafka 4.4), and bumps kraft.version
+    snap = Log(start=0)
+    snap.add("KRAFT_VOTERS", voters=[_voter(n) for n in (1, 2, 3)])
+    for r in snap.rows:
+        r.update(snapshot_offset=100, metadata_offset=99, file="m1/100.checkpoint")
+    log = Log(start=100)
+    log.add("KRAFT_VERSION", kraft_version=1)
+    log.add("REGISTER_CONTROLLER_RECORD", controller_id=4, incarnation_id="inc-4",
+            endpoints=[{"name": "CONTROLLER", "host": "c4", "port": 9093, "security_protocol": 0}])
+    log.add("KRAFT_VOTERS", voters=[_voter(n) for n in (1, 2, 3, 4)])
+    log.change(leader=-2, isr=[1, 2])  # not a controller record: not a row
+    log.add("KRAFT_VOTERS", voters=[_voter(n) for n in (4, 1, 2)])
+    log.add("UNREGISTER_CONTROLLER_RECORD", controller_id=3)
+    rows = [r.asDict(recursive=True) for r in run_model("controller_history", metadata_records=records(spark, snap, log))
+            .orderBy("metadata_offset").collect()]
+    assert [(r["metadata_offset"], r["event"], r["from_snapshot"]) for r in rows] == [
+        (99, "voters", True), (100, "kraft_version", False), (101, "controller_registered", False),
+        (102, "voters", False), (104, "voters", False), (105, "controller_unregistered", False)]
+    baseline, added, removed = rows[0], rows[3], rows[4]
+    assert baseline["voter_ids"] == [1, 2, 3] and baseline["added_voters"] is None and baseline["removed_voters"] is None
+    assert baseline["voters"][0]["voter_directory_id"] == "dir-1" and baseline["voters"][0]["endpoints"][0]["host"] == "c1"
+    assert (added["voter_ids"], added["added_voters"], added["removed_voters"]) == ([1, 2, 3, 4], [4], [])
+    assert (removed["voter_ids"], removed["added_voters"], removed["removed_voters"]) == ([1, 2, 4], [], [3])
+    assert rows[1]["kraft_version"] == 1
+    assert (rows[2]["controller_id"], rows[2]["incarnation_id"], rows[2]["endpoints"][0]["host"]) == (4, "inc-4", "c4")
+    assert rows[5]["controller_id"] == 3

@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import click
 
@@ -133,33 +134,79 @@ LEADER_TABLE = ("topic", "partition", "time", "metadata_offset", "leader_epoch",
                 "leader_recovery_state", "election")
 
 
+CONTROLLER_TABLE = ("time", "metadata_offset", "event", "voters", "added", "removed", "kraft_version",
+                    "controller_id", "endpoints")
+
+
+def _voters(voters: list[dict[str, Any]] | None) -> str:
+    """`1 (dir Abc..., c1:9093)`, one voter per line: its id, directory id and endpoints."""
+    if voters is None:
+        return ""
+    return "\n".join(f"{v['voter_id']} (dir {v['voter_directory_id']}, {_endpoints(v['endpoints'])})"
+                     for v in sorted(voters, key=lambda v: v["voter_id"]))
+
+
+def _endpoints(endpoints: list[dict[str, Any]] | None) -> str:
+    return ", ".join(f"{e['name']}={e['host']}:{e['port']}" for e in endpoints or [])
+
+
+def _show_controllers(out: str, as_json: bool, *, quiet: bool = False) -> None:
+    from kforensics import queries, render
+
+    rows = queries.controllers(out)
+    if as_json:
+        render.json_lines(rows)
+        return
+    for cluster_id, broker in sorted({(r["cluster_id"], r["metadata_broker"]) for r in rows}):
+        mine = [{**r, "event": f"{r['event']} (snapshot: baseline)" if r["from_snapshot"] else r["event"],
+                 "voters": _voters(r["voters"]), "added": _ids(r["added_voters"]),
+                 "removed": _ids(r["removed_voters"]), "endpoints": _endpoints(r["endpoints"])}
+                for r in rows if (r["cluster_id"], r["metadata_broker"]) == (cluster_id, broker)]
+        render.table(mine, CONTROLLER_TABLE, f"controllers of cluster {cluster_id} (metadata log of {broker})",
+                     style={"event": "bold"})
+    if not rows and not quiet:
+        click.echo("no KRaft controller record (VotersRecord, KRaftVersionRecord, RegisterControllerRecord, "
+                   "UnregisterControllerRecord) in the scan's metadata log", err=True)
+
+
 @click.command("leaders")
 @options.source
 @options.as_json
 @options.topic
 @options.partition
-def leaders(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None) -> None:
+@click.option("--controllers", is_flag=True, help="Only the controllers' history: the KRaft voter set and its "
+                                                   "changes (KIP-853), kraft.version, controller registrations.")
+def leaders(source: tuple[str, ...], as_json: bool, topic: str | None, partition: int | None,
+            controllers: bool) -> None:
     """Leadership history from the KRaft metadata log: one line per leader or ISR change of each partition
-    (time, leader epoch, leader, ISR, ELR, election: initial, clean, elr, unclean, offline, none).
+    (time, leader epoch, leader, ISR, ELR, election: initial, clean, elr, unclean, offline, none), then who the
+    controllers were (the voter set with directory ids and endpoints, from the VotersRecord control records).
+    With --json, the partitions' lines only; --controllers gives the controllers' alone (as a table or JSON lines).
 
     \b
     Example: kforensics leaders ./kforensics-out --topic ledger --partition 0
+    Example: kforensics leaders ./kforensics-out --controllers --json
     """
     from kforensics import queries, render
 
     with _source(source) as out:
+        if controllers:
+            _show_controllers(out, as_json)
+            return
         rows = queries.leadership(out, topic=topic, partition=partition)
-    if as_json:
-        render.json_lines(rows)
-        return
-    clusters = sorted({(r["cluster_id"], r["metadata_broker"]) for r in rows})
-    for cluster_id, broker in clusters:
-        mine = [{**r, "isr": _ids(r["isr"]), "elr": _ids(r["elr"])} for r in rows
-                if (r["cluster_id"], r["metadata_broker"]) == (cluster_id, broker)]
-        render.table(mine, LEADER_TABLE, f"leadership of cluster {cluster_id} (metadata log of {broker})",
-                     style={"election": "bold"})
-    if not rows:
-        click.echo("no KRaft metadata log (__cluster_metadata-0) in the scan's input", err=True)
+        if as_json:
+            render.json_lines(rows)
+            return
+        clusters = sorted({(r["cluster_id"], r["metadata_broker"]) for r in rows})
+        for cluster_id, broker in clusters:
+            mine = [{**r, "isr": _ids(r["isr"]), "elr": _ids(r["elr"])} for r in rows
+                    if (r["cluster_id"], r["metadata_broker"]) == (cluster_id, broker)]
+            render.table(mine, LEADER_TABLE, f"leadership of cluster {cluster_id} (metadata log of {broker})",
+                         style={"election": "bold"})
+        if not rows:
+            click.echo("no KRaft metadata log (__cluster_metadata-0) in the scan's input", err=True)
+        elif topic is None and partition is None:
+            _show_controllers(out, as_json, quiet=True)
 
 
 GROUP_MEMBER_TABLE = ("member_id", "client_id", "client_host", "instance_id", "epoch", "member_state",
