@@ -415,24 +415,26 @@ def test_real_broker_disks_scan_without_warnings(realdata_scans: list[Path]) -> 
         live = [r for r in _table(out, "replicas") if r["dir_state"] == "live"]
         holders = Counter((r["cluster_id"], r["topic"], r["partition"]) for r in live)
         assert all(r["replica_count"] == holders[(r["cluster_id"], r["topic"], r["partition"])] for r in live)
-    # ronem123's single combined node (Kafka 3.9+, a dynamic quorum): its snapshots hold the KRaftVersion and Voters
-    # control records, read as the controllers' baseline (issue 50: controller_history)
+    # ronem123's single combined node (Kafka 3.9+, a dynamic quorum): its snapshot holds the KRaftVersion and Voters
+    # control records and the node's RegisterControllerRecord, read as the controllers' baseline (issue 50:
+    # controller_history)
     ronem = [r for r in _tables(realdata_scans, "controller_history")
-             if r["metadata_broker"].startswith("ronem123-rupia-kraft/")]
+             if r["metadata_broker"] == "ronem123-rupia-kraft"]
     assert {(r["event"], r["from_snapshot"], r["kraft_version"]) for r in ronem} == {
-        ("kraft_version", True, 1), ("voters", True, None)}
+        ("kraft_version", True, 1), ("voters", True, None), ("controller_registered", True, None)}
     (voters,) = [r for r in ronem if r["event"] == "voters"]
     assert voters["voter_ids"] == [1] and voters["added_voters"] is None
     assert voters["voters"][0]["voter_directory_id"] == "yYuMrFRVQVSX0VVQPcMSrA"
     assert [(e["host"], e["port"]) for e in voters["voters"][0]["endpoints"]] == [("localhost", 9093)]
     # ... and `leaders --controllers` shows them, as JSON lines and as a table marked as the snapshot's baseline
-    (out,) = [o for o in realdata_scans if any(r["metadata_broker"].startswith("ronem123-rupia-kraft/")
+    (out,) = [o for o in realdata_scans if any(r["metadata_broker"] == "ronem123-rupia-kraft"
                                                 for r in _table(o, "controller_history"))]
     shown = CliRunner().invoke(main, ["leaders", str(out), "--controllers", "--json"])
     assert shown.exit_code == 0, shown.output
     lines = [json.loads(line) for line in shown.stdout.splitlines()]
     assert {(line["event"], tuple(line["voter_ids"] or ())) for line in lines
-            if line["metadata_broker"].startswith("ronem123-rupia-kraft/")} == {("kraft_version", ()), ("voters", (1,))}
+            if line["metadata_broker"] == "ronem123-rupia-kraft"} == {("kraft_version", ()), ("voters", (1,)),
+                                                                       ("controller_registered", ())}
     table = CliRunner().invoke(main, ["leaders", str(out), "--controllers"], env={"COLUMNS": "250"})
     assert table.exit_code == 0 and "yYuMrFRVQVSX0VVQPcMSrA" in table.output and "voters (snapshot: baseline)" in table.output
     # Their classic groups replayed (issue 41): every consumer-protocol member's assignment reads (no note), and

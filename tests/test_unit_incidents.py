@@ -81,6 +81,17 @@ def test_a_fenced_producer_explains_its_zombie_writes_not_another_producers(spar
     assert members["zombie_epoch@b2"] == ("zombie_epoch@b2", None)
 
 
+def test_a_fenced_write_left_open_explains_its_hanging_transaction_only(spark, small_input, brokers) -> None:
+    # the zombie's write after the fence opened a transaction no marker follows (it hangs); a later transaction of
+    # the same producer id hanging at another offset (seen on the partition's other replica) is not the fenced write's
+    rows = [finding("epoch_fenced_write", offset=14, producer_id=8003),
+            finding("hanging_transaction", offset=14, producer_id=8003, lso_stuck_at=14),
+            finding("hanging_transaction", "b2", offset=30, producer_id=8003, lso_stuck_at=30)]
+    members = membership(spark, brokers, rows)
+    assert members["hanging_transaction@b1"] == ("epoch_fenced_write@b1", "link_fenced_epoch")
+    assert members["hanging_transaction@b2"] == ("hanging_transaction@b2", None)
+
+
 def test_an_open_transaction_holds_the_cleaner_and_is_one_fact_on_every_replica(spark, small_input,
                                                                                  brokers) -> None:
     rows = [finding("hanging_transaction", "b1", offset=43, producer_id=2001, lso_stuck_at=43),
