@@ -13,7 +13,8 @@ import os
 
 def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
     """`[NAME=]DIR` -> (label, dir); the label defaults to the dir's base name. A `=` inside a path or URI (a
-    NAME with `/` or `:`) is part of the path."""
+    NAME with `/` or `:`) is part of the path. A label given several times names one broker's log dirs (JBOD:
+    `b3=/mnt/d1/kafka b3=/mnt/d2/kafka`), in the order given."""
     out = []
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -21,6 +22,18 @@ def parse_inputs(specs: list[str]) -> list[tuple[str, str]]:
             name, path = os.path.basename(spec.rstrip("/")) or spec, spec
         out.append((name, path))
     return out
+
+
+def label_problem(specs: list[str]) -> tuple[str, str] | None:
+    """A label repeated where it was not written: two dirs with one base name are two brokers until the user says
+    they are one (`NAME=DIR` given several times names one broker's log dirs)."""
+    parsed = parse_inputs(specs)
+    for (label, _), spec in zip(parsed, specs):
+        named = spec.partition("=")[0] == label and "=" in spec
+        if not named and sum(1 for other, _ in parsed if other == label) > 1:
+            return "DIR", (f"two inputs have the same broker label {label} (their base name); name them NAME=DIR "
+                           "(one NAME given several log dirs is one broker's dirs)")
+    return None
 
 
 CREDENTIALS_HINT = ("pyarrow reads S3 credentials and the endpoint from the environment (AWS_ACCESS_KEY_ID, "
@@ -54,8 +67,15 @@ def input_problem(inputs: list[tuple[str, str]], out: str | None, *, files: bool
             if real_out == real_in or real_out.startswith(real_in + os.sep):
                 return "--out", f"--out {out} is inside the input {path}: kforensics never writes into the " \
                                  "directories it reads"
-    if len({label for label, _ in inputs}) != len(inputs):
-        return "DIR", "two inputs have the same broker label; name them NAME=DIR"
+    # One label given several dirs is one broker's log dirs (JBOD, `log.dirs`); a dump file has no siblings
+    paths = [path.rstrip("/") if "://" in path else os.path.realpath(path) for _, path in inputs]
+    if len(set(paths)) != len(paths):
+        return "DIR", "the same log dir is given twice"
+    labels = [label for label, _ in inputs]
+    for label, path in inputs:
+        if labels.count(label) > 1 and "://" not in path and os.path.isfile(path):
+            return "DIR", (f"{label} names a kafka-dump-log file and other inputs: one label is one broker, and several "
+                           "inputs under it must be its log dirs; name the file NAME=FILE")
     return None
 
 

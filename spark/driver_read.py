@@ -118,6 +118,16 @@ def first_newer_version(findings: pa.Table) -> pa.Table:
     return pa.Table.from_pylist(kept, schema=S.FINDINGS)
 
 
+def broker_identities(log_dirs: pa.Table) -> pa.Table:
+    """`read.broker_identities`: per broker label, cluster_id and node_id of its first log dir, by path, with a
+    meta.properties."""
+    first: dict[str, dict[str, Any]] = {}
+    for row in sorted(log_dirs.to_pylist(), key=lambda r: (r["file"] is None, r["log_dir"] or "")):
+        first.setdefault(row["broker"], row)
+    return pa.Table.from_pylist([{n: r[n] for n in ("broker", "cluster_id", "node_id")} for r in first.values()],
+                                schema=S.INPUT_TABLES["brokers"])
+
+
 def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None) -> dict[str, pa.Table]:
     """Every input table of `read.read_tables`, as Arrow tables of `schemas.INPUT_TABLES`, parsed in this
     process. `readers` (a ReadersParam accumulator) receives the driver's reader."""
@@ -148,7 +158,7 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
         "snapshot_entries": _table(schemas["snapshot_entries"], _kind(small, "snapshot")),
         "leader_epochs": _table(schemas["leader_epochs"], _kind(small, "leader_epoch")),
         "segment_files": _table(schemas["segment_files"], _kind(small, "segment_file")),
-        "brokers": _table(schemas["brokers"], broker_rows),
+        "brokers": _table(schemas["brokers"], broker_identities(broker_rows)),
         "partition_checkpoints": _table(schemas["partition_checkpoints"], _kind(small, "checkpoint")),
         "coordinator_records": _table(schemas["coordinator_records"], _kind(internal, "txn")),
         "offset_commits": _table(schemas["offset_commits"], _kind(internal, "commit")),
@@ -159,9 +169,10 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
         "partition_dirs": pa.Table.from_pylist([{n: d.get(n) for n in schemas["partition_dirs"].names}
                                                 for d in listing.dirs], schema=schemas["partition_dirs"]),
     }
-    refused = {d["broker"]: d["refused_dirs"] for d in listing.log_dirs}
-    tables["log_dirs"] = _table(schemas["log_dirs"], broker_rows,
-                                refused_dirs=[refused.get(b) for b in broker_rows["broker"].to_pylist()])
+    refused = {(d["broker"], d["log_dir"]): d["refused_dirs"] for d in listing.log_dirs}
+    tables["log_dirs"] = _table(schemas["log_dirs"], broker_rows, {"meta_properties": "file"},
+                                refused_dirs=[refused.get(k) for k in zip(broker_rows["broker"].to_pylist(),
+                                                                          broker_rows["log_dir"].to_pylist())])
     cluster_ids = {b["broker"]: b["cluster_id"] for b in tables["brokers"].to_pylist()}
     records = _kind(metadata, "record")
     brokers = records["metadata_broker"].combine_chunks().dictionary_encode()  # per broker, not per record

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kforensics.parsers.findings import Finding, severity_of
-from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, file_type_of, scan_log_dir
+from kforensics.parsers.log_dir import DIR_STATE_OF_FILE, LogDir, file_type_of, scan_log_dir
 from kforensics.parsers.record_batch import BATCH_FIELDS
 from kforensics.parsers.uris import filesystem, join_uri
 from kforensics.spark import schemas as S
@@ -39,11 +39,13 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
                log_dirs: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One task row per segment, partition dir and log dir, from the directory model (file names only); and
     finding rows for what the listing found (entries that are not a broker's: `unknown_file`, which also says when
-    Kafka would not start with a folder in its log dir). `dirs`, when given, receives one row per live or stray
-    partition dir (broker, topic, partition, path, dir_kind) for the stray-partition check; `log_dirs` one row per
-    log dir (broker, refused_dirs) for the restart prediction."""
+    Kafka would not start with a folder in its log dir). `dirs`, when given, receives one row per live, stray or
+    future partition dir (broker, topic, partition, path, dir_state, log_dir) for the control plane's checks;
+    `log_dirs` one row per log dir (broker, log_dir, refused_dirs) for the restart prediction. One broker label may
+    name several log dirs (JBOD): each is a `broker` task of its own."""
     tasks: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
+    listed_dirs: list[tuple[str, LogDir]] = []
     for broker, uri in inputs:
         fs, path = filesystem(uri)
         info = fs.get_file_info(path)
@@ -52,17 +54,28 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
                           "path": uri if "://" in uri else path, "base_offset": None, "size": info.size})
             continue
         log_dir, listed = scan_log_dir(uri)
+        listed_dirs.append((broker, log_dir))
+        findings += [_finding_row({"broker": broker, "topic": None, "partition": None, "base_offset": None}, f)
+                     for f in listed]
+    # A broker's checkpoint files name the partitions of their own log dir: an entry for a partition that lives in
+    # a sibling dir only (left behind by a move between dirs) is not the one the broker reads (LogManager.loadLog)
+    live_in: dict[tuple[str, str], set[str]] = {}
+    for broker, log_dir in listed_dirs:
+        for part in log_dir.partitions:
+            if part.dir_state == "live":
+                live_in.setdefault((broker, part.name), set()).add(log_dir.path)
+    for broker, log_dir in listed_dirs:
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
-        tasks.append({**base, "task_kind": "broker", "path": log_dir.path})
-        findings += [_finding_row(base, f) for f in listed]
+        elsewhere = sorted(name for (b, name), where in live_in.items() if b == broker and log_dir.path not in where)
+        tasks.append({**base, "task_kind": "broker", "path": log_dir.path, "elsewhere": elsewhere or None})
         if log_dirs is not None:
-            log_dirs.append({"broker": broker, "refused_dirs": list(log_dir.refused_dirs)})
+            log_dirs.append({"broker": broker, "log_dir": log_dir.path, "refused_dirs": list(log_dir.refused_dirs)})
         for part in log_dir.partitions:  # Kafka's -delete, -future and -stray dirs too: `dir_state` names them
             if topic_glob and not fnmatch.fnmatchcase(part.topic, topic_glob):
                 continue
-            if dirs is not None and part.dir_state in ("live", "stray"):
+            if dirs is not None and part.dir_state in ("live", "stray", "future"):
                 dirs.append({"broker": broker, "topic": part.topic, "partition": part.partition, "path": part.path,
-                             "dir_state": part.dir_state})
+                             "dir_state": part.dir_state, "log_dir": log_dir.path})
             key = {"broker": broker, "topic": part.topic, "partition": part.partition, "dir_state": part.dir_state}
             tasks.append({**key, "task_kind": "partition", "path": part.path, "base_offset": None})
             for path in [s.log for s in part.segments if s.log] + part.metadata_snapshots:
@@ -518,9 +531,11 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     at_root = {**task, "topic": None, "partition": None}
     props: dict[str, Any] = {}
     clean_shutdown = False
+    meta_properties = join_uri(task["path"], "meta.properties")
     try:
-        with local_file(join_uri(task["path"], "meta.properties")) as path:
+        with local_file(meta_properties) as path:
             props = read_meta_properties(path)[0] if path is not None else {}
+            meta_properties = meta_properties if path is not None else None
         with local_file(join_uri(task["path"], ".kafka_cleanshutdown")) as path:
             clean_shutdown = path is not None
     except OSError as exc:
@@ -529,7 +544,9 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
     node = props.get("node.id", props.get("broker.id"))
     broker = {"row_kind": "broker", "broker": task["broker"], "cluster_id": props.get("cluster.id"),
               "node_id": int(node) if isinstance(node, str) and node.lstrip("-").isdigit() else None,
+              "log_dir": task["path"], "file": meta_properties, "directory_id": props.get("directory.id"),
               "clean_shutdown": clean_shutdown, "recovery_checkpoint_unreadable": False}
+    elsewhere = set(task.get("elsewhere") or ())
 
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     for name, column in CHECKPOINT_COLUMNS.items():
@@ -546,7 +563,8 @@ def _broker_rows(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
         for f in findings:
             yield _finding_row(at_root, _relocated(f, uri))
         for e in entries:
-            merged.setdefault((e.topic, e.partition), {})[column] = e.offset
+            if f"{e.topic}-{e.partition}" not in elsewhere:
+                merged.setdefault((e.topic, e.partition), {})[column] = e.offset
     yield broker
     for (topic, partition), values in sorted(merged.items()):
         yield {"row_kind": "checkpoint", "broker": task["broker"], "topic": topic, "partition": partition, **values}
@@ -589,6 +607,8 @@ class InputFacts:
     has_future_replicas: bool = False
     #: Some broker's `__cluster_metadata-0` (KRaft metadata log) is in the input.
     has_cluster_metadata: bool = False
+    #: Some broker label names two or more log dirs (JBOD: one broker's `log.dirs`).
+    several_log_dirs: bool = False
     #: Broker labels of kafka-dump-log text inputs (their partitions are known only once parsed).
     dump_brokers: tuple[str, ...] = ()
     #: Bytes of the segments and dump files to parse, as the listing saw them (None: a filesystem did not say).
@@ -601,6 +621,7 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
     topics = {t["topic"] for t in live if t["task_kind"] == "segment"}
     dumps = tuple(t["broker"] for t in tasks if t["task_kind"] == "dump_text")
     sizes = [t.get("size") for t in tasks if t["task_kind"] in ("segment", "dump_text")]
+    log_dir_brokers = [t["broker"] for t in tasks if t["task_kind"] == "broker"]
     return InputFacts(input_bytes=None if None in sizes else sum(sizes), replicas_possible=len(partitions) != len(set(partitions)) or bool(dumps),
                       has_transaction_state="__transaction_state" in topics,
                       has_consumer_offsets="__consumer_offsets" in topics,
@@ -610,7 +631,8 @@ def input_facts(tasks: list[dict[str, Any]]) -> InputFacts:
                       has_remote_log_metadata="__remote_log_metadata" in topics, dump_brokers=dumps,
                       has_future_replicas=any(t["task_kind"] == "partition" and t.get("dir_state") == "future"
                                               for t in tasks),
-                      has_cluster_metadata="__cluster_metadata" in topics)
+                      has_cluster_metadata="__cluster_metadata" in topics,
+                      several_log_dirs=len(log_dir_brokers) != len(set(log_dir_brokers)))
 
 
 @dataclass(frozen=True)
@@ -681,11 +703,13 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
                                                                                         *S.columns(S.EPOCH_FIELDS)),
         "segment_files": small_rows.filter(F.col("row_kind") == "segment_file").select(
             *key, *S.columns(S.SEGMENT_FILE_FIELDS)),
-        "brokers": small_rows.filter(F.col("row_kind") == "broker").select("broker", "cluster_id", "node_id"),
-        "log_dirs": small_rows.filter(F.col("row_kind") == "broker").select("broker", "clean_shutdown",
-                                                                            "recovery_checkpoint_unreadable")
-        .join(S.frame(spark, pa.schema([S.INPUT_TABLES["log_dirs"].field(n) for n in ("broker", "refused_dirs")]),
-                      refused), "broker", "left"),
+        "brokers": broker_identities(small_rows.filter(F.col("row_kind") == "broker")),
+        "log_dirs": small_rows.filter(F.col("row_kind") == "broker").select(
+            "broker", "log_dir", F.col("file").alias("meta_properties"), "cluster_id", "node_id", "directory_id",
+            "clean_shutdown", "recovery_checkpoint_unreadable")
+        .join(S.frame(spark, pa.schema([S.INPUT_TABLES["log_dirs"].field(n)
+                                        for n in ("broker", "log_dir", "refused_dirs")]), refused),
+              ["broker", "log_dir"], "left"),
         "partition_checkpoints": small_rows.filter(F.col("row_kind") == "checkpoint").select(
             *key, *S.columns(S.CHECKPOINT_FIELDS)),
         "parser_findings": seg_rows.filter(F.col("row_kind") == "finding").select(*S.FINDINGS.names).unionByName(
@@ -739,6 +763,13 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
         if name != "partition_topic_ids":  # its file column is not kept
             tables[name] = with_dir_state(tables[name])
     return {name: df.select(*S.INPUT_TABLES[name].names) for name, df in tables.items()}, facts
+
+
+def broker_identities(log_dirs: DataFrame) -> DataFrame:
+    """One row per broker label from its log dirs' rows: cluster_id and node_id of the first dir, by path, with a
+    meta.properties (a broker whose dirs disagree refuses to start: log_dir_identity_mismatch says so)."""
+    first = F.min_by(F.struct("cluster_id", "node_id"), F.struct(F.col("file").isNull(), F.col("log_dir")))
+    return log_dirs.groupBy("broker").agg(first.alias("id")).select("broker", "id.cluster_id", "id.node_id")
 
 
 def empty_tables(spark: SparkSession) -> dict[str, DataFrame]:

@@ -70,7 +70,8 @@ _HEADER = re.compile(r"\A\s*/\*(.*?)\*/", re.S)
 #: The conditions a model's `applies` may name (`runner.Scan.applies` decides them from the listing's facts and the
 #: options): where one does not hold, the model's input has no rows and it is not planned.
 APPLIES = ("replicas_possible", "has_transaction_state", "has_consumer_offsets", "has_group_records",
-           "has_share_state_records", "has_remote_log_metadata", "has_future_replicas", "kraft", "records_read")
+           "has_share_state_records", "has_remote_log_metadata", "has_future_replicas", "kraft", "records_read",
+           "several_log_dirs")
 
 #: The note any check returns where the copy lacks the offsets its verdict needs (declared in not_judged.sql; the
 #: runner gives it its severity in every check, the summary counts it: issue 47).

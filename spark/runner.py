@@ -86,7 +86,7 @@ class Scan:
         self.options = options or ScanOptions()
         self.facts = facts or InputFacts(replicas_possible=True, has_transaction_state=True,
                                          has_consumer_offsets=True, has_future_replicas=True,
-                                         has_cluster_metadata=True)
+                                         has_cluster_metadata=True, several_log_dirs=True)
         self.params = {**scan_params(self.options), **(params or {})}
         self.views = views
         self.profile = profile
@@ -122,7 +122,8 @@ class Scan:
                 "has_remote_log_metadata": f.has_remote_log_metadata and self.given("remote_log_events"),
                 "has_future_replicas": f.has_future_replicas,
                 "kraft": f.has_cluster_metadata and self.given("metadata_records"),
-                "records_read": not self.options.headers_only}[condition]
+                "records_read": not self.options.headers_only,
+                "several_log_dirs": f.several_log_dirs}[condition]
 
     def given(self, name: str) -> bool:
         return name in self._given

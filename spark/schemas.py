@@ -90,7 +90,8 @@ SMALL_ROW_FIELDS = [("row_kind", pa.string()), *PARTITION_KEY, ("file", pa.strin
                     ("producer_epoch", pa.int32()), ("last_sequence", pa.int32()), ("offset_delta", pa.int32()),
                     ("timestamp", pa.int64()), ("coordinator_epoch", pa.int32()),
                     ("current_txn_first_offset", pa.int64()), ("epoch", pa.int32()), ("start_offset", pa.int64()),
-                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("clean_shutdown", pa.bool_()),
+                    *CHECKPOINT_FIELDS, ("cluster_id", pa.string()), ("node_id", pa.int32()), ("log_dir", pa.string()),
+                    ("directory_id", pa.string()), ("clean_shutdown", pa.bool_()),
                     ("recovery_checkpoint_unreadable", pa.bool_()), ("topic_id", pa.string()), ("kind", pa.string()), ("severity", pa.string()), ("position", pa.int64()),
                     ("offset", pa.int64()), ("message", pa.string()), ("details", pa.string()),
                     *[(n, t) for n, t in SEGMENT_FILE_FIELDS if n not in ("file", "last_offset")]]
@@ -140,7 +141,9 @@ INTERNAL_ROWS = _schema(INTERNAL_ROW_FIELDS)
 INTERNAL_TOPICS = ("__transaction_state", "__consumer_offsets", "__share_group_state")
 
 TASK_FIELDS = [("task_kind", pa.string()), ("broker", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-               ("path", pa.string()), ("base_offset", pa.int64())]
+               ("path", pa.string()), ("base_offset", pa.int64()),
+               # a log dir task: `<topic>-<partition>` names live only in a sibling log dir of the same broker
+               ("elsewhere", pa.list_(pa.string()))]
 TASKS = _schema(TASK_FIELDS)
 
 FINDINGS = _schema([(name, _FINDING_TYPES[name]) for name in FINDING_COLUMNS])
@@ -226,6 +229,8 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     #: `last_timestamp` of its last entry. What the copy holds of each partition's log, and what it lacks
     #: (spark/sql/missing_ranges.sql).
     "segment_files": _schema([*PARTITION_KEY, *SEGMENT_FILE_FIELDS, DIR_STATE]),
+    #: One row per broker label: its identity (cluster.id, node.id) from the first of its log dirs, by path, that has
+    #: a meta.properties (log_dir_identity_mismatch says where its dirs disagree).
     "brokers": _schema([("broker", pa.string()), ("cluster_id", pa.string()), ("node_id", pa.int32())]),
     "partition_checkpoints": _schema([*PARTITION_KEY, *CHECKPOINT_FIELDS]),
     "parser_findings": FINDINGS,
@@ -250,13 +255,18 @@ INPUT_TABLES: dict[str, pa.Schema] = {
     "remote_log_events": _schema([(f.name, f.type) for f in REMOTE_EVENT_ROWS if f.name != "row_kind"]),
     "partition_topic_ids": _schema([*PARTITION_KEY, ("topic_id", pa.string()), DIR_STATE]),
     "metadata_records": METADATA_RECORDS,
-    #: The partition dirs (live and stray) of each broker, for the control plane's check of stray dirs.
-    "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE]),
-    #: Per log dir: its clean-shutdown marker, a recovery-point-offset-checkpoint the broker cannot read, and the
-    #: directories in it Kafka cannot take for partition dirs (`parsers.log_dir.kafka_topic_partition`).
+    #: The partition dirs (live, stray and future) of each broker, each with the log dir holding it (`log_dir`, as
+    #: the listing names it: several per broker under one label, JBOD), for the control plane's checks.
+    "partition_dirs": _schema([*PARTITION_KEY, ("path", pa.string()), DIR_STATE, ("log_dir", pa.string())]),
     #: The labels of kafka-dump-log text inputs (not log dirs: no .txnindex, no checkpoints, nothing to recover).
     "dump_text_inputs": _schema([("broker", pa.string())]),
-    "log_dirs": _schema([("broker", pa.string()), ("clean_shutdown", pa.bool_()),
+    #: Per log dir (a broker label has several under JBOD): its meta.properties (the file, null when absent;
+    #: cluster.id, node.id or broker.id, directory.id), its clean-shutdown marker, a
+    #: recovery-point-offset-checkpoint the broker cannot read, and the directories in it Kafka cannot take for
+    #: partition dirs (`parsers.log_dir.kafka_topic_partition`).
+    "log_dirs": _schema([("broker", pa.string()), ("log_dir", pa.string()), ("meta_properties", pa.string()),
+                         ("cluster_id", pa.string()), ("node_id", pa.int32()), ("directory_id", pa.string()),
+                         ("clean_shutdown", pa.bool_()),
                          ("recovery_checkpoint_unreadable", pa.bool_()), ("refused_dirs", pa.list_(pa.string()))]),
 }
 

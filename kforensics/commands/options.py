@@ -20,12 +20,13 @@ pid = click.option("--pid", type=int, help="Only this producer id.")
 def inputs(dirs: tuple[str, ...], out: str | None = None, *, files: bool = True,
            uri_queries: bool = False) -> list[tuple[str, str]]:
     """`[NAME=]DIR...` (and, `files`, `[NAME=]FILE` of kafka-dump-log text) as (label, path), checked (usage
-    error, exit code 2, for a missing dir, two equal labels, or an --out inside an input; `out` None: the tables
+    error, exit code 2, for a missing dir, two equal labels not written as NAME=, the same dir twice, or an --out
+    inside an input; one NAME given several dirs is one broker's log dirs; `out` None: the tables
     go to a fresh temporary folder)."""
-    from kforensics.inputs import input_problem, parse_inputs
+    from kforensics.inputs import input_problem, label_problem, parse_inputs
 
     parsed = parse_inputs(list(dirs))
-    problem = input_problem(parsed, out, files=files, uri_queries=uri_queries)
+    problem = label_problem(list(dirs)) or input_problem(parsed, out, files=files, uri_queries=uri_queries)
     if problem is not None:
         raise click.BadParameter(problem[1], param_hint=problem[0])
     return parsed

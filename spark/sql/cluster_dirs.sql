@@ -1,10 +1,10 @@
 /*
 [table]
-doc = """The partition dirs of each broker (live and stray) with the topic id of their own partition.metadata (a stray
-dir's own, not the live dir's of the same partition), cluster_id and node_id."""
+doc = """The partition dirs of each broker (live, stray and future) with the log dir holding each, the topic id of
+their own partition.metadata (a stray dir's own, not the live dir's of the same partition), cluster_id and node_id."""
 columns = """
-broker string, topic string, partition int, dir_state string, path string, topic_id string, cluster_id string,
-node_id int"""
+broker string, topic string, partition int, dir_state string, path string, log_dir string, topic_id string,
+cluster_id string, node_id int"""
 */
 SELECT /*+ BROADCAST(brokers_) */ broker, rows_.* EXCEPT (broker), coalesce(brokers_.cluster_id, '') AS cluster_id,
        brokers_.node_id

@@ -38,7 +38,9 @@ columns = "broker string, topic string, partition int, cause string, absent_segm
 -- missing segment. Rules read at apache/kafka 1eb76443 (UnifiedLog.updateHighWatermark, LocalLog, LogLoader,
 -- ProducerStateManager, LeaderEpochFileCache, LogManager.checkpointRecoveryOffsetsInDir, KafkaRaftClient).
 WITH
-dirs AS (SELECT DISTINCT broker, topic, partition FROM partition_dirs WHERE dir_state = 'live'),
+-- the log dir of each live partition dir: its clean-shutdown marker is the one that counts (JBOD: one per log dir)
+dirs AS (SELECT broker, topic, partition, min(log_dir) AS log_dir FROM partition_dirs WHERE dir_state = 'live'
+         GROUP BY broker, topic, partition),
 files AS (
     SELECT broker, topic, partition, base_offset,
            max(CASE WHEN file_type = 'log' THEN 1 ELSE 0 END) = 1 AS has_log,
@@ -82,7 +84,7 @@ reach AS (
     LEFT JOIN partition_checkpoints c USING (broker, topic, partition)
     LEFT JOIN snapshots s USING (broker, topic, partition)
     LEFT JOIN epochs e USING (broker, topic, partition)
-    LEFT JOIN log_dirs l USING (broker)),
+    LEFT JOIN log_dirs l ON l.broker = d.broker AND l.log_dir = d.log_dir),
 evidence AS (
     SELECT broker, topic, partition, reached, flushed_to, clean_shutdown, compacted, known_start, min_epoch_start,
            log_start_offset,

@@ -18,11 +18,13 @@ WITH states AS (
            recovery
     FROM every_dir_segment_recovery LEFT JOIN txnindex_errors USING (broker, topic, partition, file)
          LEFT ANTI JOIN dump_text_inputs USING (broker))
-SELECT * FROM (
-    SELECT broker, topic, partition, dir_state, dir,
-           collect_list(struct(file, base_offset, size, has_offset_index, txnindex_error, txnindex_error_position,
-                               recovery)) AS segments
-    FROM states GROUP BY broker, topic, partition, dir_state, dir)
-LEFT JOIN (SELECT broker, topic, partition, recovery_point, log_start_offset, high_watermark
-           FROM partition_checkpoints) USING (broker, topic, partition)
-LEFT JOIN log_dirs USING (broker)
+SELECT p.*, l.clean_shutdown, l.recovery_checkpoint_unreadable, l.refused_dirs FROM (
+    SELECT * FROM (
+        SELECT broker, topic, partition, dir_state, dir,
+               collect_list(struct(file, base_offset, size, has_offset_index, txnindex_error, txnindex_error_position,
+                                   recovery)) AS segments
+        FROM states GROUP BY broker, topic, partition, dir_state, dir)
+    LEFT JOIN (SELECT broker, topic, partition, recovery_point, log_start_offset, high_watermark
+               FROM partition_checkpoints) USING (broker, topic, partition)) p
+-- the marker and checkpoints of the log dir holding the partition dir (JBOD: a broker label has several)
+LEFT JOIN log_dirs l ON l.broker = p.broker AND l.log_dir = regexp_extract(p.dir, '^(.*)/[^/]*$', 1)

@@ -55,7 +55,7 @@ WITH
             ON d.cluster_id = s.cluster_id AND l.metadata_topic_id = s.topic_id AND d.partition = s.partition
         LEFT JOIN (SELECT cluster_id, topic_id AS tid, true AS id_live FROM topics
                    WHERE deleted_offset IS NULL) i ON d.cluster_id = i.cluster_id AND d.topic_id = i.tid
-        WHERE d.topic != '__cluster_metadata'),
+        WHERE d.topic != '__cluster_metadata' AND d.dir_state != 'future'),
     found AS (
 SELECT 'stray_partition' AS kind, broker, topic, partition, CAST(path AS STRING) AS file,
        CAST(NULL AS BIGINT) AS position, CAST(NULL AS BIGINT) AS offset, CAST(NULL AS BIGINT) AS producer_id,
