@@ -28,7 +28,7 @@ def label_problem(specs: list[str]) -> tuple[str, str] | None:
     """A label repeated where it was not written: two dirs with one base name are two brokers until the user says
     they are one (`NAME=DIR` given several times names one broker's log dirs)."""
     parsed = parse_inputs(specs)
-    for (label, _), spec in zip(parsed, specs):
+    for (label, _), spec in zip(parsed, specs, strict=True):
         named = spec.partition("=")[0] == label and "=" in spec
         if not named and sum(1 for other, _ in parsed if other == label) > 1:
             return "DIR", (f"two inputs have the same broker label {label} (their base name); name them NAME=DIR "

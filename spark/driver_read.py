@@ -172,7 +172,7 @@ def read_on_driver(listing: Listing, *, headers_only: bool, readers: Any = None)
     refused = {(d["broker"], d["log_dir"]): d["refused_dirs"] for d in listing.log_dirs}
     tables["log_dirs"] = _table(schemas["log_dirs"], broker_rows, {"meta_properties": "file"},
                                 refused_dirs=[refused.get(k) for k in zip(broker_rows["broker"].to_pylist(),
-                                                                          broker_rows["log_dir"].to_pylist())])
+                                                                          broker_rows["log_dir"].to_pylist(), strict=True)])
     cluster_ids = {b["broker"]: b["cluster_id"] for b in tables["brokers"].to_pylist()}
     records = _kind(metadata, "record")
     brokers = records["metadata_broker"].combine_chunks().dictionary_encode()  # per broker, not per record

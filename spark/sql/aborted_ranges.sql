@@ -5,7 +5,7 @@ An ABORT marker whose data the log cleaner removed is an aborted range as its `.
 offset and LSO)."""
 output = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["producer_id", "bigint", "the aborted producer"],

@@ -3,7 +3,7 @@
 doc = """Per partition, broker and leader epoch: where leader-epoch-checkpoint and the batches say the epoch began."""
 output = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["epoch", "int", "a leader epoch"],

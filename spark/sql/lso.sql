@@ -5,7 +5,7 @@ watermark)), and the producer holding it back (null when nothing is open)."""
 output = true
 keep = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["last_stable_offset", "bigint", "final"],

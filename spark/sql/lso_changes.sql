@@ -3,7 +3,7 @@
 doc = "Where each partition's LSO moved (lso_sweep's change points)."
 output = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["offset", "bigint", "where the LSO moved"],

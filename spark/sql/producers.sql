@@ -3,7 +3,7 @@
 doc = "One row per partition, producer id and producer epoch: offsets, sequences, counts, times."
 output = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["producer_id", "bigint", "the producer id"],

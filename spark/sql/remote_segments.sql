@@ -9,7 +9,7 @@ output = true
 keep = true
 applies = "has_remote_log_metadata"
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["topic_id", "string", "the topic's id"],

@@ -7,7 +7,7 @@ cleaner-offset-checkpoint entry). A `-delete`, `-future` or `-stray` dir has a r
 end, nothing compared."""
 output = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["cluster_id", "string", "the cluster.id of the broker's meta.properties (empty when unknown)"],
@@ -26,6 +26,7 @@ columns = [
     ["complete", "boolean", "the copy holds every offset the partition is known to have held from its first segment on (partition_coverage: no range it proves missing, nor offsets above the recovery point that a crash may have lost); null for a `-delete`, `-future` or `-stray` dir; see [An incomplete copy](cli.md#an-incomplete-copy)"],
     ["covered_to", "bigint", "one past the last offset the copy holds (its last sound batch); null: no batch"],
     ["dir_state", "string", "a `-delete`, `-future` or `-stray` dir has a row of its own with its `log_start_offset` and `log_end_offset`, nothing compared"],
+    ["log_dir", "string", "the log dir holding the partition dir, as the input names it (a broker given several log dirs under one label, JBOD, holds each partition in one of them); null for kafka-dump-log text"],
 ]
 */
 WITH vs AS (
@@ -50,26 +51,30 @@ policies AS (
   GROUP BY cluster_id, topic),
 special AS (
   SELECT broker, topic, partition, dir_state, min(first_batch_base_offset) AS log_start_offset,
-         max(last_offset) + 1 AS log_end_offset
-  FROM every_dir_segments WHERE dir_state != 'live' GROUP BY broker, topic, partition, dir_state)
+         max(last_offset) + 1 AS log_end_offset, regexp_extract(min(file), '^(.*)/[^/]+/[^/]*$', 1) AS log_dir
+  FROM every_dir_segments WHERE dir_state != 'live' GROUP BY broker, topic, partition, dir_state),
+live_dirs AS (
+  SELECT broker, topic, partition, min(log_dir) AS log_dir FROM partition_dirs WHERE dir_state = 'live'
+  GROUP BY broker, topic, partition)
 SELECT broker, topic, partition, cluster_id, log_start_offset, log_end_offset, high_watermark,
        latest_leader_epoch, leader_epoch_checkpoint, replica_count, longest_broker,
        CASE WHEN diverged_at IS NULL THEN longest_log_end_offset - log_end_offset END AS lag, diverged_at,
        diverged_at IS NULL AND log_end_offset = longest_log_end_offset AS in_sync,
        CASE WHEN cleanup_policy IS NOT NULL THEN exists(split(cleanup_policy, ','), p -> trim(p) = 'compact')
             ELSE cleaned_up_to IS NOT NULL END AS compacted,
-       cleaned_up_to, complete, covered_to, 'live' AS dir_state
+       cleaned_up_to, complete, covered_to, 'live' AS dir_state, log_dir
 FROM replica_ends
      JOIN longest USING (cluster_id, topic, partition)
      LEFT JOIN vs USING (cluster_id, topic, partition, broker, longest_broker)
      LEFT JOIN policies USING (cluster_id, topic)
      LEFT JOIN (SELECT broker, topic, partition, complete, covered_to FROM partition_coverage)
        USING (broker, topic, partition)
+     LEFT JOIN live_dirs USING (broker, topic, partition)
 UNION ALL
 SELECT broker, topic, partition, coalesce(brokers_.cluster_id, '') AS cluster_id, log_start_offset, log_end_offset,
        CAST(NULL AS BIGINT) AS high_watermark, CAST(NULL AS INT) AS latest_leader_epoch,
        CAST(NULL AS STRING) AS leader_epoch_checkpoint, CAST(NULL AS BIGINT) AS replica_count,
        CAST(NULL AS STRING) AS longest_broker, CAST(NULL AS BIGINT) AS lag, CAST(NULL AS BIGINT) AS diverged_at,
        CAST(NULL AS BOOLEAN) AS in_sync, CAST(NULL AS BOOLEAN) AS compacted, CAST(NULL AS BIGINT) AS cleaned_up_to,
-       CAST(NULL AS BOOLEAN) AS complete, CAST(NULL AS BIGINT) AS covered_to, dir_state
+       CAST(NULL AS BOOLEAN) AS complete, CAST(NULL AS BIGINT) AS covered_to, dir_state, log_dir
 FROM special LEFT JOIN (SELECT broker, cluster_id FROM brokers) brokers_ USING (broker)

@@ -6,7 +6,7 @@ parsers/restart.py replays LogLoader and LogSegment.recover). A `-delete` dir's 
 inputs and `__cluster_metadata` (loaded by the KRaft metadata log, not LogManager) are not predicted."""
 output = true
 columns = [
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["dir_state", "string", "`live`, `delete`, `future`, `stray`: a live dir and its `-delete` copy are two rows"],

@@ -5,7 +5,7 @@ a marker with nothing open is an empty transaction: a null `first_offset`, `batc
 output = true
 columns = [
     ["producer_id", "bigint", "the producer"],
-    ["broker", "string", "the input's label: the log dir it was read from"],
+    ["broker", "string", "the input's label: the broker whose log dir (or log dirs, one label given several) it was read from"],
     ["topic", "string", "the topic"],
     ["partition", "int", "the partition"],
     ["producer_epoch", "int", "its data's epoch (or the marker's)"],
