@@ -767,7 +767,7 @@ def read_tables(spark: SparkSession, inputs: list[tuple[str, str]], *, headers_o
 
 def broker_identities(log_dirs: DataFrame) -> DataFrame:
     """One row per broker label from its log dirs' rows: cluster_id and node_id of the first dir, by path, with a
-    meta.properties (a broker whose dirs disagree refuses to start: log_dir_identity_mismatch says so)."""
+    meta.properties (a broker whose dirs disagree refuses to start: a check of its own says so)."""
     first = F.min_by(F.struct("cluster_id", "node_id"), F.struct(F.col("file").isNull(), F.col("log_dir")))
     return log_dirs.groupBy("broker").agg(first.alias("id")).select("broker", "id.cluster_id", "id.node_id")
 

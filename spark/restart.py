@@ -30,6 +30,7 @@ _ROWS = pa.schema([
       if name not in _SPANS],
     ("discarded_first", pa.int64()), ("discarded_last", pa.int64()), ("committed_first", pa.int64()),
     ("committed_last", pa.int64()),
+    ("log_dir", pa.string()),  # the log dir holding the partition dir (JBOD: one of its broker's several)
     *[(f.name, f.type) for f in S.FINDINGS if f.name not in ("broker", "topic", "partition")],
 ])
 
@@ -55,7 +56,8 @@ def _predict_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             lost, committed = row.pop("offsets_discarded") or [None, None], row.pop("committed_offsets_discarded")
             committed = committed or [None, None]
             rows.append({"row_kind": "prediction", **row, "discarded_first": lost[0], "discarded_last": lost[1],
-                         "committed_first": committed[0], "committed_last": committed[1]})
+                         "committed_first": committed[0], "committed_last": committed[1],
+                         "log_dir": r["dir"].rsplit("/", 1)[0] if r["dir"] else None})
             for f, offset in p.findings:
                 rows.append({"row_kind": "finding", "broker": r["broker"], "topic": r["topic"],
                              "partition": r["partition"], "kind": f.kind, "severity": f.effective_severity,

@@ -22,6 +22,7 @@ columns = [
     ["committed_offsets_discarded", "array<bigint>", "the part below the high watermark, or null"],
     ["restart_fails", "boolean", "the broker would not start: this log cannot be loaded, `restart_would_fail` says why; or its log dir holds a directory Kafka cannot parse, said by that folder's `unknown_file`"],
     ["reason", "string", "the rules applied, in words"],
+    ["log_dir", "string", "the log dir holding the partition dir, as the input names it (a broker given several log dirs under one label, JBOD: the one this dir is in); its `.kafka_cleanshutdown` and checkpoints are the ones read"],
     ["offsets_not_seen", "array<bigint>", "[first, last] of the offsets of segments the copy of a live dir lacks that the broker's disk holds (proven missing; last null where nothing says how far; null: the copy lacks none): the prediction is for the disk as given, and where the real disk holds those segments a restart of it may do otherwise; see [An incomplete copy](cli.md#an-incomplete-copy)"],
 ]
 */
@@ -37,7 +38,7 @@ FROM (SELECT broker, topic, partition, dir_state, clean_shutdown, recovery_point
        CASE WHEN discarded_first IS NOT NULL THEN array(discarded_first, discarded_last) END AS offsets_discarded,
        CASE WHEN committed_first IS NOT NULL THEN array(committed_first, committed_last) END
            AS committed_offsets_discarded,
-       restart_fails, reason
+       restart_fails, reason, log_dir
 FROM restart_predictions WHERE row_kind = 'prediction') r
 LEFT JOIN (SELECT broker, topic, partition, filter(missing, m -> m.proven) AS missing FROM partition_coverage) c
   USING (broker, topic, partition)
