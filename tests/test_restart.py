@@ -539,6 +539,7 @@ def test_scan_and_file_walk_agree_on_every_sample_partition(full_scan: Path) -> 
             row = dict(table[(broker, topic, int(partition))])
             # what the copy lacks is the scan's coverage (issue 47), not the walk's: the samples lack nothing
             assert row.pop("offsets_not_seen") is None, (broker, name)
+            assert row.pop("log_dir") == str(root), (broker, name)  # the one log dir of each sample broker
             assert pred.row == row, (broker, name)
 
 

@@ -126,3 +126,20 @@ def test_replica_in_wrong_dir_not_judged_past_the_metadata_copy(spark):
         "gap_range struct<first_offset: bigint, last_offset: bigint, proven: boolean>")
     assert wrong_dir(spark, _metadata(), [_dir("/d2/orders-0", "/d2")], BROKER_3, metadata_coverage=lacking) == [
         ("not_judged", "b3", "/d2/orders-0", "replica_in_wrong_dir", None, None)]
+
+
+def test_broker_history_carries_cordoned_log_dirs(spark):
+    """KIP-1066 (4.3-IV0): BrokerRegistrationChangeRecord v3 cordons a dir; a change of log dirs alone is an event
+    of its own, and the cordoned dirs carry to the registration's later rows (a null CordonedLogDirs keeps them)."""
+    from unit_frames import run_model
+
+    log = Log()
+    log.broker_event("REGISTER_BROKER_RECORD", 3, log_dirs=[D1, D2], fenced=0)
+    log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 3, cordoned_log_dirs=[D2], fenced=0)
+    log.broker_event("FENCE_BROKER_RECORD", 3)
+    log.broker_event("BROKER_REGISTRATION_CHANGE_RECORD", 3, cordoned_log_dirs=[], fenced=-1)
+    log.broker_event("REGISTER_BROKER_RECORD", 3, log_dirs=[D1], fenced=0)  # a new registration: none cordoned
+    rows = run_model("broker_history", metadata_records=records(spark, log)).orderBy("metadata_offset").collect()
+    assert [(r["event"], r["cordoned_log_dirs"], r["fenced"]) for r in rows] == [
+        ("registered", [], False), ("log_dirs_changed", [D2], False), ("fenced", [D2], True),
+        ("unfenced", [], False), ("registered", [], False)]

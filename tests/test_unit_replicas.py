@@ -210,7 +210,8 @@ def test_replicas_table(spark):
 
     def row(broker, partition, leo, count, longest, lag, diverged_at, in_sync, epoch=1):
         return (broker, "t", partition, "c", 0, leo, leo, epoch, f"0@0, {epoch}@1", count, longest, lag, diverged_at,
-                in_sync, False, None, None, None, "live")  # complete, covered_to: no partition_coverage rows here
+                in_sync, False, None, None, None, "live", None)  # complete, covered_to: no partition_coverage rows
+        # here; log_dir: no partition_dirs rows
 
     expected = spark.createDataFrame([
         row("b1", 0, 10, 2, "b1", 0, None, True), row("b2", 0, 7, 2, "b1", 3, None, False),
@@ -222,7 +223,8 @@ def test_replicas_table(spark):
     ], "broker string, topic string, partition int, cluster_id string, log_start_offset bigint, "
        "log_end_offset bigint, high_watermark bigint, latest_leader_epoch int, leader_epoch_checkpoint string, "
        "replica_count bigint, longest_broker string, lag bigint, diverged_at bigint, in_sync boolean, "
-       "compacted boolean, cleaned_up_to bigint, complete boolean, covered_to bigint, dir_state string")
+       "compacted boolean, cleaned_up_to bigint, complete boolean, covered_to bigint, dir_state string, "
+       "log_dir string")
     assertDataFrameEqual(run_model("replicas", replica_ends=ends, divergences=div), expected)
 
 
