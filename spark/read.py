@@ -59,14 +59,14 @@ def list_tasks(inputs: list[tuple[str, str]], *, topic_glob: str | None,
                      for f in listed]
     # A broker's checkpoint files name the partitions of their own log dir: an entry for a partition that lives in
     # a sibling dir only (left behind by a move between dirs) is not the one the broker reads (LogManager.loadLog)
-    live_in: dict[tuple[str, str], set[str]] = {}
+    live_in: dict[str, dict[str, set[str]]] = {}  # broker -> partition name -> the log dirs holding it live
     for broker, log_dir in listed_dirs:
         for part in log_dir.partitions:
             if part.dir_state == "live":
-                live_in.setdefault((broker, part.name), set()).add(log_dir.path)
+                live_in.setdefault(broker, {}).setdefault(part.name, set()).add(log_dir.path)
     for broker, log_dir in listed_dirs:
         base = {"broker": broker, "topic": None, "partition": None, "base_offset": None}
-        elsewhere = sorted(name for (b, name), where in live_in.items() if b == broker and log_dir.path not in where)
+        elsewhere = sorted(name for name, where in live_in.get(broker, {}).items() if log_dir.path not in where)
         tasks.append({**base, "task_kind": "broker", "path": log_dir.path, "elsewhere": elsewhere or None})
         if log_dirs is not None:
             log_dirs.append({"broker": broker, "log_dir": log_dir.path, "refused_dirs": list(log_dir.refused_dirs)})

@@ -57,7 +57,7 @@ def _predict_rows(chunks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             committed = committed or [None, None]
             rows.append({"row_kind": "prediction", **row, "discarded_first": lost[0], "discarded_last": lost[1],
                          "committed_first": committed[0], "committed_last": committed[1],
-                         "log_dir": r["dir"].rsplit("/", 1)[0] if r["dir"] else None})
+                         "log_dir": r["log_dir"]})
             for f, offset in p.findings:
                 rows.append({"row_kind": "finding", "broker": r["broker"], "topic": r["topic"],
                              "partition": r["partition"], "kind": f.kind, "severity": f.effective_severity,
