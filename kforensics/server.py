@@ -351,7 +351,7 @@ def serve(path: str, *, idle_timeout_s: float | None, warm: list[tuple[str, str]
         from kforensics.spark.session import build_session
 
         started = time.monotonic()
-        spark = build_session(None, "kforensics-server", log_file=spark_log, **conf)
+        spark = build_session(None, "kforensics-server", log_file=spark_log, long_lived=True, **conf)
         if spark_log:
             log(f"Spark's log: {spark_log}")
         spark.range(1).count()

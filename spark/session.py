@@ -31,6 +31,9 @@ DEFAULT_MASTER = "local[*]"
 #: the JVM's own warnings go to stderr, never into the stdout that carries `--json` lines.
 LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m "
                       "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
+#: JVM options of an embedded driver that plans many scans (`kforensics serve`, the test suite's session): C2 as well,
+#: whose compiled planner pays its warm-up back after a few scans, and the parallel GC (docs/benchmarks/spark-settings.md).
+LONG_LIVED_JAVA_OPTIONS = LOCAL_JAVA_OPTIONS.replace("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC ", "-XX:+UseParallelGC ")
 
 
 #: Settings of the Python side of any session kforensics starts (embedded, on a cluster, spark-submit).
@@ -43,15 +46,16 @@ PYTHON_CLIENT_SETTINGS = {
 LOCAL_SHUFFLE_PARTITIONS = str(4 * (os.cpu_count() or 2))
 
 
-def _local_defaults() -> dict[str, str]:
-    """Spark properties of an embedded (local-mode) session."""
+def _local_defaults(long_lived: bool = False) -> dict[str, str]:
+    """Spark properties of an embedded (local-mode) session (`long_lived`: one that runs many scans)."""
     return {
         # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
         # stage would schedule 200 tiny tasks.
         "spark.sql.shuffle.partitions": LOCAL_SHUFFLE_PARTITIONS,
         # a short-lived JVM that mostly plans: C2's warm-up and G1's threads cost more than they win back
         # (docs/benchmarks/spark-settings.md); plus the class-data archive `kforensics warmup` recorded, if any
-        "spark.driver.extraJavaOptions": with_archive(LOCAL_JAVA_OPTIONS),
+        "spark.driver.extraJavaOptions": with_archive(
+            LONG_LIVED_JAVA_OPTIONS if long_lived else LOCAL_JAVA_OPTIONS),
         # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached
         # tables of a scan (the Python parsers run outside the heap, in the worker processes).
         "spark.driver.memory": "3g",
@@ -62,13 +66,14 @@ def _local_defaults() -> dict[str, str]:
 
 
 def build_session(master: str | None = None, app_name: str = "kforensics", *, log_file: str | None = None,
-                  **conf: str) -> SparkSession:
+                  long_lived: bool = False, **conf: str) -> SparkSession:
     """Create (or return the running) SparkSession.
 
     Workers must run the same interpreter as the driver, so PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON
     default to this one; Arrow is switched on for the parse-at-the-edge path. With `log_file`, the JVM this
     call starts writes everything it prints (Spark's log, the JVM's warnings, the Python workers' stderr) to that
     file instead of the operator's terminal; a session that is already running keeps its own streams.
+    `long_lived`: the session will run many scans (an embedded driver JVM with the C2 compiler too).
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -83,7 +88,7 @@ def build_session(master: str | None = None, app_name: str = "kforensics", *, lo
         **PYTHON_CLIENT_SETTINGS,
     }
     if resolved_master.startswith("local"):
-        settings.update(_local_defaults())
+        settings.update(_local_defaults(long_lived))
     settings.update(conf)  # a property the caller passes wins
     logging_to_file = log_file is not None and SparkContext._active_spark_context is None \
         and SparkContext._gateway is None

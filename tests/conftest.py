@@ -39,7 +39,7 @@ def spark():
     """The one local SparkSession shared by every Spark test."""
     from kforensics.spark.session import build_session
 
-    session = build_session("local[2]", "kforensics-tests", **{"spark.sql.shuffle.partitions": "4"})
+    session = build_session("local[2]", "kforensics-tests", long_lived=True, **{"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
 
