@@ -27,13 +27,13 @@ from kforensics.spark.jvm_archive import with_archive
 T = TypeVar("T")
 DEFAULT_MASTER = "local[*]"
 #: JVM options of an embedded (local-mode) driver; `--conf spark.driver.extraJavaOptions=...` replaces them.
-#: C1 only and the parallel GC, with the tiered code cache (C1's own fills up), why: docs/benchmarks/spark-settings.md;
+#: C1 only and the serial GC, with the tiered code cache (C1's own fills up), why: docs/benchmarks/spark-settings.md;
 #: the JVM's own warnings go to stderr, never into the stdout that carries `--json` lines.
-LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseParallelGC -XX:ReservedCodeCacheSize=240m "
+LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m "
                       "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
 #: JVM options of an embedded driver that plans many scans (`kforensics serve`, the test suite's session): C2 as well,
-#: whose compiled planner pays its warm-up back after a few scans (docs/benchmarks/spark-settings.md).
-LONG_LIVED_JAVA_OPTIONS = LOCAL_JAVA_OPTIONS.replace("-XX:TieredStopAtLevel=1 ", "")
+#: whose compiled planner pays its warm-up back after a few scans, and the parallel GC (docs/benchmarks/spark-settings.md).
+LONG_LIVED_JAVA_OPTIONS = LOCAL_JAVA_OPTIONS.replace("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC ", "-XX:+UseParallelGC ")
 
 
 #: Settings of the Python side of any session kforensics starts (embedded, on a cluster, spark-submit).
