@@ -52,8 +52,9 @@ def _local_defaults(long_lived: bool = False) -> dict[str, str]:
         # Spark's default of 200 shuffle partitions is tuned for clusters; on one machine each shuffle
         # stage would schedule 200 tiny tasks.
         "spark.sql.shuffle.partitions": LOCAL_SHUFFLE_PARTITIONS,
-        # a short-lived JVM that mostly plans: C2's warm-up and G1's threads cost more than they win back
-        # (docs/benchmarks/spark-settings.md); plus the class-data archive `kforensics warmup` recorded, if any
+        # a one-shot JVM that mostly plans: C2's warm-up and G1's threads cost more than they win back; a long-lived
+        # one pays C2 back (docs/benchmarks/spark-settings.md); plus the class-data archive `kforensics warmup`
+        # recorded for those options, if any
         "spark.driver.extraJavaOptions": with_archive(
             LONG_LIVED_JAVA_OPTIONS if long_lived else LOCAL_JAVA_OPTIONS),
         # Local mode runs every task in the driver's JVM; Spark's 1 GiB default is too tight for the cached

@@ -62,8 +62,8 @@ def test_the_session_remembers_the_jvm_classes_it_looked_up(spark) -> None:
 
 def test_a_long_lived_session_compiles_with_c2_and_a_one_shot_one_with_c1_only(spark) -> None:
     """A one-shot embedded driver stops at C1 (its warm-up would not pay back); `kforensics serve` and this test
-    session plan many scans and keep C2, with the parallel GC (docs/benchmarks/spark-settings.md). This session is long-lived: its JVM
-    was started with those options, and the JVM itself says which compilers it runs."""
+    session plan many scans and keep C2, with the parallel GC (docs/benchmarks/spark-settings.md). This session
+    is long-lived: its JVM was started with those options, and the JVM itself says which tier and GC it runs."""
     from kforensics.spark.session import LOCAL_JAVA_OPTIONS, LONG_LIVED_JAVA_OPTIONS, _local_defaults
 
     assert "-XX:TieredStopAtLevel=1" in _local_defaults()["spark.driver.extraJavaOptions"]
