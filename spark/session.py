@@ -29,11 +29,12 @@ DEFAULT_MASTER = "local[*]"
 #: JVM options of an embedded (local-mode) driver; `--conf spark.driver.extraJavaOptions=...` replaces them.
 #: C1 only and the serial GC, with the tiered code cache (C1's own fills up), why: docs/benchmarks/spark-settings.md;
 #: the JVM's own warnings go to stderr, never into the stdout that carries `--json` lines.
-LOCAL_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=240m "
-                      "-XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning:stderr")
+_CODE_CACHE_AND_OUTPUT = ("-XX:ReservedCodeCacheSize=240m -XX:+DisplayVMOutputToStderr -Xlog:disable "
+                          "-Xlog:all=warning:stderr")
+LOCAL_JAVA_OPTIONS = f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC {_CODE_CACHE_AND_OUTPUT}"
 #: JVM options of an embedded driver that plans many scans (`kforensics serve`, the test suite's session): C2 as well,
 #: whose compiled planner pays its warm-up back after a few scans, and the parallel GC (docs/benchmarks/spark-settings.md).
-LONG_LIVED_JAVA_OPTIONS = LOCAL_JAVA_OPTIONS.replace("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC ", "-XX:+UseParallelGC ")
+LONG_LIVED_JAVA_OPTIONS = f"-XX:+UseParallelGC {_CODE_CACHE_AND_OUTPUT}"
 
 
 #: Settings of the Python side of any session kforensics starts (embedded, on a cluster, spark-submit).
