@@ -59,7 +59,9 @@ def members(findings: pd.DataFrame, links: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["finding_id", "incident_id", "caused_by", "rule"])
 
 
+# no member without a problem finding or a link (the walk's rules above)
 @python_model("incident_members", inputs=("finding_rows", "finding_links"), columns=MEMBERS, keep=True,
+              empty_when={"and": ["problem_findings", "finding_links"]},
               doc="Each finding that belongs to an incident: its incident (the root cause's finding id), the finding it "
                   "follows from (`caused_by`, null for the root) and the link rule that says so.")
 def incident_members(finding_rows: DataFrame, finding_links: DataFrame) -> DataFrame:
@@ -173,6 +175,7 @@ def story(findings: list[dict[str, Any]], events: list[dict[str, Any]]) -> tuple
 
 
 @python_model("incident_story", inputs=("incident_findings", "incident_events"), columns=STORY,
+              empty_when={"and": ["incident_findings", "incident_events"]},  # one row per incident of their rows
               doc="Each incident's timeline and plan as JSON (`story`: the findings' declared events and actions, "
                   "filled with their values).")
 def incident_story(incident_findings: DataFrame, incident_events: DataFrame) -> DataFrame:

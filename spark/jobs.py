@@ -38,7 +38,7 @@ from kforensics.parsers.uris import join_uri
 from kforensics.scan_options import ScanOptions, add_arguments, from_arguments
 from kforensics.spark.driver_read import read_on_driver, reads_on_driver
 from kforensics.spark.read import Listing, ReadersParam, import_readers, list_input, read_tables
-from kforensics.spark.runner import analyze
+from kforensics.spark.runner import analyze, known_empty
 from kforensics.spark.scan_profile import ScanProfile
 from kforensics.spark.schemas import INPUT_TABLES, WRITTEN_INPUTS, ddl
 from kforensics.spark.session import (
@@ -145,7 +145,16 @@ def write_table_by_driver(df: DataFrame, path: str, order: tuple[str, ...] | Non
     must not exist yet: as Spark's errorifexists; made first, as Spark's writer does, so that the folder of a table
     being computed is there), under a temporary name until it is whole."""
     os.mkdir(path)
-    write_arrow_table(df.coalesce(1).toArrow(), path, order)
+    write_arrow_table(empty_arrow_table(df) if known_empty(df) else df.coalesce(1).toArrow(), path, order)
+
+
+def empty_arrow_table(df: DataFrame) -> pa.Table:
+    """What `df.toArrow()` returns for a table of no rows (the same Arrow schema), without running a job."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    large = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+    return to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC",
+                           prefers_large_types=large).empty_table()
 
 
 def write_arrow_table(table: pa.Table, path: str, order: tuple[str, ...] | None = None) -> None:

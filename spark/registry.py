@@ -345,9 +345,11 @@ PYTHON_MODEL_MODULES = ("kforensics.spark.transactions", "kforensics.spark.produ
 
 
 def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, params: tuple[str, ...] = (),
-                 keep: bool = False, applies: str | None = None) -> Callable:
+                 keep: bool = False, applies: str | None = None, empty_when: Any = False) -> Callable:
     """Registers the decorated function as the model `name`: called with the DataFrames of `inputs` (keyword
-    arguments by name) and the values of `params`, it returns rows of `columns` (a Spark DDL string)."""
+    arguments by name) and the values of `params`, it returns rows of `columns` (a Spark DDL string). `empty_when`:
+    when it provably returns no rows, a formula over the tables it reads (spark/emptiness.py; a SQL model's is read
+    from its statement, a function's is declared with it)."""
     import inspect
 
     frame = inspect.stack()[1]
@@ -356,7 +358,7 @@ def python_model(name: str, *, inputs: tuple[str, ...], columns: str, doc: str, 
     def register(build: Callable[..., Any]) -> Callable[..., Any]:
         _PYTHON[name] = Model(name, "table", path.replace(os.sep, "/"), doc=doc, keep=keep,
                               applies=applies, declared=tuple(Column(n, t) for n, t in split_ddl(columns)),
-                              inputs=inputs, params=params, build=build)
+                              inputs=inputs, params=params, empty_when=empty_when, build=build)
         return build
 
     return register
@@ -407,12 +409,14 @@ def finding_kinds() -> dict[str, FindingKind]:
     return kinds
 
 
+_FINDINGS_COLUMNS = ("kind string, severity string, broker string, topic string, partition int, file string, "
+                     "position bigint, offset bigint, producer_id bigint, producer_epoch int, message string, "
+                     "details string")
 #: The tables the runner builds itself (`runner.BUILT_IN`) and their columns: the union of the check families' findings,
-#: and the links between findings.
+#: those of them that are problems (warning, error), and the links between findings.
 BUILT_IN_COLUMNS = {
-    "checked_findings": ("kind string, severity string, broker string, topic string, partition int, file string, "
-                         "position bigint, offset bigint, producer_id bigint, producer_epoch int, message string, "
-                         "details string"),
+    "checked_findings": _FINDINGS_COLUMNS,
+    "problem_findings": _FINDINGS_COLUMNS,
     "finding_links": "cause_id string, effect_id string, rule string, rank int"}
 
 

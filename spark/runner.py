@@ -18,8 +18,9 @@ from functools import reduce
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from kforensics.parsers.findings import FINDING_COLUMNS
+from kforensics.parsers.findings import FINDING_COLUMNS, PROBLEM_SEVERITIES, is_problem
 from kforensics.scan_options import ScanOptions
 from kforensics.spark import emptiness, registry
 from kforensics.spark import schemas as S
@@ -108,6 +109,7 @@ class Scan:
         self._lock = threading.Lock()
         self._built: dict[str, _Once] = {}
         self._empty: dict[str, bool] = {}
+        self._found = _Once(self._found_kinds)
 
     # --- conditions -----------------------------------------------------------------------------------------------
 
@@ -131,21 +133,24 @@ class Scan:
     def provably_empty(self, name: str, model: registry.Model | None = None) -> bool:
         """Whether table `name` can have no rows: an input the parse pass found empty (or not given), a model that
         does not apply, or one whose statement returns no rows when the tables it reads are empty (its
-        `empty_when`, spark/emptiness.py). A Python model is never known to be empty."""
+        `empty_when`, spark/emptiness.py; a Python model's is declared with it). Past the checks, what they found
+        is known: none of the tables built on the findings is planned when there are none (nor the incidents when
+        no finding is a problem and no link can tie two of them)."""
         known = self._empty.get(name)
         if known is not None:
             return known
         source = name.removeprefix(EVERY_DIR)
         if name in self._given:
             empty = source in self.empty_inputs
-        elif name in BUILT_IN:  # the checks' union and the links between findings: none without a family to run
-            empty = not self.families()
+        elif name in BUILT_IN:  # what the checks found says (nothing without a family to run)
+            empty = not {"checked_findings": lambda: bool(self.found()),
+                         "problem_findings": lambda: any(is_problem(severity) for _kind, severity in self.found()),
+                         "finding_links": lambda: bool(self.links())}[name]()
         elif source in S.INPUT_TABLES:
             empty = True
         else:
             m = model or registry.model(name)  # a model being written is not in the registry yet
-            empty = not self.applies(m.applies) or (
-                m.text is not None and emptiness.is_empty(m.empty_when, self.provably_empty))
+            empty = not self.applies(m.applies) or emptiness.is_empty(m.empty_when, self.provably_empty)
         self._empty[name] = empty
         return empty
 
@@ -158,8 +163,11 @@ class Scan:
 
     def empty(self, schema: str) -> DataFrame:
         """A table of no rows with these columns (Spark DDL): nothing is planned for it, nor for what joins it (a
-        LIMIT 0 is an empty relation to the optimizer; a DataFrame of an empty list is an RDD it cannot see into)."""
-        return self.share(self.spark.createDataFrame([], schema).limit(0))
+        LIMIT 0 is an empty relation to the optimizer; a DataFrame of an empty list is an RDD it cannot see into),
+        and a small scan writes it without a job (`known_empty`)."""
+        df = self.spark.createDataFrame([], schema).limit(0)
+        setattr(df, _KNOWN_EMPTY, True)
+        return self.share(df)
 
     def table(self, name: str) -> DataFrame:
         """The table `name`: an input, or the model of that name built over the tables it reads."""
@@ -220,6 +228,26 @@ class Scan:
     def no_findings(self) -> DataFrame:
         return self.empty(S.ddl(S.FINDINGS))
 
+    def _found_kinds(self) -> frozenset[tuple[str, str]]:
+        rows = self.table("checked_findings").select("kind", "severity").distinct().collect()
+        return frozenset((row["kind"], row["severity"]) for row in rows)
+
+    def found(self) -> frozenset[tuple[str, str]]:
+        """The kinds and severities the checks found (one small job over the kept findings, once per scan)."""
+        return self._found() if self.given("checked_findings") or self.families() else frozenset()
+
+    def links(self) -> list[registry.Model]:
+        """The link rules that can tie two findings of this scan: their cause and effect kinds are among the
+        findings'."""
+        present = {kind for kind, _severity in self.found()}
+        return [m for m in registry.link_models() if set(m.cause) & present and set(m.effect) & present]
+
+    def problem_findings(self) -> DataFrame:
+        """The findings that mean something is wrong (each belongs to an incident)."""
+        if self.provably_empty("problem_findings"):
+            return self.no_findings()
+        return self.table("checked_findings").where(F.col("severity").isin(*sorted(PROBLEM_SEVERITIES)))
+
     def checked_findings(self) -> DataFrame:
         """Every family's findings: each family planned in its own thread and kept (the union's plan is then a few
         scans, not twenty analyses' worth of windows and joins at once: docs/benchmarks/spark-settings.md)."""
@@ -250,8 +278,7 @@ class Scan:
         """Which finding follows from which (`cause_id`, `effect_id`, the `rule` that says so and its `rank`): the
         links whose cause and effect kinds are among the findings (the findings' kinds are counted first: a link
         that cannot tie anything is not planned)."""
-        present = {row["kind"] for row in self.table("checked_findings").select("kind").distinct().collect()}
-        links = [m for m in registry.link_models() if set(m.cause) & present and set(m.effect) & present]
+        links = self.links()
         schema = "cause_id string, effect_id string, rule string, rank int"
         if not links:
             return self.empty(schema)
@@ -266,9 +293,17 @@ class Scan:
         return self.table("findings")
 
 
-#: Tables the runner builds itself (name -> its method): the union of the check families, and the links between
-#: findings (which links run depends on the findings' kinds).
-BUILT_IN = {"checked_findings": "checked_findings", "finding_links": "finding_links"}
+#: Tables the runner builds itself (name -> its method): the union of the check families, those of its findings that
+#: are problems, and the links between findings (which links run depends on the findings' kinds).
+BUILT_IN = {"checked_findings": "checked_findings", "problem_findings": "problem_findings",
+            "finding_links": "finding_links"}
+#: Attribute of a DataFrame the runner made as a table of no rows (`Scan.empty`).
+_KNOWN_EMPTY = "_kforensics_known_empty"
+
+
+def known_empty(df: DataFrame) -> bool:
+    """Whether `df` is a table the runner made knowing it has no rows (its columns are all there is to write)."""
+    return bool(df.__dict__.get(_KNOWN_EMPTY))
 
 
 def judged_on_coverage(check: registry.Model) -> str:

@@ -88,3 +88,24 @@ def test_every_model_has_a_formula_over_the_tables_it_reads() -> None:
         assert names(model.empty_when) <= set(model.inputs), model.name
         claimed += model.empty_when is not False
     assert claimed >= len(registry.sql_models()) * 0.9  # nearly every model reads tables that can be empty
+
+
+def test_a_table_known_empty_is_written_with_the_schema_spark_gives_it(spark, tmp_path) -> None:
+    """Issue 52: a small scan writes a table the runner knows has no rows from its columns, without a job; the file
+    holds the Arrow schema Spark's own `toArrow` gives the same table (every output model's columns, and the
+    findings')."""
+    import pyarrow.parquet as pq
+
+    from kforensics.spark import registry
+    from kforensics.spark.jobs import write_table_by_driver
+    from kforensics.spark.runner import Scan, known_empty
+
+    scan = Scan({"batches": spark.createDataFrame([], "broker string")})
+    outputs = [(m.name, registry.columns_ddl(m.columns)) for m in registry.output_models()]
+    for name, ddl in [*outputs, ("checked_findings", registry.BUILT_IN_COLUMNS["checked_findings"])]:
+        df = scan.empty(ddl)
+        assert known_empty(df) and not known_empty(spark.createDataFrame([], ddl))
+        write_table_by_driver(df, str(tmp_path / name))
+        written = pq.read_table(tmp_path / name)
+        assert written.num_rows == 0
+        assert written.schema.equals(spark.createDataFrame([], ddl).toArrow().schema, check_metadata=True), name

@@ -308,3 +308,30 @@ def test_a_missing_segment_gathers_the_notes_of_what_it_left_not_judged(spark, s
     assert members["not_judged@b1"] == (root, "link_segment_missing")
     # info notes no link ties belong to no incident
     assert "not_judged@b3" not in members
+
+
+def test_no_incident_table_is_planned_without_a_problem_or_a_link(spark, small_input, brokers) -> None:
+    """Issue 52: past the checks, what they found is known. With only notes that no link ties, the walk and every
+    table built on it are empty tables of their columns (nothing planned, no job to write them); one problem finding
+    brings them back."""
+    from kforensics.spark.runner import known_empty
+
+    notes = [finding("not_judged", "b3", topic="d", offset=20, rule="hanging_transaction", incomplete_broker="b1",
+                     incomplete_partition="__consumer_offsets-0", missing_offsets=[400000, None]),
+             finding("unknown_file", "b1", topic=None, partition=None)]
+    scan = scan_of(checked_findings=spark.createDataFrame(notes, FINDINGS), brokers=brokers)
+    for name in ("problem_findings", "finding_links", "incident_members", "incident_findings", "incident_losses",
+                 "incident_events", "incident_story", "incidents"):
+        assert scan.provably_empty(name), name
+        assert known_empty(scan.table(name)) and scan.table(name).count() == 0, name
+    findings = scan.table("findings").collect()
+    assert not known_empty(scan.table("findings"))
+    assert sorted(f["kind"] for f in findings) == ["not_judged", "unknown_file"]
+    assert {f["incident_id"] for f in findings} == {None}
+
+    problem = finding("sequence_gap", "b2", offset=120, producer_id=7)
+    scan = scan_of(checked_findings=spark.createDataFrame([*notes, problem], FINDINGS), brokers=brokers)
+    assert not scan.provably_empty("problem_findings") and not scan.provably_empty("incident_members")
+    assert scan.provably_empty("finding_links")  # no link rule ties these kinds
+    incidents = scan.table("incidents").collect()
+    assert [(i["cause"]["kind"], i["severity"]) for i in incidents] == [("sequence_gap", "error")]
