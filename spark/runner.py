@@ -19,6 +19,7 @@ from functools import reduce
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from kforensics.parsers.findings import FINDING_COLUMNS, PROBLEM_SEVERITIES, is_problem
 from kforensics.scan_options import ScanOptions
@@ -109,6 +110,7 @@ class Scan:
         self._lock = threading.Lock()
         self._built: dict[str, _Once] = {}
         self._empty: dict[str, bool] = {}
+        self._empty_before_findings: dict[str, bool] = {}
         self._found = _Once(self._found_kinds)
 
     # --- conditions -----------------------------------------------------------------------------------------------
@@ -136,22 +138,29 @@ class Scan:
         `empty_when`, spark/emptiness.py; a Python model's is declared with it). Past the checks, what they found
         is known: none of the tables built on the findings is planned when there are none (nor the incidents when
         no finding is a problem and no link can tie two of them)."""
-        known = self._empty.get(name)
+        return self._provably_empty(name, model, found=True)
+
+    def _provably_empty(self, name: str, model: registry.Model | None, *, found: bool) -> bool:
+        """`provably_empty`, or with `found` false what the inputs alone prove (the checks' findings unknown)."""
+        cache = self._empty if found else self._empty_before_findings
+        known = cache.get(name)
         if known is not None:
             return known
         source = name.removeprefix(EVERY_DIR)
         if name in self._given:
             empty = source in self.empty_inputs
-        elif name in BUILT_IN:  # what the checks found says (nothing without a family to run)
-            empty = not {"checked_findings": lambda: bool(self.found()),
-                         "problem_findings": lambda: any(is_problem(severity) for _kind, severity in self.found()),
-                         "finding_links": lambda: bool(self.links())}[name]()
+        elif name in BUILT_IN:  # nothing without a family to run; past the checks, what they found says
+            empty = not self.families() if not found else not {
+                "checked_findings": lambda: bool(self.found()),
+                "problem_findings": lambda: any(is_problem(severity) for _kind, severity in self.found()),
+                "finding_links": lambda: bool(self.links())}[name]()
         elif source in S.INPUT_TABLES:
             empty = True
         else:
             m = model or registry.model(name)  # a model being written is not in the registry yet
-            empty = not self.applies(m.applies) or emptiness.is_empty(m.empty_when, self.provably_empty)
-        self._empty[name] = empty
+            empty = not self.applies(m.applies) or emptiness.is_empty(
+                m.empty_when, lambda table: self._provably_empty(table, None, found=found))
+        cache[name] = empty
         return empty
 
     # --- tables ---------------------------------------------------------------------------------------------------
@@ -161,13 +170,17 @@ class Scan:
         views)."""
         return self.views.share(df) if self.views is not None else df
 
-    def empty(self, schema: str) -> DataFrame:
+    def empty(self, schema: str | StructType) -> DataFrame:
         """A table of no rows with these columns (Spark DDL): nothing is planned for it, nor for what joins it (a
         LIMIT 0 is an empty relation to the optimizer; a DataFrame of an empty list is an RDD it cannot see into),
         and a small scan writes it without a job (`known_empty`)."""
         df = self.spark.createDataFrame([], schema).limit(0)
         setattr(df, _KNOWN_EMPTY, True)
         return self.share(df)
+
+    def empty_like(self, df: DataFrame) -> DataFrame:
+        """A table of no rows with the columns of `df` as Spark gives them (nullability included)."""
+        return self.empty(df.schema)
 
     def table(self, name: str) -> DataFrame:
         """The table `name`: an input, or the model of that name built over the tables it reads."""
@@ -189,6 +202,11 @@ class Scan:
         if m.kind == "check":  # its findings, as the scan runs it
             return self.checks([m])
         if self.provably_empty(name):  # nothing to plan: no rows whatever the statement
+            if m.output and m.text is not None and not self._provably_empty(name, m, found=False):
+                # empty for what the checks found: written with the columns its statement gives (nullability too),
+                # the same file as when it was computed; the statement is analysed, not planned nor run
+                return self.empty_like(run_named([(m.text, m.inputs)], {t: self.table(t) for t in m.inputs},
+                                                 {p: self.params[p] for p in m.params}))
             return self.empty(registry.columns_ddl(m.columns))
         tables = {t: self.table(t) for t in m.inputs}
         args = {p: self.params[p] for p in m.params}

@@ -312,8 +312,8 @@ def test_a_missing_segment_gathers_the_notes_of_what_it_left_not_judged(spark, s
 
 def test_no_incident_table_is_planned_without_a_problem_or_a_link(spark, small_input, brokers) -> None:
     """Issue 52: past the checks, what they found is known. With only notes that no link ties, the walk and every
-    table built on it are empty tables of their columns (nothing planned, no job to write them); one problem finding
-    brings them back."""
+    table built on it are empty tables (nothing planned, no job to write them; an output table with the columns its
+    statement gives, as when it was computed); one problem finding brings them back."""
     from kforensics.spark.runner import known_empty
 
     notes = [finding("not_judged", "b3", topic="d", offset=20, rule="hanging_transaction", incomplete_broker="b1",
@@ -324,6 +324,7 @@ def test_no_incident_table_is_planned_without_a_problem_or_a_link(spark, small_i
                  "incident_events", "incident_story", "incidents"):
         assert scan.provably_empty(name), name
         assert known_empty(scan.table(name)) and scan.table(name).count() == 0, name
+    no_incidents = scan.table("incidents").schema
     findings = scan.table("findings").collect()
     assert not known_empty(scan.table("findings"))
     assert sorted(f["kind"] for f in findings) == ["not_judged", "unknown_file"]
@@ -335,3 +336,6 @@ def test_no_incident_table_is_planned_without_a_problem_or_a_link(spark, small_i
     assert scan.provably_empty("finding_links")  # no link rule ties these kinds
     incidents = scan.table("incidents").collect()
     assert [(i["cause"]["kind"], i["severity"]) for i in incidents] == [("sequence_gap", "error")]
+    # an output table empty for what the checks found has the columns its statement gives, not-null flags too
+    assert scan.table("incidents").schema == no_incidents
+    assert not no_incidents["severity"].nullable and not no_incidents["transactions_stuck"].nullable
