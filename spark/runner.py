@@ -171,7 +171,7 @@ class Scan:
         return self.views.share(df) if self.views is not None else df
 
     def empty(self, schema: str | StructType) -> DataFrame:
-        """A table of no rows with these columns (Spark DDL): nothing is planned for it, nor for what joins it (a
+        """A table of no rows with these columns (Spark DDL or schema): nothing is planned for it, nor for what joins it (a
         LIMIT 0 is an empty relation to the optimizer; a DataFrame of an empty list is an RDD it cannot see into),
         and a small scan writes it without a job (`known_empty`)."""
         df = self.spark.createDataFrame([], schema).limit(0)
