@@ -178,10 +178,6 @@ class Scan:
         setattr(df, _KNOWN_EMPTY, True)
         return self.share(df)
 
-    def empty_like(self, df: DataFrame) -> DataFrame:
-        """A table of no rows with the columns of `df` as Spark gives them (nullability included)."""
-        return self.empty(df.schema)
-
     def table(self, name: str) -> DataFrame:
         """The table `name`: an input, or the model of that name built over the tables it reads."""
         with self._lock:
@@ -205,16 +201,16 @@ class Scan:
             if m.output and m.text is not None and not self._provably_empty(name, m, found=False):
                 # empty for what the checks found: written with the columns its statement gives (nullability too),
                 # the same file as when it was computed; the statement is analysed, not planned nor run
-                return self.empty_like(run_named([(m.text, m.inputs)], {t: self.table(t) for t in m.inputs},
-                                                 {p: self.params[p] for p in m.params}))
+                return self.empty(self._statement(m).schema)
             return self.empty(registry.columns_ddl(m.columns))
+        df = self._statement(m)
+        return self.share(self.keep(df) if m.keep else df)
+
+    def _statement(self, m: registry.Model) -> DataFrame:
+        """Model `m` over the tables it reads: its SQL statement (analysed, not yet run) or its function's DataFrame."""
         tables = {t: self.table(t) for t in m.inputs}
         args = {p: self.params[p] for p in m.params}
-        if m.text is not None:
-            df = run_named([(m.text, m.inputs)], tables, args)
-        else:
-            df = m.build(**tables, **args)
-        return self.share(self.keep(df) if m.keep else df)
+        return run_named([(m.text, m.inputs)], tables, args) if m.text is not None else m.build(**tables, **args)
 
     # --- findings -------------------------------------------------------------------------------------------------
 
