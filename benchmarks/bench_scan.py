@@ -6,6 +6,8 @@ under benchmarks/data/) with kafka-python's builder, then measures in one run:
   parser         the single-process parser over the same segments (header walk + CRC-32C, no Spark)
   headers-only   kforensics scan --headers-only (embedded local Spark)
   full           kforensics scan (records decoded, content hashes)
+  aiokafka       aiokafka's Cython reader decoding every record of the same segments, one process per core
+                 (issue 52's yardstick at scale: a full one-shot scan <= 4x it; printed as `x aiokafka`)
 
 with wall time split into Spark session start and job, the CPU seconds of the measured processes (`CPU s`:
 the run's process tree, Python, JVM and Python workers; for the rows through the server, the server's tree while
@@ -210,9 +212,32 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[dict, dict]:
     return json.loads(out.strip().splitlines()[-1]), peaks
 
 
+def _aiokafka_records(path: str) -> tuple[int, int]:
+    """Batches and records of one segment, every record decoded by aiokafka (a worker of the `aiokafka` row)."""
+    from aiokafka.record.memory_records import MemoryRecords
+
+    batches = records = 0
+    with open(path, "rb") as fh:
+        memory = MemoryRecords(fh.read())
+    while memory.has_next():
+        batches += 1
+        for _ in memory.next_batch():
+            records += 1
+    return batches, records
+
+
 def child(mode: str, root: str) -> None:
     """Runs in the measured process; prints one JSON line of timings."""
     t0 = time.perf_counter()
+    if mode == "aiokafka":  # the decode floor at scale: every record, as many processes as cores
+        from multiprocessing import Pool
+
+        paths = [str(p) for p in sorted(Path(root).rglob("*.log"))]
+        with Pool(os.cpu_count()) as pool:
+            counts = list(pool.imap_unordered(_aiokafka_records, paths, chunksize=4))
+        print(json.dumps({"session_s": 0.0, "job_s": time.perf_counter() - t0,
+                          "batches": sum(b for b, _ in counts), "records": sum(r for _, r in counts)}))
+        return
     if mode == "parser":
         from kforensics.parsers.record_batch import RecordBatch, open_log
 
@@ -410,7 +435,7 @@ def main() -> None:
             print(f"generated x{scale}: {size / 1e6:.0f} MB, {batches} batches, {records} records in "
                   f"{time.perf_counter() - t:.0f}s", file=sys.stderr)
         size = sum(p.stat().st_size for p in root.rglob("*.log"))
-        modes = ("parser", "headers-only", "full") + (("inputs-only",) if args.floor else ())
+        modes = ("parser", "aiokafka", "headers-only", "full") + (("inputs-only",) if args.floor else ())
         for mode in () if args.server and args.server_only else modes:
             # the child calls run_scan in its own session: it never reaches the server
             result, peaks = run_measured([sys.executable, __file__, "--child", mode, str(root)], env)
@@ -439,10 +464,14 @@ def main() -> None:
     print("| data | mode | MB | session s | job s | total s | CPU s | MB/s (job) | batches/s | records/s | "
           "driver RSS MB | workers RSS MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    aiokafka_s = {scale: total for scale, mode, _size, _r, _peaks, total in rows if mode == "aiokafka"}
     for scale, mode, size, r, peaks, total in rows:
         job = max(r["job_s"], 1e-9)
-        ratio = f" ({total / bare_s:.2f}x bare)" if scale != "-" and "parser" not in mode else ""
+        ratio = f" ({total / bare_s:.2f}x bare)" if scale != "-" and mode not in ("parser", "aiokafka") else ""
         session = "—" if r["session_s"] is None else f"{r['session_s']:.1f}"
+        floor = aiokafka_s.get(scale)
+        if floor and mode.startswith(("full", "headers-only")):
+            ratio += f" ({total / floor:.2f}x aiokafka)"
         print(f"| {scale if isinstance(scale, str) else f'x{scale}'} | {mode} | {size / 1e6:.0f} | {session} | {job:.1f} | {total:.1f}{ratio} | "
               f"{peaks['cpu_s']:.1f} | {size / 1e6 / job:.0f} | {r['batches'] / job:.0f} | {r['records'] / job:.0f} | "
               f"{peaks['driver_mb']:.0f} | {peaks['workers_mb']:.0f} |")

@@ -109,3 +109,51 @@ def test_a_table_known_empty_is_written_with_the_schema_spark_gives_it(spark, tm
         written = pq.read_table(tmp_path / name)
         assert written.num_rows == 0
         assert written.schema.equals(spark.createDataFrame([], ddl).toArrow().schema, check_metadata=True), name
+
+
+#: A check over an input the scan below does not have (no tiered storage on its disk).
+_REMOTE_PROBE = """/*
+[check]
+family = "{family}"
+*/
+SELECT 'remote_probe' AS kind, 'warning' AS severity, broker, topic, partition, file, position, offset,
+       CAST(NULL AS BIGINT) AS producer_id, CAST(NULL AS INT) AS producer_epoch, 'probe' AS message, '{{}}' AS details
+FROM remote_log_events"""
+
+
+@pytest.mark.parametrize("family", ["log", "remote_probe"])
+def test_a_check_without_input_rows_adds_nothing_to_plan(spark, small_input, monkeypatch, family: str) -> None:
+    """Issue 52: a check that provably finds nothing on a disk (its input table has no rows there) costs that disk's
+    scan nothing: the same families run as the same statements, with it in an existing family or in a family of its
+    own."""
+    from kforensics.spark import registry, runner
+    from tests.unit_frames import batch, batches, scan_of
+
+    def planned() -> tuple[list[str], dict[str, list[str]]]:
+        statements: list[str] = []
+
+        def recording(pairs, tables, args):
+            statements.extend(text for text, _inputs in pairs)
+            return run_named(pairs, tables, args)
+
+        monkeypatch.setattr(runner, "run_named", recording)
+        scan = scan_of(batches=batches(spark, [batch(0, 3), batch(3, 2)]))
+        families = scan.families()
+        texts = {}
+        for name in families:
+            statements.clear()
+            scan.family(name)
+            texts[name] = list(statements)
+        return families, texts
+
+    run_named = runner.run_named
+    before = planned()
+    probe = registry.model_of_text("remote_probe", _REMOTE_PROBE.format(family=family), "remote_probe.sql")
+    assert probe.kind == "check" and probe.inputs == ("remote_log_events",) and probe.family == family
+    sql_models, models = registry.sql_models(), registry.models()
+    monkeypatch.setattr(registry, "sql_models", lambda: {**sql_models, probe.name: probe})
+    monkeypatch.setattr(registry, "models", lambda: {**models, probe.name: probe})
+    assert probe in registry.check_models()
+    after = planned()
+    assert after == before
+    assert before[0] and all(before[1].values())  # the disk's families were planned, each as statements
