@@ -126,10 +126,14 @@ def test_a_check_without_input_rows_adds_nothing_to_plan(spark, small_input, mon
     """Issue 52: a check that provably finds nothing on a disk (its input table has no rows there) costs that disk's
     scan nothing: the same families run as the same statements, with it in an existing family or in a family of its
     own."""
+    from unit_frames import batch, batches, scan_of
+
     from kforensics.spark import registry, runner
-    from tests.unit_frames import batch, batches, scan_of
+
+    run_named = runner.run_named
 
     def planned() -> tuple[list[str], dict[str, list[str]]]:
+        """The families the scan runs, and the statements each family's findings are planned as."""
         statements: list[str] = []
 
         def recording(pairs, tables, args):
@@ -139,14 +143,13 @@ def test_a_check_without_input_rows_adds_nothing_to_plan(spark, small_input, mon
         monkeypatch.setattr(runner, "run_named", recording)
         scan = scan_of(batches=batches(spark, [batch(0, 3), batch(3, 2)]))
         families = scan.families()
-        texts = {}
+        texts: dict[str, list[str]] = {}
         for name in families:
             statements.clear()
             scan.family(name)
             texts[name] = list(statements)
         return families, texts
 
-    run_named = runner.run_named
     before = planned()
     probe = registry.model_of_text("remote_probe", _REMOTE_PROBE.format(family=family), "remote_probe.sql")
     assert probe.kind == "check" and probe.inputs == ("remote_log_events",) and probe.family == family
