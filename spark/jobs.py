@@ -218,6 +218,9 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
         options = ScanOptions.from_dict(option_values)
     elif option_values:
         raise TypeError("run_scan takes options or their fields as keywords, not both")
+    given_out = out
+    if "://" not in out:  # one OUT for the manifest and every table: by its text, as scan_output and the server resolve it
+        out = os.path.abspath(out)
     started = time.perf_counter()
     remember_jvm_names(spark.sparkContext)
     profile = profile or ScanProfile(spark.sparkContext)
@@ -320,6 +323,7 @@ def run_scan(spark: SparkSession, inputs: list[tuple[str, str]], out: str, optio
                                      for host, python, reader in sorted(readers.value)]
         scan_output.complete(out, manifest)
         summary = scan_output.summarize(out)
+        summary.out = given_out  # shown as the operator wrote it
         summary.dump_inputs = list(facts.dump_brokers)
     except BaseException:
         cancel_jobs(spark.sparkContext, {tag})  # the job this thread was waiting on, if an interrupt cut it short

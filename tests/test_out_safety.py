@@ -188,6 +188,18 @@ def test_scan_replaces_its_own_output_and_keeps_the_operators_files(spark, tmp_p
     assert all((out / f).is_file() for f in _manifest(out)["files"])
 
 
+def test_an_out_through_a_link_and_dot_dot_is_one_folder(spark, tmp_path: Path) -> None:
+    """`--out link/../name`: the manifest and every table land in one folder, the one `name` is by the path's text
+    (as a scan through the server resolves it), and nothing in the folder the link points into."""
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere" / "deep")
+    result = _scan(Path(f"{tmp_path}/link/../out"))
+    assert result.exit_code in (0, 1), result.output
+    manifest = _manifest(tmp_path / "out")
+    assert manifest["completed"] is True and all((tmp_path / "out" / f).is_file() for f in manifest["files"])
+    assert os.listdir(tmp_path / "elsewhere") == ["deep"] and not os.listdir(tmp_path / "elsewhere" / "deep")
+
+
 def test_a_failed_scan_leaves_an_incomplete_out_that_the_reports_refuse(spark, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     import kforensics.spark.jobs as jobs
